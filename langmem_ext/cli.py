@@ -1,0 +1,272 @@
+"""``langmem-ext`` command line: tables for people, ``--json`` for scripts.
+
+Examples:
+    .. code-block:: bash
+
+        langmem-ext demo
+        langmem-ext --workspace ./ws save "主人喜欢吃拉面"
+        langmem-ext --workspace ./ws pending
+        langmem-ext --workspace ./ws confirm p-1a2b3c4d5e
+        langmem-ext --workspace ./ws search 拉面
+        langmem-ext --workspace ./ws get MEMORY.md:3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langmem_ext.errors import LangmemError
+
+COMMANDS: dict[str, str] = {
+    "save": "propose a memory (waits for confirm)",
+    "pending": "list pending saves",
+    "confirm": "confirm pending saves",
+    "reject": "reject pending saves",
+    "add": "write a memory directly (trusted source)",
+    "update": "change a memory's text (history kept)",
+    "forget": "delete a memory by id",
+    "search": "search memories",
+    "get": "read lines of a memory file (path or path:line)",
+    "list": "list memories",
+    "sync": "pick up hand edits of the Markdown files",
+    "reindex": "rebuild the derived index from Markdown",
+    "stats": "counts per scope and category",
+    "export": "export memories as JSON",
+    "demo": "run the bilingual sample conversation in a fresh workspace",
+}
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ⏎ ")
+    if _width(text) <= width:
+        return text
+    out, w = [], 0
+    for ch in text:
+        cw = _width(ch)
+        if w + cw > width - 1:
+            break
+        out.append(ch)
+        w += cw
+    return "".join(out) + "…"
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_col: int = 60) -> str:
+    """Render rows as an aligned text table (CJK-width aware)."""
+    cells = [[_clip(str(c), max_col) for c in row] for row in rows]
+    widths = [_width(h) for h in headers]
+    for row in cells:
+        for i, c in enumerate(row):
+            widths[i] = max(widths[i], _width(c))
+
+    def line(vals: Sequence[str]) -> str:
+        return "  ".join(v + " " * (widths[i] - _width(v)) for i, v in enumerate(vals)).rstrip()
+
+    out = [line(list(headers)), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in cells)
+    return "\n".join(out)
+
+
+class _Out:
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def emit(self, data: Any, human: Callable[[], str]) -> None:
+        if self.as_json:
+            print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        else:
+            print(human())
+
+
+def _memory(args: argparse.Namespace) -> Any:
+    from langmem_ext.config import Settings
+    from langmem_ext.memory import Memory
+
+    settings = Settings()
+    if args.embedder:
+        settings.embeddings.provider = args.embedder
+    return Memory(args.workspace, settings=settings) if args.workspace else Memory(settings=settings)
+
+
+def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    from tqdm import tqdm
+
+    bar: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in bar:
+            bar["bar"] = tqdm(total=total, desc=desc, unit="mem", file=sys.stderr)
+        b = bar["bar"]
+        b.total = total
+        b.n = done
+        b.refresh()
+
+    def close() -> None:
+        if "bar" in bar:
+            bar["bar"].close()
+
+    return update, close
+
+
+def _hits_table(hits: Sequence[Any], debug: bool = False) -> str:
+    if not hits:
+        return "No memories found."
+    headers = ["score", "id", "category", "where", "text"]
+    rows = [[f"{h.score:.3f}", h.id, h.category, h.citation, h.text] for h in hits]
+    table = format_table(headers, rows)
+    if debug:
+        table += "\n\n" + "\n".join(
+            f"{h.id}: " + ", ".join(f"{k}={v:.3f}" for k, v in h.debug.items()) for h in hits
+        )
+    return table
+
+
+def _pending_table(items: Sequence[Any]) -> str:
+    if not items:
+        return "No pending saves."
+    rows = [[p.id, p.target, p.category, f"{p.expires_at:%Y-%m-%d %H:%M}", p.text] for p in items]
+    return format_table(["pending id", "target", "category", "expires (UTC)", "text"], rows)
+
+
+def _entries_table(entries: Sequence[Any]) -> str:
+    if not entries:
+        return "No memories."
+    rows = [[e.id, e.category, f"{e.importance:.2f}", f"{e.created_at:%Y-%m-%d}", e.citation, e.text]
+            for e in entries]
+    return format_table(["id", "category", "imp", "created", "where", "text"], rows)
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = _Out(args.json)
+    cmd = args.command
+    if cmd == "demo":
+        from langmem_ext.demo import run_demo
+
+        return run_demo(args.workspace, as_json=args.json, embedder=args.embedder)
+    mem = _memory(args)
+    try:
+        scope = args.scope
+        if cmd == "save":
+            p = mem.save(args.text, scope=scope, target=args.target, category=args.category)
+            out.emit(p.model_dump(mode="json"),
+                     lambda: f"Pending {p.id} (expires {p.expires_at:%Y-%m-%d %H:%M} UTC): {p.text}\n"
+                             f"Confirm with: langmem-ext confirm {p.id}")
+        elif cmd == "pending":
+            items = mem.list_pending(scope=scope)
+            out.emit([p.model_dump(mode="json") for p in items], lambda: _pending_table(items))
+        elif cmd in ("confirm", "reject"):
+            ids = [p.id for p in mem.list_pending(scope=scope)] if args.all else args.ids
+            if not ids:
+                raise SystemExit("Nothing to do: pass pending ids or --all.")
+            results = []
+            for pid in ids:
+                if cmd == "confirm":
+                    results.append(mem.confirm(pid, scope=scope).model_dump(mode="json"))
+                else:
+                    results.append(mem.reject(pid, scope=scope).model_dump(mode="json"))
+            out.emit(results, lambda: "\n".join(
+                f"{'Confirmed' if cmd == 'confirm' else 'Rejected'}: {r['text']}"
+                + (f"  ({r['path']}:{r['line']}, id {r['id']})" if cmd == "confirm" else "")
+                for r in results))
+        elif cmd == "add":
+            eid = mem.add(args.text, scope=scope, target=args.target, category=args.category)
+            e = mem.get_entry(eid, scope=scope)
+            out.emit(e.model_dump(mode="json"), lambda: f"Added {e.id} at {e.citation}: {e.text}")
+        elif cmd == "update":
+            e = mem.update(args.id, args.text, scope=scope)
+            out.emit(e.model_dump(mode="json"), lambda: f"Updated {e.id} at {e.citation}: {e.text}")
+        elif cmd == "forget":
+            mem.delete(args.id, scope=scope)
+            out.emit({"deleted": args.id}, lambda: f"Forgot {args.id}.")
+        elif cmd == "search":
+            hits = mem.search(args.query, scope=scope, k=args.k, mode=args.mode)
+            out.emit([h.model_dump(mode="json") for h in hits], lambda: _hits_table(hits, args.debug))
+        elif cmd == "get":
+            r = mem.get(args.path, scope=scope, from_line=args.from_line, lines=args.lines)
+            out.emit(r.model_dump(mode="json"), lambda: r.text + (
+                f"\n… (truncated; next: --from {r.next_from})" if r.truncated else ""))
+        elif cmd == "list":
+            entries = mem.list(scope=scope, category=args.category)
+            out.emit([e.model_dump(mode="json") for e in entries], lambda: _entries_table(entries))
+        elif cmd in ("sync", "reindex"):
+            update, close = _progress_bar("embedding")
+            try:
+                rep = mem.reindex(progress=update) if cmd == "reindex" else mem.sync(progress=update)
+            finally:
+                close()
+            data = rep.__dict__
+            out.emit(data, lambda: (
+                f"{cmd}: {rep.files_scanned} files, {rep.files_changed} changed, +{rep.added} "
+                f"~{rep.updated} -{rep.removed}, {rep.ids_assigned} ids assigned, "
+                f"{rep.embedded} embedded"
+                + (f"\nvector index not updated: {rep.vector_error}" if rep.vector_error else "")))
+        elif cmd == "stats":
+            st = mem.stats(scope=args.scope_filter)
+            out.emit(st, lambda: format_table(
+                ["scope", "entries", "system", "core", "fact", "episode", "pending"],
+                [[s, v["entries"], *v["by_category"].values(), v["pending"]]
+                 for s, v in st["scopes"].items()])
+                + f"\n\nworkspace: {st['workspace']}  embedder: {st['embedder']}  "
+                  f"vectors waiting: {st['vectors_waiting']}")
+        elif cmd == "export":
+            print(json.dumps(mem.export(scope=scope), ensure_ascii=False, indent=2))
+        return 0
+    finally:
+        mem.close()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for docs tests)."""
+    p = argparse.ArgumentParser(prog="langmem-ext", description="Durable memory for LangChain agents.")
+    p.add_argument("--workspace", "-w", help="workspace folder (default: LANGMEM_WORKSPACE or ./langmem-workspace)")
+    p.add_argument("--scope", "-s", default=None, help="memory scope (default: main)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.add_argument("--embedder", choices=["use", "e5", "ollama", "fake"], default=None,
+                   help="embedder (default: LANGMEM_EMBEDDINGS__PROVIDER or use)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parsers = {name: sub.add_parser(name, help=help_) for name, help_ in COMMANDS.items()}
+    for name in ("save", "add"):
+        parsers[name].add_argument("text")
+        parsers[name].add_argument("--target", default="long_term", choices=["long_term", "daily"])
+        parsers[name].add_argument("--category", default="fact", choices=["system", "core", "fact", "episode"])
+    for name in ("confirm", "reject"):
+        parsers[name].add_argument("ids", nargs="*")
+        parsers[name].add_argument("--all", action="store_true", help="every pending save of the scope")
+    parsers["update"].add_argument("id")
+    parsers["update"].add_argument("text")
+    parsers["forget"].add_argument("id")
+    parsers["search"].add_argument("query")
+    parsers["search"].add_argument("-k", type=int, default=None)
+    parsers["search"].add_argument("--mode", choices=["hybrid", "vector", "fts", "keyword"])
+    parsers["search"].add_argument("--debug", action="store_true", help="show each score stage")
+    parsers["get"].add_argument("path", help="path or path:line")
+    parsers["get"].add_argument("--from", dest="from_line", type=int, default=None)
+    parsers["get"].add_argument("--lines", type=int, default=None)
+    parsers["list"].add_argument("--category", choices=["system", "core", "fact", "episode"])
+    parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``langmem-ext``."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except LangmemError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

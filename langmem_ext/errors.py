@@ -1,0 +1,118 @@
+"""Typed errors of ``langmem_ext``.
+
+Every error the package raises on bad input or an unavailable backend is a
+subclass of :class:`LangmemError`, so callers can catch one type. The tree::
+
+    LangmemError
+    ├── InvalidInputError (also ValueError)
+    │   ├── EmptyTextError
+    │   ├── TextTooLongError
+    │   ├── InvalidScopeError
+    │   ├── InvalidCategoryError
+    │   └── InvalidPathError        (``..``, absolute, symlink out, other scope)
+    ├── NotFoundError (also LookupError)
+    │   ├── PendingNotFoundError    (unknown id, or an id of another scope)
+    │   └── EntryNotFoundError
+    ├── PendingStateError
+    │   ├── PendingExpiredError
+    │   └── PendingAlreadyResolvedError
+    ├── WorkspaceLockTimeout
+    ├── EmbeddingError
+    └── IndexUnavailableError       (Chroma server down, index unusable)
+
+Messages say what to do next. Nothing here shadows Python's built-in
+``MemoryError``.
+"""
+
+from __future__ import annotations
+
+
+class LangmemError(Exception):
+    """Base class of every error raised by ``langmem_ext``."""
+
+
+class InvalidInputError(LangmemError, ValueError):
+    """The caller passed a value that cannot be used."""
+
+
+class EmptyTextError(InvalidInputError):
+    """A memory text or query is empty or only whitespace."""
+
+
+class TextTooLongError(InvalidInputError):
+    """A memory text is longer than ``settings.max_text_chars``."""
+
+
+class InvalidScopeError(InvalidInputError):
+    """A scope name is not a safe identifier."""
+
+
+class InvalidCategoryError(InvalidInputError):
+    """A category is not one of system, core, fact, episode."""
+
+
+class InvalidPathError(InvalidInputError):
+    """A path escapes the workspace or the caller's scope, or does not exist."""
+
+
+class NotFoundError(LangmemError, LookupError):
+    """Something the caller named does not exist (in the caller's scope)."""
+
+    def __str__(self) -> str:  # LookupError/KeyError would add quotes otherwise
+        return str(self.args[0]) if self.args else ""
+
+
+class PendingNotFoundError(NotFoundError):
+    """No pending item with that id exists in the caller's scope."""
+
+
+class EntryNotFoundError(NotFoundError):
+    """No memory entry with that id exists in the caller's scope."""
+
+
+class PendingStateError(LangmemError):
+    """A pending item can no longer be confirmed or rejected."""
+
+
+class PendingExpiredError(PendingStateError):
+    """The pending item outlived its TTL and was expired."""
+
+
+class PendingAlreadyResolvedError(PendingStateError):
+    """The pending item was already confirmed or rejected."""
+
+
+class WorkspaceLockTimeout(LangmemError):
+    """Another process held the workspace lock for too long."""
+
+
+class EmbeddingError(LangmemError):
+    """The embedder failed to load or to embed."""
+
+
+class IndexUnavailableError(LangmemError):
+    """The vector index (for example a Chroma server) cannot be reached.
+
+    Writes are still durable in Markdown and the ledger when this is raised by a
+    search; the index catches up on the next sync.
+    """
+
+
+__all__ = [
+    "EmbeddingError",
+    "EmptyTextError",
+    "EntryNotFoundError",
+    "IndexUnavailableError",
+    "InvalidCategoryError",
+    "InvalidInputError",
+    "InvalidPathError",
+    "InvalidScopeError",
+    "LangmemError",
+    "NotFoundError",
+    "PendingAlreadyResolvedError",
+    "PendingExpiredError",
+    "PendingNotFoundError",
+    "PendingStateError",
+    "TextTooLongError",
+    "WorkspaceLockTimeout",
+]

@@ -1,0 +1,110 @@
+"""Result types of the memory service (pydantic models, JSON-friendly)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Target = Literal["long_term", "daily"]
+
+
+def to_dt(ts: float | None) -> datetime | None:
+    """Epoch seconds to an aware UTC datetime."""
+    return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
+
+
+class MemoryEntry(BaseModel):
+    """One stored memory."""
+
+    id: str
+    """Block id, e.g. ``m-3f9a1c02d4``."""
+    text: str
+    scope: str
+    category: str
+    """system, core, fact or episode."""
+    path: str
+    """Workspace-relative Markdown file."""
+    line: int
+    """1-based line of the bullet."""
+    importance: float
+    created_at: datetime
+    updated_at: datetime
+    last_access: datetime | None = None
+    source: str = "user"
+    verified: bool = False
+
+    @property
+    def citation(self) -> str:
+        """``path:line`` for ``memory_get``."""
+        return f"{self.path}:{self.line}"
+
+
+class PendingItem(BaseModel):
+    """A save waiting for the user's confirmation."""
+
+    id: str
+    """Pending id, e.g. ``p-1a2b3c4d5e``."""
+    text: str
+    scope: str
+    target: Target
+    category: str
+    status: Literal["pending", "confirmed", "rejected", "expired"]
+    created_at: datetime
+    expires_at: datetime
+    entry_id: str
+    """The entry id the memory gets once confirmed."""
+
+
+class SearchHit(BaseModel):
+    """One search result."""
+
+    id: str
+    text: str
+    score: float
+    path: str
+    line: int
+    category: str
+    created_at: datetime
+    updated_at: datetime
+    importance: float
+    scope: str
+    source: Literal["memory", "session"] = "memory"
+    """``memory`` for entries, ``session`` for session-log events."""
+    debug: dict[str, float] = Field(default_factory=dict)
+    """How the score was built, stage by stage."""
+
+    @property
+    def citation(self) -> str:
+        """``path:line`` for ``memory_get``."""
+        return f"{self.path}:{self.line}"
+
+
+class GetResult(BaseModel):
+    """Lines read from a memory file."""
+
+    path: str
+    from_line: int
+    """1-based first line returned."""
+    lines: list[str]
+    total_lines: int
+    truncated: bool
+    """True when the file goes on past the returned lines."""
+    next_from: int | None = None
+    """Line to pass as ``from_line`` for the next page."""
+
+    @property
+    def text(self) -> str:
+        """The returned lines joined, each prefixed by its number."""
+        return "\n".join(f"{self.from_line + i}: {ln}" for i, ln in enumerate(self.lines))
+
+
+def dump(obj: BaseModel | list[Any]) -> Any:
+    """JSON-ready form of a model or a list of models."""
+    if isinstance(obj, list):
+        return [o.model_dump(mode="json") if isinstance(o, BaseModel) else o for o in obj]
+    return obj.model_dump(mode="json")
+
+
+__all__ = ["GetResult", "MemoryEntry", "PendingItem", "SearchHit", "Target", "dump", "to_dt"]

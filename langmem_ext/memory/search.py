@@ -1,0 +1,194 @@
+"""Search orchestration: engines, modes with degrade paths, ranking, extra sources.
+
+Modes form a chain, each falling back to the next when its engine fails (logged
+once per reason, never raised): ``hybrid`` → ``fts`` (the embedder or Chroma is
+down) → ``keyword`` (plain substring, FTS5 failed). ``vector`` degrades the same
+way. The ranking itself is :func:`langmem_ext.retrieval.pipeline.rank`.
+
+Other layers add sources of hits (the session hot log does) with
+:meth:`SearchEngine.add_source`; their hits are merged by score.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from langmem_ext.errors import EmptyTextError, InvalidInputError
+from langmem_ext.memory.models import SearchHit, to_dt
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.text import query_tokens
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from langmem_ext.config import Settings
+    from langmem_ext.retrieval.intent import RecallIntent
+    from langmem_ext.retrieval.pipeline import PipelineOptions
+    from langmem_ext.workspace.keyword_index import Doc
+    from langmem_ext.workspace.store import Workspace
+
+logger = logging.getLogger(__name__)
+
+MODES = ("keyword", "fts", "vector", "hybrid")
+ExtraSource = Callable[[str, str, int, "RecallIntent | None"], list[SearchHit]]
+"""``source(query, scope, k, intent) -> hits`` — e.g. the session hot log."""
+
+
+class SearchEngine:
+    """Runs a query against the workspace's engines and ranks the results.
+
+    Args:
+        workspace: The workspace (keyword + vector index).
+        embeddings: Embedder for queries.
+        settings: Settings tree.
+    """
+
+    def __init__(self, workspace: Workspace, embeddings: Embeddings, settings: Settings) -> None:
+        self.workspace = workspace
+        self.embeddings = embeddings
+        self.settings = settings
+        self._warned: set[str] = set()
+        self._sources: list[ExtraSource] = []
+
+    def add_source(self, source: ExtraSource) -> None:
+        """Merge hits of another source (for example session events) into searches."""
+        self._sources.append(source)
+
+    def _warn_once(self, key: str, msg: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(msg, *args)
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str,
+        k: int | None = None,
+        mode: str | None = None,
+        category: str | None = None,
+        intent: RecallIntent | None = None,
+        options: PipelineOptions | None = None,
+        now: float | None = None,
+    ) -> list[SearchHit]:
+        """Search one scope. See :meth:`langmem_ext.Memory.search`."""
+        from langmem_ext.retrieval.pipeline import rank
+
+        if not isinstance(query, str):
+            raise InvalidInputError(f"Query must be a string, got {type(query).__name__}.")
+        q = query.strip()[: self.settings.max_query_chars]
+        if not q:
+            raise EmptyTextError("Empty query: pass what to look for.")
+        rs = self.settings.retrieval
+        if k is None:
+            k = rs.top_k
+        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+            raise InvalidInputError(f"k must be a positive integer, got {k!r}.")
+        k = min(k, rs.max_k)
+        mode = mode or rs.mode
+        if mode not in MODES:
+            raise InvalidInputError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
+        if not query_tokens(q) and not any(ch.isalnum() for ch in q):
+            return []  # only punctuation / emoji: nothing to look for
+        pool = max(k * rs.candidate_multiplier, 20)
+        if category:
+            pool *= 3
+        now = time.time() if now is None else now
+        self.workspace.refresh_if_stale()
+
+        vector: list[Candidate] = []
+        keyword: list[Candidate] = []
+        use_vector = mode in ("vector", "hybrid")
+        use_fts = mode in ("fts", "hybrid")
+        if use_vector:
+            try:
+                vector = self._vector(q, scope, pool)
+            except Exception as e:  # embedder or Chroma down: degrade to keyword search
+                self._warn_once(
+                    f"vector:{type(e).__name__}",
+                    "vector search unavailable (%s); falling back to keyword search", e,
+                )
+                use_fts = True
+        if use_fts or mode == "keyword":
+            keyword = self._keyword(q, scope, pool, fts=mode != "keyword")
+        if category:
+            vector = [c for c in vector if c.category == category]
+            keyword = [c for c in keyword if c.category == category]
+        ranked = rank(vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent)
+        hits = [self._hit(c, scope) for c in ranked]
+        for source in self._sources:
+            try:
+                hits.extend(source(q, scope, k, intent))
+            except Exception as e:  # an extra source must never break search
+                self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
+
+    def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
+        qvec = self.embeddings.embed_query(q)
+        vhits = self.workspace.vectors.query(scope, qvec, pool)
+        docs = self.workspace.keyword.docs([h.id for h in vhits])
+        out: list[Candidate] = []
+        for rank_i, h in enumerate(vhits):
+            d = docs.get(h.id)
+            if d is None or d.scope != scope:  # stale vector: its doc is gone
+                continue
+            c = _candidate(d)
+            c.vector_score = h.similarity
+            c.vector_rank = rank_i
+            c.embedding = h.embedding
+            out.append(c)
+        return out
+
+    def _keyword(self, q: str, scope: str, pool: int, *, fts: bool) -> list[Candidate]:
+        kw = self.workspace.keyword
+        pairs: list[tuple[Doc, float]]
+        if fts:
+            try:
+                pairs = kw.bm25(scope, q, pool)
+            except sqlite3.Error as e:
+                self._warn_once("fts", "FTS5 search failed (%s); using substring search", e)
+                pairs = kw.substring(scope, q, pool)
+        else:
+            pairs = kw.substring(scope, q, pool)
+        out: list[Candidate] = []
+        for rank_i, (d, score) in enumerate(pairs):
+            c = _candidate(d)
+            c.bm25_score = score
+            c.bm25_rank = rank_i
+            out.append(c)
+        return out
+
+    @staticmethod
+    def _hit(c: Candidate, scope: str) -> SearchHit:
+        return SearchHit(
+            id=c.id,
+            text=c.text,
+            score=round(float(c.score), 6),
+            path=str(c.metadata["path"]),
+            line=int(c.metadata["line"]),
+            category=c.category,
+            created_at=to_dt(c.created_at),  # type: ignore[arg-type]
+            updated_at=to_dt(float(c.metadata["updated_at"])),  # type: ignore[arg-type]
+            importance=c.importance,
+            scope=scope,
+            debug={key: round(float(v), 6) for key, v in c.debug.items()},
+        )
+
+
+def _candidate(d: Doc) -> Candidate:
+    return Candidate(
+        id=d.id,
+        text=d.text,
+        category=d.category,
+        created_at=d.created_at,
+        importance=d.importance,
+        metadata={"path": d.path, "line": d.line, "updated_at": d.updated_at},
+    )
+
+
+__all__ = ["MODES", "ExtraSource", "SearchEngine"]

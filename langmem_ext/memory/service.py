@@ -1,0 +1,702 @@
+"""``Memory``: the service every surface (tools, retriever, store, graph, CLI) uses.
+
+Writes go through a pending store and wait for confirmation (``save`` →
+``confirm`` / ``reject``), or straight in for trusted sources (``add``). Every call
+is scoped; ids of another scope behave exactly like unknown ids. Each sync method
+has an async twin (``asave``, ``aconfirm``, ...) running the same code in a worker
+thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+import secrets
+import time
+from dataclasses import astuple
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from langchain_core.embeddings import Embeddings
+
+from langmem_ext.config import CATEGORIES, Settings
+from langmem_ext.embeddings import CachedEmbeddings, create_embeddings, model_name_of
+from langmem_ext.errors import (
+    EmptyTextError,
+    EntryNotFoundError,
+    InvalidCategoryError,
+    InvalidInputError,
+    PendingAlreadyResolvedError,
+    PendingExpiredError,
+    PendingNotFoundError,
+    TextTooLongError,
+)
+from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
+from langmem_ext.memory.search import SearchEngine
+from langmem_ext.workspace.files import read_text
+from langmem_ext.workspace.keyword_index import Doc
+from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
+from langmem_ext.workspace.ledger import PendingRow, pending_row, record_history, upsert_entry
+from langmem_ext.workspace.markdown import new_entry_id, normalise_text
+from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
+
+logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+GET_DEFAULT_LINES = 40
+GET_MAX_LINES = 300
+_PATH_LINE_RE = re.compile(r"^(.*\.md):(\d+)(?:-(\d+))?$")
+
+
+def _async_twin(fn: Callable[P, R]) -> Callable[P, Any]:
+    """Build ``afoo`` from ``foo``: the same code, run in a worker thread."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    wrapper.__doc__ = f"Async version of :meth:`{fn.__name__}`."
+    return wrapper
+
+
+def _epoch(value: datetime | date | float | int | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, datetime):
+        return value.timestamp() if value.tzinfo else value.astimezone().timestamp()
+    return datetime(value.year, value.month, value.day, 12).timestamp()
+
+
+class Memory:
+    """Long-term memory of an agent: Markdown truth, ledger, hybrid index.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+
+            memory = Memory("./memory-ws")          # or Memory(settings=Settings(...))
+
+    Invoke:
+        .. code-block:: python
+
+            pending = memory.save("主人喜欢吃拉面", scope="main")
+            memory.confirm(pending.id, scope="main")
+            memory.search("拉面", scope="main")[0].text   # '主人喜欢吃拉面'
+
+    Async:
+        .. code-block:: python
+
+            pending = await memory.asave("Likes ramen", scope="main")
+            await memory.aconfirm(pending.id, scope="main")
+
+    Args:
+        workspace: Workspace folder; overrides ``settings.workspace``.
+        settings: Settings tree; defaults to ``Settings()`` (env ``LANGMEM_*``).
+        embeddings: An ``Embeddings`` to use instead of the configured one.
+    """
+
+    def __init__(
+        self,
+        workspace: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        embeddings: Embeddings | None = None,
+    ) -> None:
+        settings = settings or Settings()
+        if workspace is not None:
+            settings = settings.model_copy(update={"workspace": Path(workspace)})
+        self.settings = settings
+        root = Path(settings.workspace).expanduser().resolve()
+        inner = embeddings or create_embeddings(settings.embeddings)
+        name = model_name_of(inner)
+        if settings.embeddings.cache:
+            inner = CachedEmbeddings(inner, root / ".index" / "embeddings.db", name)
+        self.embeddings = inner
+        self.workspace = Workspace(
+            root,
+            inner,
+            model_name=name,
+            chroma_url=settings.index.chroma_url,
+            collection_prefix=settings.index.collection_prefix,
+            lock_timeout=settings.lock_timeout_s,
+            batch_size=settings.embeddings.batch_size,
+        )
+        self.engine = SearchEngine(self.workspace, inner, settings)
+        self._closed = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> Memory:
+        """Build a memory from a settings tree (``Settings()`` when omitted)."""
+        return cls(settings=settings)
+
+    @property
+    def root(self) -> Path:
+        """The workspace folder."""
+        return self.workspace.layout.root
+
+    def close(self) -> None:
+        """Release database connections."""
+        if not self._closed:
+            self.workspace.close()
+            if isinstance(self.embeddings, CachedEmbeddings):
+                self.embeddings.close()
+            self._closed = True
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- validation --------------------------------------------------------
+
+    def _scope(self, scope: str | None) -> str:
+        return check_scope(scope or self.settings.default_scope)
+
+    def _text(self, text: str) -> str:
+        if not isinstance(text, str):
+            raise InvalidInputError(f"Memory text must be a string, got {type(text).__name__}.")
+        clean = normalise_text(text)
+        if not clean:
+            raise EmptyTextError("Memory text is empty: pass the fact to remember.")
+        if len(clean) > self.settings.max_text_chars:
+            raise TextTooLongError(
+                f"Memory text has {len(clean)} characters, over the limit of "
+                f"{self.settings.max_text_chars}: split it into smaller facts or raise "
+                "Settings.max_text_chars."
+            )
+        return clean
+
+    @staticmethod
+    def _category(category: str) -> str:
+        cat = (category or "").strip().lower()
+        if cat not in CATEGORIES:
+            raise InvalidCategoryError(
+                f"Unknown category {category!r}: use one of {', '.join(CATEGORIES)}."
+            )
+        return cat
+
+    @staticmethod
+    def _target(target: str) -> Target:
+        t = (target or "").strip().lower().replace("-", "_")
+        if t not in ("long_term", "daily"):
+            raise InvalidInputError(f"Unknown target {target!r}: use 'long_term' or 'daily'.")
+        return "long_term" if t == "long_term" else "daily"
+
+    def _file_for(self, scope: str, target: Target, when: float) -> tuple[Path, str]:
+        layout = self.workspace.layout
+        if target == "long_term":
+            return layout.long_term(scope), "Long-term memory"
+        day = datetime.fromtimestamp(when).date()
+        return layout.daily(scope, day), day.isoformat()
+
+    def _fresh_id(self, taken: set[str]) -> str:
+        entry_id = new_entry_id()
+        while entry_id in taken:
+            entry_id = new_entry_id()
+        taken.add(entry_id)
+        return entry_id
+
+    # -- pending -----------------------------------------------------------
+
+    def save(
+        self,
+        text: str,
+        *,
+        scope: str | None = None,
+        target: str = "long_term",
+        category: str = "fact",
+        importance: float | None = None,
+        source: str = "agent",
+        created_at: datetime | date | float | None = None,
+    ) -> PendingItem:
+        """Propose a memory; it is stored only once confirmed.
+
+        Args:
+            text: The fact to remember.
+            scope: Whose memory (default ``settings.default_scope``).
+            target: ``long_term`` (MEMORY.md / LONG_TERM.md) or ``daily`` (today's notes).
+            category: system, core, fact or episode.
+            importance: Initial importance (default ``lifecycle.default_importance``).
+            source: Who proposed it (``agent``, ``flush``, ``user`` ...).
+            created_at: When the fact was stated (default now); the TTL runs from now.
+
+        Returns:
+            The pending item (TTL ``lifecycle.pending_ttl_hours``).
+        """
+        scope = self._scope(scope)
+        clean = self._text(text)
+        cat = self._category(category)
+        tgt = self._target(target)
+        now = time.time()
+        pid = "p-" + secrets.token_hex(5)
+        entry_id = self._fresh_id(self.workspace.ledger.all_ids())
+        ttl = self.settings.lifecycle.pending_ttl_hours * 3600
+        imp = self.settings.lifecycle.default_importance if importance is None else float(importance)
+        said = _epoch(created_at) or now
+        row = PendingRow(
+            pid, scope, clean, tgt, cat, imp, source, now, now + ttl, "pending", entry_id, None, said
+        )
+        with self.workspace.ledger.transaction() as conn:
+            conn.execute("INSERT INTO pending VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", astuple(row))
+        return self._pending_item(row)
+
+    @staticmethod
+    def _pending_item(row: PendingRow) -> PendingItem:
+        return PendingItem(
+            id=row.id,
+            text=row.text,
+            scope=row.scope,
+            target="daily" if row.target == "daily" else "long_term",
+            category=row.category,
+            status=row.status,  # type: ignore[arg-type]
+            created_at=to_dt(row.created_at),  # type: ignore[arg-type]
+            expires_at=to_dt(row.expires_at),  # type: ignore[arg-type]
+            entry_id=row.entry_id,
+        )
+
+    def _load_pending(self, pending_id: str, scope: str) -> PendingRow:
+        rows = self.workspace.ledger.query(
+            "SELECT * FROM pending WHERE id = ? AND scope = ?", (str(pending_id).strip(), scope)
+        )
+        if not rows:
+            raise PendingNotFoundError(
+                f"No pending memory {pending_id!r} in this scope. List pending items with "
+                "list_pending() (or `langmem-ext pending`)."
+            )
+        row = pending_row(rows[0])
+        if row.status == "pending" and row.expires_at <= time.time():
+            self._expire([row.id])
+            raise PendingExpiredError(
+                f"Pending memory {row.id!r} expired at {to_dt(row.expires_at):%Y-%m-%d %H:%M} UTC "
+                "without confirmation; save it again if it is still wanted."
+            )
+        if row.status == "expired":
+            raise PendingExpiredError(
+                f"Pending memory {row.id!r} expired without confirmation; save it again."
+            )
+        if row.status != "pending":
+            raise PendingAlreadyResolvedError(
+                f"Pending memory {row.id!r} was already {row.status}; nothing to do."
+            )
+        return row
+
+    def _expire(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        now = time.time()
+        with self.workspace.ledger.transaction() as conn:
+            conn.executemany(
+                "UPDATE pending SET status = 'expired', resolved_at = ? "
+                "WHERE id = ? AND status = 'pending'",
+                [(now, i) for i in ids],
+            )
+
+    def list_pending(self, *, scope: str | None = None) -> list[PendingItem]:
+        """Pending items of a scope, oldest first (expired ones are expired now)."""
+        scope = self._scope(scope)
+        rows = [
+            pending_row(r)
+            for r in self.workspace.ledger.query(
+                "SELECT * FROM pending WHERE scope = ? AND status = 'pending' ORDER BY created_at",
+                (scope,),
+            )
+        ]
+        now = time.time()
+        self._expire([r.id for r in rows if r.expires_at <= now])
+        return [self._pending_item(r) for r in rows if r.expires_at > now]
+
+    def confirm(self, pending_id: str, *, scope: str | None = None) -> MemoryEntry:
+        """Confirm a pending memory: it is durable in Markdown when this returns.
+
+        Raises:
+            PendingNotFoundError: unknown id, or an id of another scope.
+            PendingExpiredError: the TTL passed.
+            PendingAlreadyResolvedError: already confirmed or rejected.
+        """
+        scope = self._scope(scope)
+        ws = self.workspace
+        with ws.lock.hold():
+            row = self._load_pending(pending_id, scope)
+            path, title = self._file_for(scope, self._target(row.target), row.said_at)
+            ws.write_entries(
+                scope,
+                path,
+                [NewEntry(row.entry_id, row.text, row.category, row.importance, row.said_at,
+                          row.source, verified=True)],
+                title=title,
+            )
+            with ws.ledger.transaction() as conn:
+                conn.execute(
+                    "UPDATE pending SET status = 'confirmed', resolved_at = ? WHERE id = ?",
+                    (time.time(), row.id),
+                )
+        ws.flush_vectors()
+        return self._entry(row.entry_id, scope)
+
+    def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
+        """Reject a pending memory; nothing is written to Markdown."""
+        scope = self._scope(scope)
+        with self.workspace.lock.hold():
+            row = self._load_pending(pending_id, scope)
+            with self.workspace.ledger.transaction() as conn:
+                conn.execute(
+                    "UPDATE pending SET status = 'rejected', resolved_at = ? WHERE id = ?",
+                    (time.time(), row.id),
+                )
+        return self._pending_item(pending_row(self.workspace.ledger.query(
+            "SELECT * FROM pending WHERE id = ?", (row.id,))[0]))
+
+    # -- direct writes -----------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        *,
+        scope: str | None = None,
+        category: str = "fact",
+        target: str = "long_term",
+        importance: float | None = None,
+        created_at: datetime | date | float | None = None,
+        source: str = "user",
+    ) -> str:
+        """Write a memory directly (trusted sources: the user, an import).
+
+        Args:
+            text: The fact.
+            scope: Whose memory.
+            category: system, core, fact or episode.
+            target: ``long_term`` or ``daily``.
+            importance: Initial importance.
+            created_at: When it was said (for imports of old conversations).
+            source: Provenance label.
+
+        Returns:
+            The new entry id.
+        """
+        return self.add_many(
+            [text], scope=scope, category=category, target=target, importance=importance,
+            created_at=[created_at] if created_at is not None else None, source=source,
+        )[0]
+
+    def add_many(
+        self,
+        texts: Sequence[str],
+        *,
+        scope: str | None = None,
+        category: str | Sequence[str] = "fact",
+        target: str = "long_term",
+        importance: float | None = None,
+        created_at: Sequence[datetime | date | float | None] | datetime | date | float | None = None,
+        source: str = "user",
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> list[str]:
+        """Write many memories in one durable batch (one file write per file).
+
+        Args:
+            texts: Facts to store; all are validated before anything is written.
+            scope: Whose memory.
+            category: One category for all, or one per text.
+            target: ``long_term`` or ``daily`` (daily files follow each ``created_at``).
+            importance: Initial importance for all.
+            created_at: One timestamp for all, or one per text (``None`` = now).
+            source: Provenance label.
+            embed: Embed now (``False`` leaves vectors to the next sync, so bulk
+                imports stay off the answer path).
+            progress: ``progress(done, total)`` while embedding.
+
+        Returns:
+            Entry ids, in the order of ``texts``.
+        """
+        scope = self._scope(scope)
+        if isinstance(texts, str):
+            raise InvalidInputError("add_many takes a list of texts; use add() for one text.")
+        clean = [self._text(t) for t in texts]
+        n = len(clean)
+        cats = [self._category(category)] * n if isinstance(category, str) else [
+            self._category(c) for c in category
+        ]
+        if isinstance(created_at, Sequence) and not isinstance(created_at, str):
+            times = [_epoch(c) for c in created_at]
+        else:
+            times = [_epoch(created_at)] * n  # type: ignore[arg-type]
+        if len(cats) != n or len(times) != n:
+            raise InvalidInputError("category and created_at lists must match texts in length.")
+        tgt = self._target(target)
+        now = time.time()
+        imp = self.settings.lifecycle.default_importance if importance is None else float(importance)
+        ws = self.workspace
+        ids: list[str] = []
+        with ws.lock.hold():
+            taken = ws.ledger.all_ids()
+            groups: dict[Path, tuple[str, list[NewEntry]]] = {}
+            for text, cat, ts in zip(clean, cats, times, strict=True):
+                when = ts if ts is not None else now
+                entry_id = self._fresh_id(taken)
+                ids.append(entry_id)
+                path, title = self._file_for(scope, tgt, when)
+                groups.setdefault(path, (title, []))[1].append(
+                    NewEntry(entry_id, text, cat, imp, when, source, verified=source == "user")
+                )
+            for path, (title, entries) in groups.items():
+                ws.write_entries(scope, path, entries, title=title)
+        if embed:
+            ws.flush_vectors(progress=progress)
+        return ids
+
+    def update(self, entry_id: str, text: str, *, scope: str | None = None) -> MemoryEntry:
+        """Replace an entry's text; the old text is kept in the ledger's history."""
+        scope = self._scope(scope)
+        clean = self._text(text)
+        ws = self.workspace
+        with ws.lock.hold():
+            st = self._live_state(entry_id, scope)
+            path = ws.layout.root / st.path
+            old = ws.rewrite_entry(scope, path, st.id, clean)
+            now = time.time()
+            with ws.ledger.transaction() as conn:
+                upsert_entry(conn, st.__class__(**{**st.__dict__, "text_hash": text_hash(clean),
+                                                   "updated_at": now}))
+                record_history(conn, st.id, scope, "update", old, clean, now)
+            ws.reconcile_after_write(scope, path)
+        ws.flush_vectors()
+        return self._entry(st.id, scope)
+
+    def delete(self, entry_id: str, *, scope: str | None = None) -> None:
+        """Forget an entry: its bullet is removed and the index entry dropped."""
+        scope = self._scope(scope)
+        ws = self.workspace
+        with ws.lock.hold():
+            st = self._live_state(entry_id, scope)
+            path = ws.layout.root / st.path
+            old = ws.rewrite_entry(scope, path, st.id, None)
+            now = time.time()
+            with ws.ledger.transaction() as conn:
+                conn.execute("UPDATE entries SET deleted_at = ? WHERE id = ?", (now, st.id))
+                record_history(conn, st.id, scope, "delete", old, None, now)
+            ws.reconcile_after_write(scope, path)
+        ws.flush_vectors()
+
+    def history(self, entry_id: str, *, scope: str | None = None) -> list[dict[str, Any]]:
+        """The edit history of an entry (oldest first)."""
+        scope = self._scope(scope)
+        rows = self.workspace.ledger.query(
+            "SELECT op, old_text, new_text, at FROM entry_history WHERE entry_id = ? AND scope = ? "
+            "ORDER BY seq",
+            (entry_id, scope),
+        )
+        if not rows:
+            raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
+        return [{"op": r[0], "old_text": r[1], "new_text": r[2], "at": to_dt(r[3])} for r in rows]
+
+    def _live_state(self, entry_id: str, scope: str) -> Any:
+        self._maybe_sync(scope)
+        st = self.workspace.ledger.entry(str(entry_id).strip())
+        if st is None or st.scope != scope:
+            raise EntryNotFoundError(
+                f"No memory {entry_id!r} in this scope. Find ids with search() or list()."
+            )
+        return st
+
+    # -- reads -------------------------------------------------------------
+
+    def _maybe_sync(self, scope: str) -> None:
+        if self.settings.index.auto_sync and self.workspace.scope_needs_sync(scope):
+            self.workspace.sync([scope])
+
+    def _entry(self, entry_id: str, scope: str) -> MemoryEntry:
+        st = self.workspace.ledger.entry(entry_id)
+        doc = self.workspace.keyword.docs([entry_id]).get(entry_id)
+        if st is None or doc is None or st.scope != scope:
+            raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
+        return _to_entry(doc, st.last_access, st.source, st.verified)
+
+    def get_entry(self, entry_id: str, *, scope: str | None = None) -> MemoryEntry:
+        """One entry by id."""
+        scope = self._scope(scope)
+        self._maybe_sync(scope)
+        return self._entry(str(entry_id).strip(), scope)
+
+    def list(self, *, scope: str | None = None, category: str | None = None) -> list[MemoryEntry]:
+        """All entries of a scope (optionally one category), in file order."""
+        scope = self._scope(scope)
+        cat = self._category(category) if category else None
+        self._maybe_sync(scope)
+        docs = self.workspace.keyword.scope_docs(scope, cat)
+        states = self.workspace.ledger.entries([d.id for d in docs])
+        return [
+            _to_entry(d, states[d.id].last_access if d.id in states else None,
+                      states[d.id].source if d.id in states else "user",
+                      states[d.id].verified if d.id in states else False)
+            for d in docs
+        ]
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        k: int | None = None,
+        mode: str | None = None,
+        category: str | None = None,
+    ) -> list[SearchHit]:
+        """Search a scope's memories.
+
+        Args:
+            query: What to look for (any language; mixed Chinese / English works).
+            scope: Whose memory.
+            k: Results wanted (default ``retrieval.top_k``; clamped to ``retrieval.max_k``).
+            mode: ``hybrid`` (default), ``vector``, ``fts`` or ``keyword``.
+            category: Only this category.
+
+        Returns:
+            Hits, best first, each with ``debug`` showing how its score was built.
+        """
+        scope = self._scope(scope)
+        cat = self._category(category) if category else None
+        self._maybe_sync(scope)
+        return self.engine.search(query, scope=scope, k=k, mode=mode, category=cat)
+
+    def get(
+        self,
+        path: str,
+        *,
+        scope: str | None = None,
+        from_line: int | None = None,
+        lines: int | None = None,
+    ) -> GetResult:
+        """Read lines of a memory file of the scope.
+
+        Args:
+            path: Workspace-relative path, or ``path:line`` / ``path:start-end``.
+            scope: Whose memory; paths of other scopes are refused.
+            from_line: 1-based first line (default 1, or the line of ``path:line``).
+            lines: How many lines (default 40, max 300).
+
+        Raises:
+            InvalidPathError: ``..``, absolute, symlinked-out or other-scope paths.
+        """
+        scope = self._scope(scope)
+        raw = (path or "").strip()
+        m = _PATH_LINE_RE.match(raw)
+        if m:
+            raw = m.group(1)
+            if from_line is None:
+                from_line = int(m.group(2))
+            if lines is None and m.group(3):
+                lines = int(m.group(3)) - int(m.group(2)) + 1
+        real = self.workspace.layout.resolve_for_scope(raw, scope)
+        start = 1 if from_line is None else int(from_line)
+        if start < 1:
+            raise InvalidInputError(f"from_line must be >= 1, got {start}.")
+        count = GET_DEFAULT_LINES if lines is None else int(lines)
+        if count < 1:
+            raise InvalidInputError(f"lines must be >= 1, got {count}.")
+        count = min(count, GET_MAX_LINES)
+        all_lines = read_text(real).splitlines()
+        chunk = all_lines[start - 1 : start - 1 + count]
+        end = start - 1 + len(chunk)
+        truncated = end < len(all_lines)
+        return GetResult(
+            path=self.workspace.layout.rel(real),
+            from_line=start,
+            lines=chunk,
+            total_lines=len(all_lines),
+            truncated=truncated,
+            next_from=end + 1 if truncated else None,
+        )
+
+    # -- maintenance -------------------------------------------------------
+
+    def sync(self, *, scope: str | None = None, progress: Progress | None = None) -> SyncReport:
+        """Pick up hand edits and catch the index up (one scope, or all)."""
+        scopes = [self._scope(scope)] if scope else None
+        return self.workspace.sync(scopes, progress=progress)
+
+    def reindex(self, *, progress: Progress | None = None) -> SyncReport:
+        """Rebuild the derived index from scratch (Markdown + ledger are kept)."""
+        return self.workspace.rebuild(progress=progress)
+
+    def scopes(self) -> list[str]:
+        """Scopes with memory files."""
+        return self.workspace.layout.scopes()
+
+    def stats(self, *, scope: str | None = None) -> dict[str, Any]:
+        """Counts per scope and category, pending items, vectors waiting."""
+        ws = self.workspace
+        scopes = [self._scope(scope)] if scope else (ws.layout.scopes() or [MAIN_SCOPE])
+        out: dict[str, Any] = {"workspace": str(self.root), "embedder": ws.model_name, "scopes": {}}
+        for s in scopes:
+            self._maybe_sync(s)
+            cats = {c: 0 for c in CATEGORIES}
+            for r in ws.keyword._q("SELECT category, count(*) FROM docs WHERE scope = ? GROUP BY category", (s,)):
+                cats[r[0]] = int(r[1])
+            pending = ws.ledger.query(
+                "SELECT count(*) FROM pending WHERE scope = ? AND status = 'pending' AND expires_at > ?",
+                (s, time.time()),
+            )[0][0]
+            out["scopes"][s] = {"entries": sum(cats.values()), "by_category": cats, "pending": int(pending)}
+        out["vectors_waiting"] = len(ws.keyword.vector_todo())
+        return out
+
+    def export(self, *, scope: str | None = None) -> list[dict[str, Any]]:
+        """Every entry of a scope as JSON-ready dicts."""
+        return [e.model_dump(mode="json") for e in self.list(scope=scope)]
+
+    def daily_notes(self, day: date, *, scope: str | None = None) -> str:
+        """The text of a scope's daily notes of ``day`` ("" when none)."""
+        scope = self._scope(scope)
+        return read_text(self.workspace.layout.daily(scope, day))
+
+    # -- async twins -------------------------------------------------------
+
+    asave = _async_twin(save)
+    aconfirm = _async_twin(confirm)
+    areject = _async_twin(reject)
+    alist_pending = _async_twin(list_pending)
+    aadd = _async_twin(add)
+    aadd_many = _async_twin(add_many)
+    aupdate = _async_twin(update)
+    adelete = _async_twin(delete)
+    aget = _async_twin(get)
+    aget_entry = _async_twin(get_entry)
+    alist = _async_twin(list)
+    asearch = _async_twin(search)
+    ahistory = _async_twin(history)
+    async_sync = _async_twin(sync)
+    areindex = _async_twin(reindex)
+
+
+def _to_entry(doc: Doc, last_access: float | None, source: str, verified: bool) -> MemoryEntry:
+    return MemoryEntry(
+        id=doc.id,
+        text=doc.text,
+        scope=doc.scope,
+        category=doc.category,
+        path=doc.path,
+        line=doc.line,
+        importance=doc.importance,
+        created_at=to_dt(doc.created_at),  # type: ignore[arg-type]
+        updated_at=to_dt(doc.updated_at),  # type: ignore[arg-type]
+        last_access=to_dt(last_access),
+        source=source,
+        verified=verified,
+    )
+
+
+__all__ = ["GET_DEFAULT_LINES", "GET_MAX_LINES", "Memory"]

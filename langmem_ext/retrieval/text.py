@@ -1,0 +1,98 @@
+"""Language-aware keyword tokens for the FTS5 index and BM25 baselines.
+
+Chinese (and Japanese / Korean) text has no spaces, so a word tokenizer sees one
+giant token. Here a CJK run is indexed as its single characters plus overlapping
+bigrams, and a query matches on bigrams (single characters only when the run is one
+character long). ``拉面`` therefore finds ``主人喜欢吃拉面``. Latin words are
+lower-cased and lightly stemmed so ``likes`` finds ``like``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CJK_CLASS = (
+    "\u3040-\u30ff"  # kana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    "\uac00-\ud7af"  # hangul
+)
+_TOKEN_RE = re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+", re.UNICODE)
+_CJK_RUN_RE = re.compile(rf"^[{_CJK_CLASS}]+$")
+
+# Very common English words: they add nothing to BM25 but make OR queries slow.
+STOPWORDS = frozenset(
+    """a an and are as at be but by do does did for from had has have he her his i if
+    in into is it its me my of on or our she so than that the their them then there
+    these they this to was we were what when where which who whom why will with you
+    your yours i'm im can could would should about just also been being how any all""".split()
+)
+
+
+def _stem(word: str) -> str:
+    """A tiny English plural stripper; ``likes`` -> ``like``, ``cities`` -> ``city``."""
+    if len(word) <= 3 or not word.isascii():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def is_cjk(text: str) -> bool:
+    """Return True when ``text`` is one run of CJK characters."""
+    return bool(_CJK_RUN_RE.match(text))
+
+
+def index_tokens(text: str) -> list[str]:
+    """Tokens stored in the keyword index for ``text``.
+
+    Args:
+        text: A memory text (any language).
+
+    Returns:
+        Lower-cased stemmed words, and for CJK runs every character plus every
+        overlapping bigram.
+    """
+    out: list[str] = []
+    for run in _TOKEN_RE.findall(text.lower()):
+        if is_cjk(run):
+            out.extend(run)
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            out.append(_stem(run))
+    return out
+
+
+def query_tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Distinct tokens to search for ``text`` (order kept).
+
+    Args:
+        text: A query.
+        drop_stopwords: Leave out very common English words (kept when the query
+            has nothing else).
+
+    Returns:
+        Stemmed words and CJK bigrams (a one-character CJK run stays a unigram).
+    """
+    toks: list[str] = []
+    for run in _TOKEN_RE.findall(text.lower()):
+        if is_cjk(run):
+            if len(run) == 1:
+                toks.append(run)
+            else:
+                toks.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            toks.append(_stem(run))
+    seen: dict[str, None] = dict.fromkeys(toks)
+    distinct = list(seen)
+    if drop_stopwords:
+        kept = [t for t in distinct if t not in STOPWORDS]
+        if kept:
+            return kept
+    return distinct
+
+
+__all__ = ["STOPWORDS", "index_tokens", "is_cjk", "query_tokens"]

@@ -1,0 +1,318 @@
+"""The derived document table and FTS5 keyword index (``.index/index.db``).
+
+``docs`` mirrors every live entry (text, path, line, category, dates, importance)
+so search can rank without touching Markdown; ``fts`` holds language-aware tokens
+(:mod:`langmem_ext.retrieval.text`) ranked with FTS5's BM25; ``files`` remembers
+each Markdown file's hash for incremental sync; ``vec_deletes`` is the outbox of
+vector deletions not yet applied (for example while a Chroma server is down).
+Docs whose ``vec_hash`` differs from ``text_hash`` still need (re-)embedding.
+Everything here can be deleted and rebuilt from Markdown + ledger.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langmem_ext.retrieval.text import index_tokens, query_tokens
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    category TEXT NOT NULL,
+    text TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    importance REAL NOT NULL,
+    vec_hash TEXT
+);
+CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, tokenize = 'unicode61');
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vec_deletes (id TEXT PRIMARY KEY, scope TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+_DOC_COLS = "id, scope, path, line, category, text, text_hash, created_at, updated_at, importance"
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One indexed entry."""
+
+    id: str
+    scope: str
+    path: str
+    line: int
+    category: str
+    text: str
+    text_hash: str
+    created_at: float
+    updated_at: float
+    importance: float
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What the index knows of a Markdown file."""
+
+    path: str
+    scope: str
+    hash: str
+    mtime_ns: int
+    size: int
+
+
+def _doc(row: Sequence[Any]) -> Doc:
+    return Doc(
+        id=row[0],
+        scope=row[1],
+        path=row[2],
+        line=int(row[3]),
+        category=row[4],
+        text=row[5],
+        text_hash=row[6],
+        created_at=float(row[7]),
+        updated_at=float(row[8]),
+        importance=float(row[9]),
+    )
+
+
+class KeywordIndex:
+    """Docs table + FTS5 BM25 index in one SQLite file.
+
+    Args:
+        path: ``.index/index.db``.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        self._conn.execute("SELECT count(*) FROM docs").fetchone()  # fails if corrupt
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def _q(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._conn.execute(sql, params).fetchall())
+
+    # -- meta & files ------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a meta value."""
+        rows = self._q("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a meta value."""
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def file_stamps(self, scope: str | None = None) -> dict[str, FileStamp]:
+        """Known files (of one scope, or all)."""
+        sql = "SELECT path, scope, hash, mtime_ns, size FROM files"
+        rows = self._q(sql + " WHERE scope = ?", (scope,)) if scope else self._q(sql)
+        return {r[0]: FileStamp(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows}
+
+    # -- docs --------------------------------------------------------------
+
+    def docs_of_path(self, path: str) -> dict[str, Doc]:
+        """Indexed docs of one file, by id."""
+        return {
+            d.id: d
+            for d in map(_doc, self._q(f"SELECT {_DOC_COLS} FROM docs WHERE path = ?", (path,)))
+        }
+
+    def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
+        """Docs by id (missing ids are absent from the result)."""
+        out: dict[str, Doc] = {}
+        id_list = list(ids)
+        for i in range(0, len(id_list), 500):
+            chunk = id_list[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._q(f"SELECT {_DOC_COLS} FROM docs WHERE id IN ({marks})", chunk):
+                d = _doc(row)
+                out[d.id] = d
+        return out
+
+    def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
+        """All docs of a scope in file order."""
+        sql = f"SELECT {_DOC_COLS} FROM docs WHERE scope = ?"
+        params: list[Any] = [scope]
+        if category:
+            sql += " AND category = ?"
+            params.append(category)
+        return [_doc(r) for r in self._q(sql + " ORDER BY path, line", params)]
+
+    def count(self, scope: str | None = None) -> int:
+        """Number of docs (in a scope)."""
+        if scope:
+            return int(self._q("SELECT count(*) FROM docs WHERE scope = ?", (scope,))[0][0])
+        return int(self._q("SELECT count(*) FROM docs")[0][0])
+
+    def apply(
+        self,
+        *,
+        upserts: Sequence[Doc] = (),
+        deletes: Sequence[tuple[str, str]] = (),
+        files: Sequence[FileStamp] = (),
+        drop_files: Sequence[str] = (),
+    ) -> None:
+        """Apply doc upserts, deletes ``(id, scope)`` and file stamps in one transaction.
+
+        A doc whose text changed loses its ``vec_hash`` (it must be re-embedded); a
+        deleted doc is queued in ``vec_deletes``.
+        """
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for entry_id, scope in deletes:
+                    row = c.execute("SELECT rowid FROM docs WHERE id = ?", (entry_id,)).fetchone()
+                    if row:
+                        c.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+                        c.execute("DELETE FROM docs WHERE rowid = ?", (row[0],))
+                    c.execute("INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (entry_id, scope))
+                for d in upserts:
+                    row = c.execute(
+                        "SELECT rowid, text_hash, vec_hash, scope FROM docs WHERE id = ?", (d.id,)
+                    ).fetchone()
+                    if row is None:
+                        cur = c.execute(
+                            f"INSERT INTO docs ({_DOC_COLS}, vec_hash) VALUES (?,?,?,?,?,?,?,?,?,?,NULL)",
+                            (d.id, d.scope, d.path, d.line, d.category, d.text, d.text_hash,
+                             d.created_at, d.updated_at, d.importance),
+                        )
+                        c.execute(
+                            "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
+                            (cur.lastrowid, " ".join(index_tokens(d.text))),
+                        )
+                        c.execute("DELETE FROM vec_deletes WHERE id = ?", (d.id,))
+                        continue
+                    rowid, old_hash, vec_hash, old_scope = row
+                    if old_scope != d.scope:  # moved between scopes: drop old vector
+                        c.execute("INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (d.id, old_scope))
+                        vec_hash = None
+                    c.execute(
+                        "UPDATE docs SET scope=?, path=?, line=?, category=?, text=?, text_hash=?, "
+                        "created_at=?, updated_at=?, importance=?, vec_hash=? WHERE rowid=?",
+                        (d.scope, d.path, d.line, d.category, d.text, d.text_hash, d.created_at,
+                         d.updated_at, d.importance,
+                         vec_hash if old_hash == d.text_hash else None, rowid),
+                    )
+                    if old_hash != d.text_hash:
+                        c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                        c.execute(
+                            "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
+                            (rowid, " ".join(index_tokens(d.text))),
+                        )
+                for p in drop_files:
+                    c.execute("DELETE FROM files WHERE path = ?", (p,))
+                for f in files:
+                    c.execute(
+                        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)",
+                        (f.path, f.scope, f.hash, f.mtime_ns, f.size),
+                    )
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
+    def set_importance(self, entry_id: str, importance: float) -> None:
+        """Mirror an importance change from the ledger."""
+        with self._lock:
+            self._conn.execute("UPDATE docs SET importance = ? WHERE id = ?", (importance, entry_id))
+
+    # -- vector outbox -----------------------------------------------------
+
+    def vector_todo(self, limit: int = 100_000) -> list[Doc]:
+        """Docs whose current text is not yet in the vector index."""
+        rows = self._q(
+            f"SELECT {_DOC_COLS} FROM docs WHERE vec_hash IS NULL OR vec_hash != text_hash "
+            "ORDER BY rowid LIMIT ?",
+            (limit,),
+        )
+        return [_doc(r) for r in rows]
+
+    def vector_deletes(self) -> list[tuple[str, str]]:
+        """Queued vector deletions ``(id, scope)``."""
+        return [(r[0], r[1]) for r in self._q("SELECT id, scope FROM vec_deletes")]
+
+    def mark_vectors(self, done: Sequence[tuple[str, str]], deleted: Sequence[str] = ()) -> None:
+        """Record ``(id, text_hash)`` pairs as embedded and deletions as applied."""
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                c.executemany(
+                    "UPDATE docs SET vec_hash = ? WHERE id = ? AND text_hash = ?",
+                    [(h, i, h) for i, h in done],
+                )
+                c.executemany("DELETE FROM vec_deletes WHERE id = ?", [(i,) for i in deleted])
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
+    # -- search ------------------------------------------------------------
+
+    def bm25(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
+        """BM25 keyword search in one scope.
+
+        Returns:
+            ``(doc, score)`` pairs, best first; score is positive, bigger is better.
+
+        Raises:
+            sqlite3.Error: when FTS5 fails (the caller degrades to substring search).
+        """
+        toks = query_tokens(query)
+        if not toks:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+        rows = self._q(
+            f"SELECT {', '.join('d.' + c.strip() for c in _DOC_COLS.split(','))}, bm25(fts) AS s "
+            "FROM fts JOIN docs d ON d.rowid = fts.rowid "
+            "WHERE fts MATCH ? AND d.scope = ? ORDER BY s LIMIT ?",
+            (match, scope, limit),
+        )
+        return [(_doc(r[:10]), -float(r[10])) for r in rows]
+
+    def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
+        """Plain substring match (the last-resort keyword mode).
+
+        Scores are the share of query tokens found in the text.
+        """
+        toks = query_tokens(query) or [query.strip().lower()]
+        out: list[tuple[Doc, float]] = []
+        for row in self._q(f"SELECT {_DOC_COLS} FROM docs WHERE scope = ?", (scope,)):
+            d = _doc(row)
+            low = d.text.lower()
+            hits = sum(1 for t in toks if t and t in low)
+            if hits:
+                out.append((d, hits / len(toks)))
+        out.sort(key=lambda p: -p[1])
+        return out[:limit]
+
+
+__all__ = ["Doc", "FileStamp", "KeywordIndex"]

@@ -1,0 +1,275 @@
+"""The SQLite ledger (``state.db``): what Markdown cannot hold.
+
+Pending items, per-entry state (importance, created / updated / last access,
+source, verified), the edit history of entries, and (added by other layers through
+:meth:`Ledger.ensure_schema`) session events, checkpoints and boosts. The ledger is
+backed up with the workspace; it is never "derived". WAL mode with
+``synchronous=FULL`` makes a committed transaction durable when ``commit`` returns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    path TEXT NOT NULL,
+    category TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    importance REAL NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_access REAL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT 'user',
+    verified INTEGER NOT NULL DEFAULT 0,
+    deleted_at REAL
+);
+CREATE INDEX IF NOT EXISTS entries_scope ON entries(scope, deleted_at);
+CREATE TABLE IF NOT EXISTS entry_history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    op TEXT NOT NULL,
+    old_text TEXT,
+    new_text TEXT,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entry_history_entry ON entry_history(entry_id);
+CREATE TABLE IF NOT EXISTS pending (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    text TEXT NOT NULL,
+    target TEXT NOT NULL,
+    category TEXT NOT NULL,
+    importance REAL NOT NULL,
+    source TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    resolved_at REAL,
+    said_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_scope ON pending(scope, status);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class EntryState:
+    """Ledger state of one entry."""
+
+    id: str
+    scope: str
+    path: str
+    category: str
+    text_hash: str
+    importance: float
+    created_at: float
+    updated_at: float
+    last_access: float | None
+    access_count: int
+    source: str
+    verified: bool
+    deleted_at: float | None
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    """Ledger row of one pending item."""
+
+    id: str
+    scope: str
+    text: str
+    target: str
+    category: str
+    importance: float
+    source: str
+    created_at: float
+    expires_at: float
+    status: str
+    entry_id: str
+    resolved_at: float | None
+    said_at: float
+    """When the fact was stated (the memory's ``created_at`` once confirmed)."""
+
+
+class Ledger:
+    """Thread-safe access to ``state.db``.
+
+    Args:
+        path: The database file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA busy_timeout=30000")
+        self._lock = threading.RLock()
+        self.ensure_schema(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def ensure_schema(self, script: str) -> None:
+        """Run idempotent ``CREATE ... IF NOT EXISTS`` statements (used by other layers)."""
+        with self._lock:
+            self._conn.executescript(script)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), durable on exit."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read query."""
+        with self._lock:
+            return list(self._conn.execute(sql, params).fetchall())
+
+    # -- entries -----------------------------------------------------------
+
+    def entry(self, entry_id: str, *, include_deleted: bool = False) -> EntryState | None:
+        """The state of one entry, or ``None``."""
+        sql = "SELECT * FROM entries WHERE id = ?"
+        if not include_deleted:
+            sql += " AND deleted_at IS NULL"
+        rows = self.query(sql, (entry_id,))
+        return _entry(rows[0]) if rows else None
+
+    def entries(self, ids: Iterable[str]) -> dict[str, EntryState]:
+        """States of many live entries, by id."""
+        out: dict[str, EntryState] = {}
+        id_list = list(ids)
+        for i in range(0, len(id_list), 500):
+            chunk = id_list[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.query(
+                f"SELECT * FROM entries WHERE deleted_at IS NULL AND id IN ({marks})", chunk
+            ):
+                st = _entry(row)
+                out[st.id] = st
+        return out
+
+    def scope_entries(self, scope: str) -> list[EntryState]:
+        """All live entries of a scope."""
+        rows = self.query(
+            "SELECT * FROM entries WHERE scope = ? AND deleted_at IS NULL ORDER BY created_at",
+            (scope,),
+        )
+        return [_entry(r) for r in rows]
+
+    def all_ids(self) -> set[str]:
+        """Every id the ledger knows (live or deleted): never to be reused."""
+        return {r[0] for r in self.query("SELECT id FROM entries")}
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a meta value."""
+        rows = self.query("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+
+def upsert_entry(conn: sqlite3.Connection, st: EntryState) -> None:
+    """Insert or replace an entry's state inside a transaction."""
+    conn.execute(
+        "INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            st.id,
+            st.scope,
+            st.path,
+            st.category,
+            st.text_hash,
+            st.importance,
+            st.created_at,
+            st.updated_at,
+            st.last_access,
+            st.access_count,
+            st.source,
+            int(st.verified),
+            st.deleted_at,
+        ),
+    )
+
+
+def record_history(
+    conn: sqlite3.Connection,
+    entry_id: str,
+    scope: str,
+    op: str,
+    old_text: str | None,
+    new_text: str | None,
+    at: float,
+) -> None:
+    """Append one edit to an entry's history inside a transaction."""
+    conn.execute(
+        "INSERT INTO entry_history (entry_id, scope, op, old_text, new_text, at) "
+        "VALUES (?,?,?,?,?,?)",
+        (entry_id, scope, op, old_text, new_text, at),
+    )
+
+
+def pending_row(row: Sequence[Any]) -> PendingRow:
+    """Build a :class:`PendingRow` from a ``SELECT *`` row."""
+    return PendingRow(
+        id=row[0],
+        scope=row[1],
+        text=row[2],
+        target=row[3],
+        category=row[4],
+        importance=float(row[5]),
+        source=row[6],
+        created_at=float(row[7]),
+        expires_at=float(row[8]),
+        status=row[9],
+        entry_id=row[10],
+        resolved_at=row[11],
+        said_at=float(row[12]),
+    )
+
+
+def _entry(row: Sequence[Any]) -> EntryState:
+    return EntryState(
+        id=row[0],
+        scope=row[1],
+        path=row[2],
+        category=row[3],
+        text_hash=row[4],
+        importance=float(row[5]),
+        created_at=float(row[6]),
+        updated_at=float(row[7]),
+        last_access=row[8],
+        access_count=int(row[9]),
+        source=row[10],
+        verified=bool(row[11]),
+        deleted_at=row[12],
+    )
+
+
+__all__ = [
+    "EntryState",
+    "Ledger",
+    "PendingRow",
+    "pending_row",
+    "record_history",
+    "upsert_entry",
+]

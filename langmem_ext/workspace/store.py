@@ -1,0 +1,499 @@
+"""The workspace: Markdown truth, ledger state, derived index, kept in step.
+
+Every write goes: Markdown (atomic, fsynced) → ledger (committed) → keyword index
+→ vector index. The first two make a write durable; the last two are derived and
+are repaired by :meth:`Workspace.sync` whenever they lag (a crash, a Chroma
+server that was down, a hand edit of a file, a deleted ``.index/``).
+
+All writes hold the :class:`~langmem_ext.workspace.files.WorkspaceLock`, so two
+processes writing one workspace serialise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from langmem_ext.errors import EmbeddingError, IndexUnavailableError
+from langmem_ext.workspace.files import WorkspaceLock, atomic_write_text, read_text
+from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
+from langmem_ext.workspace.layout import Layout
+from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
+from langmem_ext.workspace.markdown import (
+    ParsedEntry,
+    assign_missing_ids,
+    insert_entries,
+    parse_entries,
+    replace_entry,
+)
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)`` callback for long work."""
+
+
+def text_hash(text: str) -> str:
+    """Stable hash of an entry text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _file_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """An entry to write: its id, text, category and ledger state fields."""
+
+    id: str
+    text: str
+    category: str
+    importance: float
+    created_at: float
+    source: str
+    verified: bool = False
+
+
+@dataclass
+class SyncReport:
+    """What a sync or reindex did."""
+
+    files_scanned: int = 0
+    files_changed: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    ids_assigned: int = 0
+    embedded: int = 0
+    vector_error: str | None = None
+    scopes: list[str] = field(default_factory=list)
+
+
+class Workspace:
+    """One workspace folder with its ledger and derived index.
+
+    Args:
+        root: The workspace folder (created if missing).
+        embeddings: The embedder used for the vector index.
+        model_name: Name of the embedder (cache key, collection name).
+        chroma_url: Chroma server URL, or ``None`` for the embedded client.
+        collection_prefix: Chroma collection prefix.
+        lock_timeout: Seconds a writer waits for the lock.
+        batch_size: Texts embedded per call.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        embeddings: Embeddings,
+        *,
+        model_name: str,
+        chroma_url: str | None = None,
+        collection_prefix: str = "langmem",
+        lock_timeout: float = 30.0,
+        batch_size: int = 256,
+    ) -> None:
+        from langmem_ext.workspace.vector_index import VectorIndex
+
+        self.layout = Layout(root)
+        root.mkdir(parents=True, exist_ok=True)
+        self.lock = WorkspaceLock(self.layout.lock_file, lock_timeout)
+        self.ledger = Ledger(self.layout.state_db)
+        self.embeddings = embeddings
+        self.model_name = model_name
+        self.batch_size = batch_size
+        self._kw: KeywordIndex | None = None
+        self._generation = -1
+        self.vectors = VectorIndex(
+            self.layout.index_dir / "chroma", chroma_url, model_name, collection_prefix
+        )
+
+    # -- index lifecycle ---------------------------------------------------
+
+    @property
+    def keyword(self) -> KeywordIndex:
+        """The keyword index, opened (and rebuilt if corrupt) on first use."""
+        if self._kw is None:
+            path = self.layout.index_dir / "index.db"
+            try:
+                self._kw = KeywordIndex(path)
+            except sqlite3.DatabaseError as e:
+                logger.warning("derived index %s is unreadable (%s); rebuilding it", path, e)
+                self._discard_index()
+                self._kw = KeywordIndex(path)
+        return self._kw
+
+    def _discard_index(self) -> None:
+        if self._kw is not None:
+            self._kw.close()
+            self._kw = None
+        self.vectors.reset_client()
+        keep = self.layout.index_dir / "embeddings.db"
+        for child in list(self.layout.index_dir.iterdir()) if self.layout.index_dir.exists() else []:
+            if child == keep or child.name.startswith("embeddings.db"):
+                continue
+            if child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+
+    def _bump_generation(self) -> None:
+        self._generation = int(self.keyword.get_meta("generation") or 0) + 1
+        self.keyword.set_meta("generation", str(self._generation))
+
+    def refresh_if_stale(self) -> None:
+        """Reopen the Chroma client when another process wrote the index."""
+        gen = int(self.keyword.get_meta("generation") or 0)
+        if gen != self._generation:
+            if self._generation != -1:
+                self.vectors.reset_client()
+            self._generation = gen
+
+    def close(self) -> None:
+        """Close databases."""
+        if self._kw is not None:
+            self._kw.close()
+            self._kw = None
+        self.ledger.close()
+
+    # -- writes ------------------------------------------------------------
+
+    def write_entries(self, scope: str, path: Path, entries: Sequence[NewEntry], *, title: str) -> None:
+        """Append entries to one file under their sections, durably.
+
+        Must be called with the lock held. Ids already present in the file are
+        skipped (a retried confirm after a crash writes nothing twice).
+        """
+        self._sync_paths(scope, [path])
+        content = read_text(path)
+        present = {e.id for e in parse_entries(content)}
+        todo = [e for e in entries if e.id not in present]
+        if todo:
+            content = insert_entries(content, [(e.id, e.text, e.category) for e in todo], title=title)
+            atomic_write_text(path, content)
+        rel = self.layout.rel(path)
+        now = time.time()
+        with self.ledger.transaction() as conn:
+            for e in entries:
+                upsert_entry(
+                    conn,
+                    EntryState(
+                        id=e.id, scope=scope, path=rel, category=e.category,
+                        text_hash=text_hash(e.text), importance=e.importance,
+                        created_at=e.created_at, updated_at=now, last_access=None,
+                        access_count=0, source=e.source, verified=e.verified, deleted_at=None,
+                    ),
+                )
+                record_history(conn, e.id, scope, "add", None, e.text, now)
+        self._reconcile(scope, path, content)
+
+    def rewrite_entry(self, scope: str, path: Path, entry_id: str, new_text: str | None) -> str:
+        """Replace (or remove, with ``None``) one entry's bullet; returns the old text.
+
+        Must be called with the lock held; the caller updates the ledger.
+        """
+        self._sync_paths(scope, [path])
+        content = read_text(path)
+        old = next((e for e in parse_entries(content) if e.id == entry_id), None)
+        if old is None:
+            raise KeyError(entry_id)
+        new_content, _found = replace_entry(content, entry_id, new_text)
+        atomic_write_text(path, new_content)
+        return old.text
+
+    def reconcile_after_write(self, scope: str, path: Path) -> None:
+        """Bring the index in step with one file after a write (lock held)."""
+        self._reconcile(scope, path, read_text(path))
+
+    # -- sync --------------------------------------------------------------
+
+    def sync(self, scopes: Iterable[str] | None = None, *, progress: Progress | None = None) -> SyncReport:
+        """Pick up changed files of the given scopes (all when ``None``).
+
+        Files are compared by mtime and size, then by hash; changed files are
+        re-parsed (new bullets get ids, edits re-embed, removed bullets are
+        deleted), and the vector outbox is flushed.
+        """
+        report = SyncReport()
+        with self.lock.hold():
+            self.refresh_if_stale()
+            scope_list = list(scopes) if scopes is not None else self._known_scopes()
+            report.scopes = scope_list
+            for scope in scope_list:
+                files = self.layout.memory_files(scope)
+                report.files_scanned += len(files)
+                self._sync_paths(scope, files, report=report, drop_missing=True)
+        self.flush_vectors(progress=progress, report=report)
+        return report
+
+    def _known_scopes(self) -> list[str]:
+        found = set(self.layout.scopes())
+        found.update(s.scope for s in self.keyword.file_stamps().values())
+        return sorted(found)
+
+    def scope_needs_sync(self, scope: str) -> bool:
+        """Cheap check (stat only) whether a scope's files changed since indexing."""
+        stamps = self.keyword.file_stamps(scope)
+        files = self.layout.memory_files(scope)
+        if len(files) != len(stamps):
+            return True
+        for p in files:
+            st = stamps.get(self.layout.rel(p))
+            if st is None:
+                return True
+            s = p.stat()
+            if s.st_mtime_ns != st.mtime_ns or s.st_size != st.size:
+                return True
+        return False
+
+    def _sync_paths(
+        self,
+        scope: str,
+        paths: Sequence[Path],
+        *,
+        report: SyncReport | None = None,
+        drop_missing: bool = False,
+    ) -> None:
+        stamps = self.keyword.file_stamps(scope)
+        seen: set[str] = set()
+        for path in paths:
+            rel = self.layout.rel(path)
+            seen.add(rel)
+            if not path.exists():
+                if rel in stamps:
+                    self._reconcile(scope, path, "")
+                continue
+            st = stamps.get(rel)
+            s = path.stat()
+            if st is not None and st.mtime_ns == s.st_mtime_ns and st.size == s.st_size:
+                continue
+            content = read_text(path)
+            if st is not None and st.hash == _file_hash(content):
+                self.keyword.apply(files=[FileStamp(rel, scope, st.hash, s.st_mtime_ns, s.st_size)])
+                continue
+            if report is not None:
+                report.files_changed += 1
+            taken = self._ids_elsewhere(path)
+            new_content, _entries = assign_missing_ids(content, taken)
+            if new_content != content:
+                if report is not None:
+                    report.ids_assigned += sum(1 for e in parse_entries(content) if e.id is None)
+                atomic_write_text(path, new_content)
+                content = new_content
+            self._reconcile(scope, path, content, report=report)
+        if drop_missing:
+            for rel in set(stamps) - seen:
+                self._reconcile(scope, self.layout.root / rel, "", report=report)
+
+    def _ids_elsewhere(self, path: Path) -> set[str]:
+        rel = self.layout.rel(path)
+        live = {
+            r[0]
+            for r in self.ledger.query(
+                "SELECT id FROM entries WHERE deleted_at IS NULL AND path != ?", (rel,)
+            )
+        }
+        return live
+
+    def _reconcile(self, scope: str, path: Path, content: str, *, report: SyncReport | None = None) -> None:
+        """Make ledger + keyword index agree with ``content`` of one file."""
+        rel = self.layout.rel(path)
+        parsed = [e for e in parse_entries(content) if e.id is not None]
+        old_docs = self.keyword.docs_of_path(rel)
+        states = self.ledger.entries([e.id for e in parsed if e.id])
+        pending = self._pending_by_entry([e.id for e in parsed if e.id and e.id not in states])
+        now = time.time()
+        file_day = _day_of(path)
+        upserts: list[Doc] = []
+        new_ledger: list[tuple[EntryState, str, str | None, str]] = []
+        for e in parsed:
+            assert e.id is not None
+            h = text_hash(e.text)
+            st = states.get(e.id)
+            if st is None:
+                p = pending.get(e.id)
+                created = p[0] if p else (file_day or now)
+                st = EntryState(
+                    id=e.id, scope=scope, path=rel, category=e.category, text_hash=h,
+                    importance=p[1] if p else 1.0, created_at=created, updated_at=now,
+                    last_access=None, access_count=0, source=p[2] if p else "hand-edit",
+                    verified=bool(p), deleted_at=None,
+                )
+                new_ledger.append((st, "add" if p else "hand-add", None, e.text))
+            elif st.text_hash != h or st.category != e.category or st.path != rel:
+                old_text = old_docs[e.id].text if e.id in old_docs else None
+                op = "hand-edit" if st.text_hash != h else "move"
+                st = EntryState(
+                    id=st.id, scope=scope, path=rel, category=e.category, text_hash=h,
+                    importance=st.importance, created_at=st.created_at,
+                    updated_at=now if st.text_hash != h else st.updated_at,
+                    last_access=st.last_access, access_count=st.access_count, source=st.source,
+                    verified=st.verified, deleted_at=None,
+                )
+                new_ledger.append((st, op, old_text, e.text))
+            doc = Doc(
+                id=e.id, scope=scope, path=rel, line=e.line, category=e.category, text=e.text,
+                text_hash=h, created_at=st.created_at, updated_at=st.updated_at,
+                importance=st.importance,
+            )
+            old = old_docs.get(e.id)
+            if old != doc:
+                upserts.append(doc)
+                if report is not None:
+                    if old is None:
+                        report.added += 1
+                    elif old.text_hash != h:
+                        report.updated += 1
+        present = {e.id for e in parsed}
+        removed = [i for i in old_docs if i not in present]
+        # Entries the ledger places in this file but the file no longer has.
+        removed_ledger = [
+            r[0]
+            for r in self.ledger.query(
+                "SELECT id FROM entries WHERE path = ? AND deleted_at IS NULL", (rel,)
+            )
+            if r[0] not in present
+        ]
+        if new_ledger or removed_ledger:
+            with self.ledger.transaction() as conn:
+                for st, op, old_text, new_text in new_ledger:
+                    upsert_entry(conn, st)
+                    record_history(conn, st.id, scope, op, old_text, new_text, now)
+                for entry_id in removed_ledger:
+                    moved = conn.execute(
+                        "SELECT path FROM entries WHERE id = ?", (entry_id,)
+                    ).fetchone()
+                    if moved and moved[0] != rel:
+                        continue
+                    conn.execute("UPDATE entries SET deleted_at = ? WHERE id = ?", (now, entry_id))
+                    record_history(conn, entry_id, scope, "removed", None, None, now)
+                if pending:
+                    conn.executemany(
+                        "UPDATE pending SET status = 'confirmed', resolved_at = ? "
+                        "WHERE entry_id = ? AND status = 'pending'",
+                        [(now, i) for i in pending],
+                    )
+        if report is not None:
+            report.removed += len(removed)
+        stamp: list[FileStamp] = []
+        drop: list[str] = []
+        if path.exists():
+            s = path.stat()
+            stamp.append(FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size))
+        else:
+            drop.append(rel)
+        self.keyword.apply(
+            upserts=upserts, deletes=[(i, scope) for i in removed], files=stamp, drop_files=drop
+        )
+        self._bump_generation()
+
+    def _pending_by_entry(self, entry_ids: Sequence[str]) -> dict[str, tuple[float, float, str]]:
+        if not entry_ids:
+            return {}
+        out: dict[str, tuple[float, float, str]] = {}
+        for i in range(0, len(entry_ids), 500):
+            chunk = list(entry_ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            for entry_id, created, imp, src in self.ledger.query(
+                f"SELECT entry_id, said_at, importance, source FROM pending "
+                f"WHERE entry_id IN ({marks})",
+                chunk,
+            ):
+                out[entry_id] = (float(created), float(imp), str(src))
+        return out
+
+    # -- vectors -----------------------------------------------------------
+
+    def flush_vectors(self, *, progress: Progress | None = None, report: SyncReport | None = None) -> int:
+        """Embed docs whose text is not in Chroma yet and apply queued deletions.
+
+        Embedding runs outside the lock; Chroma writes hold it. Failures are logged
+        and left in the outbox for the next flush (the Markdown write is durable).
+
+        Returns:
+            Number of vectors written.
+        """
+        kw = self.keyword
+        todo = kw.vector_todo()
+        deletes = kw.vector_deletes()
+        total = len(todo)
+        done_n = 0
+        try:
+            if deletes:
+                with self.lock.hold():
+                    by_scope: dict[str, list[str]] = {}
+                    for i, s in deletes:
+                        by_scope.setdefault(s, []).append(i)
+                    for s, ids in by_scope.items():
+                        self.vectors.delete(s, ids)
+                    kw.mark_vectors([], [i for i, _ in deletes])
+            if progress:
+                progress(0, total)
+            for start in range(0, total, self.batch_size * 4):
+                batch = todo[start : start + self.batch_size * 4]
+                vecs: list[list[float]] = []
+                for j in range(0, len(batch), self.batch_size):
+                    part = batch[j : j + self.batch_size]
+                    try:
+                        vecs.extend(self.embeddings.embed_documents([d.text for d in part]))
+                    except EmbeddingError:
+                        raise
+                    except Exception as e:
+                        raise EmbeddingError(f"embedding failed: {e}") from e
+                with self.lock.hold():
+                    self.refresh_if_stale()
+                    by_scope_docs: dict[str, list[tuple[Doc, list[float]]]] = {}
+                    for d, v in zip(batch, vecs, strict=True):
+                        by_scope_docs.setdefault(d.scope, []).append((d, v))
+                    for s, pairs in by_scope_docs.items():
+                        self.vectors.upsert(
+                            s,
+                            [d.id for d, _ in pairs],
+                            [v for _, v in pairs],
+                            [{"category": d.category, "created_at": d.created_at} for d, _ in pairs],
+                        )
+                    kw.mark_vectors([(d.id, d.text_hash) for d in batch])
+                    self._bump_generation()
+                done_n += len(batch)
+                if progress:
+                    progress(done_n, total)
+        except (IndexUnavailableError, EmbeddingError) as e:
+            logger.warning("vector index not updated (%s); it will catch up on the next sync", e)
+            if report is not None:
+                report.vector_error = str(e)
+        if report is not None:
+            report.embedded += done_n
+        return done_n
+
+    def rebuild(self, *, progress: Progress | None = None) -> SyncReport:
+        """Drop the derived index and rebuild it from Markdown + ledger."""
+        with self.lock.hold():
+            scopes = self._known_scopes()
+            try:
+                self.vectors.drop_all(scopes)
+            except IndexUnavailableError as e:
+                logger.warning("could not drop Chroma collections: %s", e)
+            self._discard_index()
+        return self.sync(progress=progress)
+
+
+def _day_of(path: Path) -> float | None:
+    """Noon (local time) of a daily note's date, or ``None`` for other files."""
+    try:
+        day = datetime.strptime(path.stem, "%Y-%m-%d")
+    except ValueError:
+        return None
+    return day.replace(hour=12).timestamp()
+
+
+__all__ = ["NewEntry", "Progress", "SyncReport", "Workspace", "text_hash"]

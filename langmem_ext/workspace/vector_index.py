@@ -1,0 +1,215 @@
+"""The Chroma side of the derived index.
+
+One collection per (embedder, scope): a query never needs a ``where`` filter on
+scope (a filtered HNSW query over 10k vectors costs ~10x an unfiltered one), and
+scopes are isolated by construction. Embedded ``PersistentClient`` under
+``.index/chroma`` by default, ``HttpClient`` when a Chroma URL is configured.
+
+Chroma's embedded client is not built for several processes: every write bumps a
+generation counter in the keyword index, and a process that sees a newer
+generation than its own reopens its client before reading or writing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from langmem_ext.errors import IndexUnavailableError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """One vector match: id, cosine similarity, and the stored embedding."""
+
+    id: str
+    similarity: float
+    embedding: list[float] | None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "model"
+
+
+class VectorIndex:
+    """Chroma collections of one workspace.
+
+    Args:
+        path: Folder of the embedded client (ignored with ``url``).
+        url: Chroma server URL (``http://127.0.0.1:8000``) or ``None``.
+        model_name: The embedder's name (part of each collection name).
+        prefix: Collection name prefix.
+    """
+
+    def __init__(self, path: Path, url: str | None, model_name: str, prefix: str = "langmem"):
+        self.path = path
+        self.url = url
+        self.model_name = model_name
+        self.prefix = _slug(prefix)
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    def collection_name(self, scope: str) -> str:
+        """Chroma collection of a scope."""
+        return f"{self.prefix}.{_slug(self.model_name)}.{scope}.v1"
+
+    def _connect(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
+        if self.url:
+            parsed = urlparse(self.url)
+            try:
+                client = chromadb.HttpClient(
+                    host=parsed.hostname or "127.0.0.1",
+                    port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+                    ssl=parsed.scheme == "https",
+                    settings=settings,
+                )
+                client.heartbeat()
+            except Exception as e:
+                raise self._down(e) from e
+            return client
+        self.path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(self.path), settings=settings)
+
+    def _down(self, e: Exception) -> IndexUnavailableError:
+        where = self.url or str(self.path)
+        return IndexUnavailableError(
+            f"The Chroma vector index at {where} is unavailable ({type(e).__name__}: {e}). "
+            "Memories are still saved in Markdown and the ledger; start the server "
+            "(`chroma run --host 127.0.0.1 --port 8000`) or unset LANGMEM_INDEX__CHROMA_URL, "
+            "then run `langmem-ext reindex` or any search to catch up."
+        )
+
+    def reset_client(self) -> None:
+        """Drop the cached client (another process changed the index)."""
+        with self._lock:
+            if self._client is not None and not self.url:
+                try:
+                    from chromadb.api.client import SharedSystemClient
+
+                    SharedSystemClient.clear_system_cache()
+                except Exception:  # pragma: no cover - best effort
+                    pass
+            self._client = None
+            self._collections.clear()
+
+    def _collection(self, scope: str, *, create: bool) -> Any | None:
+        with self._lock:
+            col = self._collections.get(scope)
+            if col is not None:
+                return col
+            try:
+                if self._client is None:
+                    self._client = self._connect()
+                name = self.collection_name(scope)
+                if create:
+                    col = self._client.get_or_create_collection(
+                        name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+                    )
+                else:
+                    try:
+                        col = self._client.get_collection(name, embedding_function=None)
+                    except Exception:  # not found: nothing indexed yet
+                        return None
+            except IndexUnavailableError:
+                raise
+            except Exception as e:
+                self._client = None
+                raise self._down(e) from e
+            self._collections[scope] = col
+            return col
+
+    def upsert(
+        self,
+        scope: str,
+        ids: Sequence[str],
+        embeddings: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        """Upsert vectors into a scope's collection."""
+        if not ids:
+            return
+        col = self._collection(scope, create=True)
+        try:
+            step = 4000
+            for i in range(0, len(ids), step):
+                col.upsert(  # type: ignore[union-attr]
+                    ids=list(ids[i : i + step]),
+                    embeddings=[list(e) for e in embeddings[i : i + step]],
+                    metadatas=list(metadatas[i : i + step]),
+                )
+        except Exception as e:
+            self.reset_client()
+            raise self._down(e) from e
+
+    def delete(self, scope: str, ids: Sequence[str]) -> None:
+        """Delete ids from a scope's collection (missing ids are ignored)."""
+        if not ids:
+            return
+        col = self._collection(scope, create=False)
+        if col is None:
+            return
+        try:
+            col.delete(ids=list(ids))
+        except Exception as e:
+            self.reset_client()
+            raise self._down(e) from e
+
+    def query(
+        self, scope: str, embedding: Sequence[float], n: int, *, with_embeddings: bool = True
+    ) -> list[VectorHit]:
+        """Nearest neighbours of ``embedding`` in a scope (cosine similarity)."""
+        col = self._collection(scope, create=False)
+        if col is None:
+            return []
+        include = ["distances", "embeddings"] if with_embeddings else ["distances"]
+        try:
+            count = col.count()
+            if count == 0:
+                return []
+            res = col.query(
+                query_embeddings=[list(embedding)], n_results=min(n, count), include=include
+            )
+        except Exception as e:
+            self.reset_client()
+            raise self._down(e) from e
+        ids = res["ids"][0]
+        dists = res["distances"][0]
+        embs = res.get("embeddings")
+        vecs = embs[0] if embs is not None and len(embs) else [None] * len(ids)
+        return [
+            VectorHit(i, 1.0 - float(d), None if v is None else [float(x) for x in v])
+            for i, d, v in zip(ids, dists, vecs, strict=True)
+        ]
+
+    def count(self, scope: str) -> int:
+        """Vectors stored for a scope."""
+        col = self._collection(scope, create=False)
+        return 0 if col is None else int(col.count())
+
+    def drop_all(self, scopes: Sequence[str]) -> None:
+        """Delete the collections of the given scopes (for ``reindex``)."""
+        with self._lock:
+            if self._client is None:
+                self._client = self._connect()
+            for scope in scopes:
+                try:
+                    self._client.delete_collection(self.collection_name(scope))
+                except Exception:
+                    pass
+            self._collections.clear()
+
+
+__all__ = ["VectorHit", "VectorIndex"]
