@@ -150,7 +150,8 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == "demo":
         from langmem_ext.demo import run_demo
 
-        return run_demo(args.workspace, as_json=args.json, embedder=args.embedder)
+        return run_demo(args.demo_workspace or args.workspace, as_json=args.json,
+                        embedder=args.embedder)
     mem = _memory(args)
     try:
         scope = args.scope
@@ -231,8 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.add_argument("--embedder", choices=["use", "e5", "ollama", "fake"], default=None,
                    help="embedder (default: LANGMEM_EMBEDDINGS__PROVIDER or use)")
+    # The same options after the command (`langmem-ext search x --json`); SUPPRESS keeps
+    # the global value when the option is not repeated.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    common.add_argument("--scope", "-s", default=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    parsers = {name: sub.add_parser(name, help=help_) for name, help_ in COMMANDS.items()}
+    parsers = {
+        name: sub.add_parser(name, help=help_, parents=[common]) for name, help_ in COMMANDS.items()
+    }
     for name in ("save", "add"):
         parsers[name].add_argument("text")
         parsers[name].add_argument("--target", default="long_term", choices=["long_term", "daily"])
@@ -251,6 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["get"].add_argument("--from", dest="from_line", type=int, default=None)
     parsers["get"].add_argument("--lines", type=int, default=None)
     parsers["list"].add_argument("--category", choices=["system", "core", "fact", "episode"])
+    parsers["demo"].add_argument("--workspace", dest="demo_workspace", default=None,
+                                 help="fresh folder for the demo (default: a new temp folder)")
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     return p
 

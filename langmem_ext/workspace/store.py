@@ -160,7 +160,8 @@ class Workspace:
             self._generation = gen
 
     def close(self) -> None:
-        """Close databases."""
+        """Close databases and the Chroma client."""
+        self.vectors.close()
         if self._kw is not None:
             self._kw.close()
             self._kw = None

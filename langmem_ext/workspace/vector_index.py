@@ -93,17 +93,17 @@ class VectorIndex:
         )
 
     def reset_client(self) -> None:
-        """Drop the cached client (another process changed the index)."""
+        """Close the client; the next call reconnects (and re-reads the index files)."""
         with self._lock:
-            if self._client is not None and not self.url:
-                try:
-                    from chromadb.api.client import SharedSystemClient
-
-                    SharedSystemClient.clear_system_cache()
-                except Exception:  # pragma: no cover - best effort
-                    pass
-            self._client = None
+            client, self._client = self._client, None
             self._collections.clear()
+            if client is not None:
+                try:
+                    client.close()  # releases Chroma's per-path shared system
+                except Exception:  # pragma: no cover - best effort
+                    logger.debug("closing the Chroma client failed", exc_info=True)
+
+    close = reset_client
 
     def _collection(self, scope: str, *, create: bool) -> Any | None:
         with self._lock:

@@ -1,0 +1,108 @@
+"""The `langmem-ext` CLI: people get tables, scripts get --json."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langmem_ext.cli import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("LANGMEM_EMBEDDINGS__PROVIDER", "fake")
+    return str(tmp_path / "ws")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_save_pending_confirm_search_get_as_json(
+    ws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "save", "主人喜欢吃拉面")
+    assert code == 0
+    pid = json.loads(out)["id"]
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "pending")
+    assert [p["id"] for p in json.loads(out)] == [pid]
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "confirm", pid)
+    [entry] = json.loads(out)
+    assert entry["path"] == "MEMORY.md"
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "search", "拉面")
+    hits = json.loads(out)
+    assert hits[0]["id"] == entry["id"] and {
+        "score",
+        "path",
+        "line",
+        "category",
+        "created_at",
+    } <= set(hits[0])
+    code, out, _ = run(
+        capsys, "--workspace", ws, "--json", "get", f"MEMORY.md:{entry['line']}", "--lines", "1"
+    )
+    assert "主人喜欢吃拉面" in json.loads(out)["lines"][0]
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "export")
+    assert json.loads(out)[0]["text"] == "主人喜欢吃拉面"
+
+
+def test_tables_for_people(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--workspace", ws, "add", "I am allergic to peanuts", "--category", "core")
+    code, out, _ = run(capsys, "--workspace", ws, "list")
+    assert code == 0 and "core" in out and "allergic" in out and "MEMORY.md:" in out
+    code, out, _ = run(capsys, "--workspace", ws, "stats")
+    assert re.search(r"main\s+1\s+0\s+1\s+0\s+0\s+0", out)
+    code, out, err = run(capsys, "--workspace", ws, "reindex")
+    assert code == 0 and "1 embedded" in out
+    code, out, _ = run(capsys, "--workspace", ws, "search", "peanut", "--debug")
+    assert "score" in out and "fused" in out or "=" in out
+
+
+def test_errors_are_one_line_with_exit_code_2(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--workspace", ws, "confirm", "p-doesnotexist")
+    assert code == 2
+    assert err.startswith("error: No pending memory") and "Traceback" not in err
+    code, _, err = run(capsys, "--workspace", ws, "get", "../state.db")
+    assert code == 2 and "refused" in err
+
+
+def test_every_command_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    parser_cmds = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert parser_cmds == set(COMMANDS)
+    for cmd in COMMANDS:
+        assert f"langmem-ext {cmd}" in readme or f"`{cmd}`" in readme, cmd
+
+
+def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
+    """The README's first command: the bilingual demo on embedded Chroma + USE."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langmem_ext.cli",
+            "demo",
+            "--workspace",
+            str(tmp_path / "demo"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
+    report = json.loads(out)
+    statuses = [s["status"] for s in report["saves"]]
+    assert statuses.count("rejected") == 1 and statuses.count("confirmed") == len(statuses) - 1
+    found = [s for s in report["searches"] if s["expected_found"]]
+    assert len(found) >= len(report["searches"]) - 1, report["searches"]
+    assert (tmp_path / "demo" / "memory" / "scopes" / "demo" / "LONG_TERM.md").exists()

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from langmem_ext.workspace.markdown import (
+    assign_missing_ids,
+    insert_entries,
+    parse_entries,
+    replace_entry,
+)
+
+
+def test_entries_go_under_their_category_sections() -> None:
+    c = insert_entries(
+        "",
+        [("m-aaaa1", "主人喜欢吃拉面", "core"), ("m-bbbb2", "Lives in Berlin", "fact")],
+        title="Long-term memory",
+    )
+    c = insert_entries(c, [("m-cccc3", "Also core", "core")], title="ignored")
+    entries = parse_entries(c)
+    assert [(e.id, e.category) for e in entries] == [
+        ("m-aaaa1", "core"),
+        ("m-cccc3", "core"),
+        ("m-bbbb2", "fact"),
+    ]
+    assert c.startswith("# Long-term memory\n")
+    assert "## Core" in c and "## Facts" in c
+
+
+def test_multiline_entries_round_trip() -> None:
+    c = insert_entries("", [("m-dddd4", "line one\nline two", "fact")], title="t")
+    [e] = parse_entries(c)
+    assert e.text == "line one\nline two"
+    assert e.end_line == e.line + 1
+
+
+def test_hand_typed_bullets_get_ids_and_duplicates_are_renamed() -> None:
+    c = "# Notes\n\n## Facts\n- typed by hand\n- copied ^m-aaaa1\n- copied again ^m-aaaa1\n"
+    new, entries = assign_missing_ids(c, taken=set())
+    ids = [e.id for e in entries]
+    assert None not in ids and len(set(ids)) == 3
+    assert ids[1] == "m-aaaa1"
+    # an id used in another file is renamed here
+    _, entries2 = assign_missing_ids("- x ^m-zzzz9\n", taken={"m-zzzz9"})
+    assert entries2[0].id != "m-zzzz9"
+
+
+def test_unknown_headings_and_chinese_headings() -> None:
+    c = "# x\n\n## 核心\n- 我叫林伟 ^m-aaaa1\n\n## Random notes\n- note ^m-bbbb2\n"
+    cats = {e.id: e.category for e in parse_entries(c)}
+    assert cats == {"m-aaaa1": "core", "m-bbbb2": "fact"}
+
+
+def test_replace_and_remove() -> None:
+    c = insert_entries("", [("m-aaaa1", "a", "fact"), ("m-bbbb2", "b", "fact")], title="t")
+    c2, found = replace_entry(c, "m-aaaa1", "a2")
+    assert found and [e.text for e in parse_entries(c2)] == ["a2", "b"]
+    c3, found = replace_entry(c2, "m-bbbb2", None)
+    assert found and [e.text for e in parse_entries(c3)] == ["a2"]
+    _, found = replace_entry(c3, "m-nope1", "x")
+    assert not found
