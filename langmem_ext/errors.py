@@ -9,6 +9,7 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     │   ├── TextTooLongError
     │   ├── InvalidScopeError
     │   ├── InvalidCategoryError
+    │   ├── NoiseTextError          (greetings, refusals, ... proposed as memories)
     │   └── InvalidPathError        (``..``, absolute, symlink out, other scope)
     ├── NotFoundError (also LookupError)
     │   ├── PendingNotFoundError    (unknown id, or an id of another scope)
@@ -49,6 +50,10 @@ class InvalidScopeError(InvalidInputError):
 
 class InvalidCategoryError(InvalidInputError):
     """A category is not one of system, core, fact, episode."""
+
+
+class NoiseTextError(InvalidInputError):
+    """A proposed memory is noise (a greeting, a refusal, a question about memory)."""
 
 
 class InvalidPathError(InvalidInputError):
@@ -108,6 +113,7 @@ __all__ = [
     "InvalidPathError",
     "InvalidScopeError",
     "LangmemError",
+    "NoiseTextError",
     "NotFoundError",
     "PendingAlreadyResolvedError",
     "PendingExpiredError",

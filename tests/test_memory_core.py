@@ -245,3 +245,23 @@ async def test_async_twins_share_the_implementation(memory: Memory) -> None:
     assert hits[0].id == e.id
     got = await memory.aget(hits[0].citation, lines=1)
     assert "Async facts" in got.lines[0]
+
+
+def test_noise_is_not_saved(fake_memory: Memory) -> None:
+    from langmem_ext import NoiseTextError
+
+    for noise in ["你好", "hello!", "HEARTBEAT", "I'm sorry, I can't help with that."]:
+        with pytest.raises(NoiseTextError):
+            fake_memory.save(noise)
+    assert fake_memory.list_pending() == []
+
+
+def test_boost_respects_cooldown_and_daily_cap(fake_memory: Memory) -> None:
+    eid = fake_memory.add("Prefers window seats on long flights")
+    t0 = 1_900_000_000.0
+    assert fake_memory.boost(eid, now=t0) == pytest.approx(0.3)
+    assert fake_memory.boost(eid, now=t0 + 600) == 0.0  # 2 h cooldown
+    gains = [fake_memory.boost(eid, now=t0 + h * 3600) for h in (3, 6, 9, 12)]
+    assert sum(gains) + 0.3 == pytest.approx(1.0)  # at most +1.0 a day
+    assert fake_memory.get_entry(eid).importance == pytest.approx(2.0)
+    assert fake_memory.boost(eid, now=t0 + 30 * 3600) == pytest.approx(0.3)  # a new day

@@ -110,7 +110,8 @@ class SearchEngine:
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
-                    "vector search unavailable (%s); falling back to keyword search", e,
+                    "vector search unavailable (%s); falling back to keyword search",
+                    e,
                 )
                 use_fts = True
         if use_fts or mode == "keyword":

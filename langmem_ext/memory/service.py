@@ -10,13 +10,14 @@ thread.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import functools
 import logging
 import re
 import secrets
 import time
-from dataclasses import astuple
 from collections.abc import Callable, Sequence
+from dataclasses import astuple
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -30,6 +31,7 @@ from langmem_ext.errors import (
     EntryNotFoundError,
     InvalidCategoryError,
     InvalidInputError,
+    NoiseTextError,
     PendingAlreadyResolvedError,
     PendingExpiredError,
     PendingNotFoundError,
@@ -37,6 +39,7 @@ from langmem_ext.errors import (
 )
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.search import SearchEngine
+from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.workspace.files import read_text
 from langmem_ext.workspace.keyword_index import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
@@ -237,19 +240,41 @@ class Memory:
 
         Returns:
             The pending item (TTL ``lifecycle.pending_ttl_hours``).
+
+        Raises:
+            NoiseTextError: the text is a greeting, refusal or meta question.
         """
         scope = self._scope(scope)
         clean = self._text(text)
         cat = self._category(category)
         tgt = self._target(target)
+        if is_noise(clean, min_chars=self.settings.retrieval.noise_min_chars):
+            raise NoiseTextError(
+                f"Not saved: {clean[:60]!r} looks like a greeting, a refusal or a question, "
+                "not a fact worth remembering. Save the fact itself."
+            )
         now = time.time()
         pid = "p-" + secrets.token_hex(5)
         entry_id = self._fresh_id(self.workspace.ledger.all_ids())
         ttl = self.settings.lifecycle.pending_ttl_hours * 3600
-        imp = self.settings.lifecycle.default_importance if importance is None else float(importance)
+        imp = (
+            self.settings.lifecycle.default_importance if importance is None else float(importance)
+        )
         said = _epoch(created_at) or now
         row = PendingRow(
-            pid, scope, clean, tgt, cat, imp, source, now, now + ttl, "pending", entry_id, None, said
+            pid,
+            scope,
+            clean,
+            tgt,
+            cat,
+            imp,
+            source,
+            now,
+            now + ttl,
+            "pending",
+            entry_id,
+            None,
+            said,
         )
         with self.workspace.ledger.transaction() as conn:
             conn.execute("INSERT INTO pending VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", astuple(row))
@@ -336,8 +361,17 @@ class Memory:
             ws.write_entries(
                 scope,
                 path,
-                [NewEntry(row.entry_id, row.text, row.category, row.importance, row.said_at,
-                          row.source, verified=True)],
+                [
+                    NewEntry(
+                        row.entry_id,
+                        row.text,
+                        row.category,
+                        row.importance,
+                        row.said_at,
+                        row.source,
+                        verified=True,
+                    )
+                ],
                 title=title,
             )
             with ws.ledger.transaction() as conn:
@@ -358,8 +392,11 @@ class Memory:
                     "UPDATE pending SET status = 'rejected', resolved_at = ? WHERE id = ?",
                     (time.time(), row.id),
                 )
-        return self._pending_item(pending_row(self.workspace.ledger.query(
-            "SELECT * FROM pending WHERE id = ?", (row.id,))[0]))
+        return self._pending_item(
+            pending_row(
+                self.workspace.ledger.query("SELECT * FROM pending WHERE id = ?", (row.id,))[0]
+            )
+        )
 
     # -- direct writes -----------------------------------------------------
 
@@ -389,8 +426,13 @@ class Memory:
             The new entry id.
         """
         return self.add_many(
-            [text], scope=scope, category=category, target=target, importance=importance,
-            created_at=[created_at] if created_at is not None else None, source=source,
+            [text],
+            scope=scope,
+            category=category,
+            target=target,
+            importance=importance,
+            created_at=[created_at] if created_at is not None else None,
+            source=source,
         )[0]
 
     def add_many(
@@ -401,7 +443,11 @@ class Memory:
         category: str | Sequence[str] = "fact",
         target: str = "long_term",
         importance: float | None = None,
-        created_at: Sequence[datetime | date | float | None] | datetime | date | float | None = None,
+        created_at: Sequence[datetime | date | float | None]
+        | datetime
+        | date
+        | float
+        | None = None,
         source: str = "user",
         embed: bool = True,
         progress: Progress | None = None,
@@ -428,9 +474,11 @@ class Memory:
             raise InvalidInputError("add_many takes a list of texts; use add() for one text.")
         clean = [self._text(t) for t in texts]
         n = len(clean)
-        cats = [self._category(category)] * n if isinstance(category, str) else [
-            self._category(c) for c in category
-        ]
+        cats = (
+            [self._category(category)] * n
+            if isinstance(category, str)
+            else [self._category(c) for c in category]
+        )
         if isinstance(created_at, Sequence) and not isinstance(created_at, str):
             times = [_epoch(c) for c in created_at]
         else:
@@ -439,7 +487,9 @@ class Memory:
             raise InvalidInputError("category and created_at lists must match texts in length.")
         tgt = self._target(target)
         now = time.time()
-        imp = self.settings.lifecycle.default_importance if importance is None else float(importance)
+        imp = (
+            self.settings.lifecycle.default_importance if importance is None else float(importance)
+        )
         ws = self.workspace
         ids: list[str] = []
         with ws.lock.hold():
@@ -470,8 +520,12 @@ class Memory:
             old = ws.rewrite_entry(scope, path, st.id, clean)
             now = time.time()
             with ws.ledger.transaction() as conn:
-                upsert_entry(conn, st.__class__(**{**st.__dict__, "text_hash": text_hash(clean),
-                                                   "updated_at": now}))
+                upsert_entry(
+                    conn,
+                    st.__class__(
+                        **{**st.__dict__, "text_hash": text_hash(clean), "updated_at": now}
+                    ),
+                )
                 record_history(conn, st.id, scope, "update", old, clean, now)
             ws.reconcile_after_write(scope, path)
         ws.flush_vectors()
@@ -540,9 +594,12 @@ class Memory:
         docs = self.workspace.keyword.scope_docs(scope, cat)
         states = self.workspace.ledger.entries([d.id for d in docs])
         return [
-            _to_entry(d, states[d.id].last_access if d.id in states else None,
-                      states[d.id].source if d.id in states else "user",
-                      states[d.id].verified if d.id in states else False)
+            _to_entry(
+                d,
+                states[d.id].last_access if d.id in states else None,
+                states[d.id].source if d.id in states else "user",
+                states[d.id].verified if d.id in states else False,
+            )
             for d in docs
         ]
 
@@ -554,7 +611,7 @@ class Memory:
         k: int | None = None,
         mode: str | None = None,
         category: str | None = None,
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         """Search a scope's memories.
 
         Args:
@@ -621,6 +678,50 @@ class Memory:
             next_from=end + 1 if truncated else None,
         )
 
+    def boost(
+        self, entry_id: str, *, scope: str | None = None, reason: str = "used", now: float | None = None
+    ) -> float:
+        """Raise an entry's importance because it really shaped an answer (BOOST).
+
+        ``lifecycle.boost_amount`` per boost, at most one boost per
+        ``boost_cooldown_hours`` and ``boost_daily_cap`` a day (seed 001's anti-abuse
+        rules). Recorded in the ledger and mirrored to the index.
+
+        Returns:
+            The importance added (0.0 when the cooldown or the daily cap held it back).
+        """
+        scope = self._scope(scope)
+        lc = self.settings.lifecycle
+        now = time.time() if now is None else now
+        ws = self.workspace
+        with ws.lock.hold():
+            st = self._live_state(entry_id, scope)
+            last = ws.ledger.query("SELECT max(at) FROM boosts WHERE entry_id = ?", (st.id,))[0][0]
+            if last is not None and now - float(last) < lc.boost_cooldown_hours * 3600:
+                return 0.0
+            today = ws.ledger.query(
+                "SELECT coalesce(sum(amount), 0) FROM boosts WHERE entry_id = ? AND at > ?",
+                (st.id, now - 86400),
+            )[0][0]
+            amount = min(lc.boost_amount, lc.boost_daily_cap - float(today))
+            if amount <= 1e-9:
+                return 0.0
+            new_importance = st.importance + amount
+            with ws.ledger.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO boosts (entry_id, amount, at, reason) VALUES (?,?,?,?)",
+                    (st.id, amount, now, reason),
+                )
+                conn.execute(
+                    "UPDATE entries SET importance = ?, last_access = ?, access_count = access_count + 1 "
+                    "WHERE id = ?",
+                    (new_importance, now, st.id),
+                )
+            ws.keyword.set_importance(st.id, new_importance)
+        if st.importance < lc.core_review_at <= new_importance:
+            logger.info("memory %s reached importance %.2f: review it for core", st.id, new_importance)
+        return amount
+
     # -- maintenance -------------------------------------------------------
 
     def sync(self, *, scope: str | None = None, progress: Progress | None = None) -> SyncReport:
@@ -632,7 +733,7 @@ class Memory:
         """Rebuild the derived index from scratch (Markdown + ledger are kept)."""
         return self.workspace.rebuild(progress=progress)
 
-    def scopes(self) -> list[str]:
+    def scopes(self) -> builtins.list[str]:
         """Scopes with memory files."""
         return self.workspace.layout.scopes()
 
@@ -644,17 +745,23 @@ class Memory:
         for s in scopes:
             self._maybe_sync(s)
             cats = {c: 0 for c in CATEGORIES}
-            for r in ws.keyword._q("SELECT category, count(*) FROM docs WHERE scope = ? GROUP BY category", (s,)):
+            for r in ws.keyword._q(
+                "SELECT category, count(*) FROM docs WHERE scope = ? GROUP BY category", (s,)
+            ):
                 cats[r[0]] = int(r[1])
             pending = ws.ledger.query(
                 "SELECT count(*) FROM pending WHERE scope = ? AND status = 'pending' AND expires_at > ?",
                 (s, time.time()),
             )[0][0]
-            out["scopes"][s] = {"entries": sum(cats.values()), "by_category": cats, "pending": int(pending)}
+            out["scopes"][s] = {
+                "entries": sum(cats.values()),
+                "by_category": cats,
+                "pending": int(pending),
+            }
         out["vectors_waiting"] = len(ws.keyword.vector_todo())
         return out
 
-    def export(self, *, scope: str | None = None) -> list[dict[str, Any]]:
+    def export(self, *, scope: str | None = None) -> builtins.list[dict[str, Any]]:
         """Every entry of a scope as JSON-ready dicts."""
         return [e.model_dump(mode="json") for e in self.list(scope=scope)]
 
@@ -678,6 +785,7 @@ class Memory:
     alist = _async_twin(list)
     asearch = _async_twin(search)
     ahistory = _async_twin(history)
+    aboost = _async_twin(boost)
     async_sync = _async_twin(sync)
     areindex = _async_twin(reindex)
 

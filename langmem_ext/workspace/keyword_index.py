@@ -101,7 +101,9 @@ class KeywordIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._conn = sqlite3.connect(
+            path, timeout=30, check_same_thread=False, isolation_level=None
+        )
         self._lock = threading.RLock()
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -201,8 +203,18 @@ class KeywordIndex:
                     if row is None:
                         cur = c.execute(
                             f"INSERT INTO docs ({_DOC_COLS}, vec_hash) VALUES (?,?,?,?,?,?,?,?,?,?,NULL)",
-                            (d.id, d.scope, d.path, d.line, d.category, d.text, d.text_hash,
-                             d.created_at, d.updated_at, d.importance),
+                            (
+                                d.id,
+                                d.scope,
+                                d.path,
+                                d.line,
+                                d.category,
+                                d.text,
+                                d.text_hash,
+                                d.created_at,
+                                d.updated_at,
+                                d.importance,
+                            ),
                         )
                         c.execute(
                             "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
@@ -212,14 +224,26 @@ class KeywordIndex:
                         continue
                     rowid, old_hash, vec_hash, old_scope = row
                     if old_scope != d.scope:  # moved between scopes: drop old vector
-                        c.execute("INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (d.id, old_scope))
+                        c.execute(
+                            "INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (d.id, old_scope)
+                        )
                         vec_hash = None
                     c.execute(
                         "UPDATE docs SET scope=?, path=?, line=?, category=?, text=?, text_hash=?, "
                         "created_at=?, updated_at=?, importance=?, vec_hash=? WHERE rowid=?",
-                        (d.scope, d.path, d.line, d.category, d.text, d.text_hash, d.created_at,
-                         d.updated_at, d.importance,
-                         vec_hash if old_hash == d.text_hash else None, rowid),
+                        (
+                            d.scope,
+                            d.path,
+                            d.line,
+                            d.category,
+                            d.text,
+                            d.text_hash,
+                            d.created_at,
+                            d.updated_at,
+                            d.importance,
+                            vec_hash if old_hash == d.text_hash else None,
+                            rowid,
+                        ),
                     )
                     if old_hash != d.text_hash:
                         c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
@@ -242,7 +266,9 @@ class KeywordIndex:
     def set_importance(self, entry_id: str, importance: float) -> None:
         """Mirror an importance change from the ledger."""
         with self._lock:
-            self._conn.execute("UPDATE docs SET importance = ? WHERE id = ?", (importance, entry_id))
+            self._conn.execute(
+                "UPDATE docs SET importance = ? WHERE id = ?", (importance, entry_id)
+            )
 
     # -- vector outbox -----------------------------------------------------
 

@@ -102,7 +102,9 @@ class Layout:
             found.append(MAIN_SCOPE)
         base = self.root / "memory" / "scopes"
         if base.is_dir():
-            found.extend(sorted(p.name for p in base.iterdir() if p.is_dir() and _SCOPE_RE.match(p.name)))
+            found.extend(
+                sorted(p.name for p in base.iterdir() if p.is_dir() and _SCOPE_RE.match(p.name))
+            )
         return found
 
     @staticmethod

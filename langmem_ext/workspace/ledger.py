@@ -60,6 +60,14 @@ CREATE TABLE IF NOT EXISTS pending (
     said_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS pending_scope ON pending(scope, status);
+CREATE TABLE IF NOT EXISTS boosts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_id TEXT NOT NULL,
+    amount REAL NOT NULL,
+    at REAL NOT NULL,
+    reason TEXT
+);
+CREATE INDEX IF NOT EXISTS boosts_entry ON boosts(entry_id, at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -113,7 +121,9 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._conn = sqlite3.connect(
+            path, timeout=30, check_same_thread=False, isolation_level=None
+        )
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA busy_timeout=30000")

@@ -29,7 +29,6 @@ from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
 from langmem_ext.workspace.markdown import (
-    ParsedEntry,
     assign_missing_ids,
     insert_entries,
     parse_entries,
@@ -139,7 +138,9 @@ class Workspace:
             self._kw = None
         self.vectors.reset_client()
         keep = self.layout.index_dir / "embeddings.db"
-        for child in list(self.layout.index_dir.iterdir()) if self.layout.index_dir.exists() else []:
+        for child in (
+            list(self.layout.index_dir.iterdir()) if self.layout.index_dir.exists() else []
+        ):
             if child == keep or child.name.startswith("embeddings.db"):
                 continue
             if child.is_dir():
@@ -169,7 +170,9 @@ class Workspace:
 
     # -- writes ------------------------------------------------------------
 
-    def write_entries(self, scope: str, path: Path, entries: Sequence[NewEntry], *, title: str) -> None:
+    def write_entries(
+        self, scope: str, path: Path, entries: Sequence[NewEntry], *, title: str
+    ) -> None:
         """Append entries to one file under their sections, durably.
 
         Must be called with the lock held. Ids already present in the file are
@@ -180,7 +183,9 @@ class Workspace:
         present = {e.id for e in parse_entries(content)}
         todo = [e for e in entries if e.id not in present]
         if todo:
-            content = insert_entries(content, [(e.id, e.text, e.category) for e in todo], title=title)
+            content = insert_entries(
+                content, [(e.id, e.text, e.category) for e in todo], title=title
+            )
             atomic_write_text(path, content)
         rel = self.layout.rel(path)
         now = time.time()
@@ -189,10 +194,19 @@ class Workspace:
                 upsert_entry(
                     conn,
                     EntryState(
-                        id=e.id, scope=scope, path=rel, category=e.category,
-                        text_hash=text_hash(e.text), importance=e.importance,
-                        created_at=e.created_at, updated_at=now, last_access=None,
-                        access_count=0, source=e.source, verified=e.verified, deleted_at=None,
+                        id=e.id,
+                        scope=scope,
+                        path=rel,
+                        category=e.category,
+                        text_hash=text_hash(e.text),
+                        importance=e.importance,
+                        created_at=e.created_at,
+                        updated_at=now,
+                        last_access=None,
+                        access_count=0,
+                        source=e.source,
+                        verified=e.verified,
+                        deleted_at=None,
                     ),
                 )
                 record_history(conn, e.id, scope, "add", None, e.text, now)
@@ -218,7 +232,9 @@ class Workspace:
 
     # -- sync --------------------------------------------------------------
 
-    def sync(self, scopes: Iterable[str] | None = None, *, progress: Progress | None = None) -> SyncReport:
+    def sync(
+        self, scopes: Iterable[str] | None = None, *, progress: Progress | None = None
+    ) -> SyncReport:
         """Pick up changed files of the given scopes (all when ``None``).
 
         Files are compared by mtime and size, then by hash; changed files are
@@ -306,7 +322,9 @@ class Workspace:
         }
         return live
 
-    def _reconcile(self, scope: str, path: Path, content: str, *, report: SyncReport | None = None) -> None:
+    def _reconcile(
+        self, scope: str, path: Path, content: str, *, report: SyncReport | None = None
+    ) -> None:
         """Make ledger + keyword index agree with ``content`` of one file."""
         rel = self.layout.rel(path)
         parsed = [e for e in parse_entries(content) if e.id is not None]
@@ -325,26 +343,50 @@ class Workspace:
                 p = pending.get(e.id)
                 created = p[0] if p else (file_day or now)
                 st = EntryState(
-                    id=e.id, scope=scope, path=rel, category=e.category, text_hash=h,
-                    importance=p[1] if p else 1.0, created_at=created, updated_at=now,
-                    last_access=None, access_count=0, source=p[2] if p else "hand-edit",
-                    verified=bool(p), deleted_at=None,
+                    id=e.id,
+                    scope=scope,
+                    path=rel,
+                    category=e.category,
+                    text_hash=h,
+                    importance=p[1] if p else 1.0,
+                    created_at=created,
+                    updated_at=now,
+                    last_access=None,
+                    access_count=0,
+                    source=p[2] if p else "hand-edit",
+                    verified=bool(p),
+                    deleted_at=None,
                 )
                 new_ledger.append((st, "add" if p else "hand-add", None, e.text))
             elif st.text_hash != h or st.category != e.category or st.path != rel:
                 old_text = old_docs[e.id].text if e.id in old_docs else None
                 op = "hand-edit" if st.text_hash != h else "move"
                 st = EntryState(
-                    id=st.id, scope=scope, path=rel, category=e.category, text_hash=h,
-                    importance=st.importance, created_at=st.created_at,
+                    id=st.id,
+                    scope=scope,
+                    path=rel,
+                    category=e.category,
+                    text_hash=h,
+                    importance=st.importance,
+                    created_at=st.created_at,
                     updated_at=now if st.text_hash != h else st.updated_at,
-                    last_access=st.last_access, access_count=st.access_count, source=st.source,
-                    verified=st.verified, deleted_at=None,
+                    last_access=st.last_access,
+                    access_count=st.access_count,
+                    source=st.source,
+                    verified=st.verified,
+                    deleted_at=None,
                 )
                 new_ledger.append((st, op, old_text, e.text))
             doc = Doc(
-                id=e.id, scope=scope, path=rel, line=e.line, category=e.category, text=e.text,
-                text_hash=h, created_at=st.created_at, updated_at=st.updated_at,
+                id=e.id,
+                scope=scope,
+                path=rel,
+                line=e.line,
+                category=e.category,
+                text=e.text,
+                text_hash=h,
+                created_at=st.created_at,
+                updated_at=st.updated_at,
                 importance=st.importance,
             )
             old = old_docs.get(e.id)
@@ -415,7 +457,9 @@ class Workspace:
 
     # -- vectors -----------------------------------------------------------
 
-    def flush_vectors(self, *, progress: Progress | None = None, report: SyncReport | None = None) -> int:
+    def flush_vectors(
+        self, *, progress: Progress | None = None, report: SyncReport | None = None
+    ) -> int:
         """Embed docs whose text is not in Chroma yet and apply queued deletions.
 
         Embedding runs outside the lock; Chroma writes hold it. Failures are logged
@@ -461,7 +505,10 @@ class Workspace:
                             s,
                             [d.id for d, _ in pairs],
                             [v for _, v in pairs],
-                            [{"category": d.category, "created_at": d.created_at} for d, _ in pairs],
+                            [
+                                {"category": d.category, "created_at": d.created_at}
+                                for d, _ in pairs
+                            ],
                         )
                     kw.mark_vectors([(d.id, d.text_hash) for d in batch])
                     self._bump_generation()

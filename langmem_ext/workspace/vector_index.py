@@ -12,6 +12,7 @@ generation than its own reopens its client before reading or writing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -205,10 +206,8 @@ class VectorIndex:
             if self._client is None:
                 self._client = self._connect()
             for scope in scopes:
-                try:
+                with contextlib.suppress(Exception):
                     self._client.delete_collection(self.collection_name(scope))
-                except Exception:
-                    pass
             self._collections.clear()
 
 
