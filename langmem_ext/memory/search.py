@@ -100,25 +100,25 @@ class SearchEngine:
         now = time.time() if now is None else now
         self.workspace.refresh_if_stale()
 
-        vector: list[Candidate] = []
-        keyword: list[Candidate] = []
-        use_vector = mode in ("vector", "hybrid")
+        # ``None``: the engine did not run (its weight goes to the other one);
+        # ``[]``: it ran and found nothing.
+        vector: list[Candidate] | None = None
+        keyword: list[Candidate] | None = None
         use_fts = mode in ("fts", "hybrid")
-        if use_vector:
+        if mode in ("vector", "hybrid"):
             try:
                 vector = self._vector(q, scope, pool)
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
-                    "vector search unavailable (%s); falling back to keyword search",
-                    e,
+                    "vector search unavailable (%s); falling back to keyword search", e,
                 )
                 use_fts = True
         if use_fts or mode == "keyword":
             keyword = self._keyword(q, scope, pool, fts=mode != "keyword")
         if category:
-            vector = [c for c in vector if c.category == category]
-            keyword = [c for c in keyword if c.category == category]
+            vector = None if vector is None else [c for c in vector if c.category == category]
+            keyword = None if keyword is None else [c for c in keyword if c.category == category]
         ranked = rank(vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent)
         hits = [self._hit(c, scope) for c in ranked]
         for source in self._sources:

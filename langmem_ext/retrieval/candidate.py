@@ -1,0 +1,60 @@
+"""One search hit on its way through fusion and the scoring stages.
+
+A :class:`Candidate` carries what the engines said about a memory (cosine similarity,
+BM25 score, ranks), what the ledger knows about it (category, creation time,
+importance) and, once ranked, its ``score`` plus a per-stage ``debug`` trace. The
+retrieval functions never modify a candidate they were given: they work on
+:meth:`Candidate.copy` results, so a caller can rank the same engine output twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+@dataclass
+class Candidate:
+    """A memory returned by the vector and/or keyword engine.
+
+    Attributes:
+        id: Entry id (the Markdown block id, e.g. ``m-3f9a1c``).
+        text: The memory text.
+        category: ``system``, ``core``, ``fact`` or ``episode``.
+        created_at: Creation time, epoch seconds (UTC).
+        importance: Ledger importance: 1.0 by default, 3.0 for core memories.
+        vector_score: Cosine similarity to the query (``1 - chroma cosine distance``).
+        bm25_score: Positive BM25 score, bigger is better (sqlite's bm25 negated).
+        vector_rank: 0-based rank in the vector engine's list.
+        bm25_rank: 0-based rank in the keyword engine's list.
+        embedding: The memory's embedding, used by MMR; may be ``None``.
+        score: The ranking score, set by fusion and changed by each stage.
+        debug: Stage name -> that stage's contribution (see ``rank``).
+        metadata: Passed through untouched (path, line, scope, ...).
+    """
+
+    id: str
+    text: str
+    category: str
+    created_at: float
+    importance: float
+    vector_score: float | None = None
+    bm25_score: float | None = None
+    vector_rank: int | None = None
+    bm25_rank: int | None = None
+    embedding: Sequence[float] | None = None
+    score: float = 0.0
+    debug: dict[str, float] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def copy(self) -> Candidate:
+        """Return a copy whose ``debug`` and ``metadata`` dicts are new objects.
+
+        Returns:
+            A candidate that can be changed without touching this one.
+        """
+        return replace(self, debug=dict(self.debug), metadata=dict(self.metadata))
+
+
+__all__ = ["Candidate"]

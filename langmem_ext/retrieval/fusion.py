@@ -1,0 +1,246 @@
+"""Fuse the vector engine's and the keyword engine's candidates into one list.
+
+Fusion gives every candidate two numbers, because ranking and filtering are
+different questions:
+
+``score`` — the *ranking* score, which the scoring stages then adjust:
+
+* weighted (default, seed 000): ``w_v * cos + w_b * bm25 / max_bm25``, times
+  ``1 + bm25_hit_bonus`` when the keyword engine found the candidate. A candidate
+  only the keyword engine found has ``cos = 0`` unless the caller filled in its
+  ``vector_score`` (e.g. from the stored embedding).
+* rrf: ``sum_e w_e / (rrf_k + rank_e + 1)``, divided by the largest value it can
+  take, ``sum_e w_e / (rrf_k + 1)``. A hit ranked first by both engines scores 1.0,
+  first by the vector engine only ``w_v`` (0.7). No bonus: a keyword hit already
+  adds its term.
+
+The weights are normalised over the engines that ran (0.7 / 0.3 by default, 1.0 for
+the only engine of a single-engine search), so ``score`` stays on a 0..~1 scale.
+
+``debug["relevance"]`` — how surely the memory matches the query, 0..1. It is the
+only number the ``min_score`` / ``hard_min_score`` thresholds look at (see
+:mod:`langmem_ext.retrieval.scoring`). It is the weighted mean of the evidence the
+candidate *has*:
+
+* vector evidence: ``min(1, cos / full_match_cosine)`` (rank-based when only a rank
+  is known);
+* keyword evidence: ``bm25 / max_bm25`` of the pool (rank-based without scores);
+* an engine that did not return the candidate gives no evidence either way: a
+  paraphrase or a cross-lingual match shares no words with the query, and a
+  keyword hit may sit below the vector engine's cut-off;
+* times ``1 + bm25_hit_bonus`` for a keyword hit in a hybrid search, capped at 1.
+
+Why calibrate the cosine? The thresholds (0.3 / 0.35) are seed 000's, whose scale
+was not a raw cosine. With USE multilingual v3, the default embedder, relevant short
+texts score cos 0.2-0.63 (measured: "What is my dog called?" / "My dog is named
+Biscuit" 0.56, "What food do I like?" / "主人喜欢拉面" 0.30, "What food do I like?" /
+"User likes ramen" 0.20) while unrelated ones score about -0.01-0.15. With
+``full_match_cosine = 0.6`` the thresholds fall at cos 0.18 / 0.21: between the two
+groups. Embedders with higher cosines overall (e5, mxbai) only make the thresholds
+more lenient, never drop more.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from langmem_ext.config import RetrievalSettings
+from langmem_ext.retrieval.candidate import Candidate
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FULL_MATCH_COSINE = 0.6
+"""Cosine at which vector evidence counts as a full match (relevance 1.0).
+
+Calibrated on USE multilingual v3; not (yet) a setting of ``RetrievalSettings``."""
+
+
+def _clamp01(x: float) -> float:
+    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
+def _merge(
+    vector: Sequence[Candidate] | None, keyword: Sequence[Candidate] | None
+) -> tuple[list[Candidate], set[str]]:
+    """Merge both lists by id (copies); ranks default to list positions.
+
+    Returns the merged candidates (vector order first) and the ids the keyword
+    engine returned. A candidate only the keyword engine returned has its
+    ``vector_rank`` cleared: it holds no place in the vector list.
+    """
+    merged: dict[str, Candidate] = {}
+    for i, c in enumerate(vector or ()):
+        if c.id not in merged:  # a repeated id keeps its best rank
+            m = c.copy()
+            m.vector_rank = i if m.vector_rank is None else m.vector_rank
+            merged[c.id] = m
+    keyword_ids: set[str] = set()
+    for i, c in enumerate(keyword or ()):
+        if c.id in keyword_ids:
+            continue
+        keyword_ids.add(c.id)
+        rank = i if c.bm25_rank is None else c.bm25_rank
+        existing = merged.get(c.id)
+        if existing is None:
+            m = c.copy()
+            m.bm25_rank = rank
+            m.vector_rank = None
+            merged[c.id] = m
+            continue
+        existing.bm25_score = c.bm25_score
+        existing.bm25_rank = rank
+        if existing.embedding is None:
+            existing.embedding = c.embedding
+        if existing.vector_score is None:
+            existing.vector_score = c.vector_score
+        for key, value in c.metadata.items():
+            existing.metadata.setdefault(key, value)
+    return list(merged.values()), keyword_ids
+
+
+def _weights(
+    settings: RetrievalSettings, vector_ran: bool, keyword_ran: bool
+) -> tuple[float, float]:
+    """Engine weights normalised to sum 1 over the engines that ran."""
+    wv = max(settings.vector_weight, 0.0) if vector_ran else 0.0
+    wb = max(settings.bm25_weight, 0.0) if keyword_ran else 0.0
+    total = wv + wb
+    if total <= 0.0:  # both weights configured as 0: split evenly
+        wv, wb = float(vector_ran), float(keyword_ran)
+        total = wv + wb
+    return (wv / total, wb / total) if total > 0 else (0.0, 0.0)
+
+
+def _rank_evidence(rank: int, rrf_k: int) -> float:
+    """1.0 for the first place, falling like an RRF term."""
+    return (rrf_k + 1) / (rrf_k + max(rank, 0) + 1)
+
+
+def _keyword_evidence(
+    c: Candidate, keyword_ids: set[str], max_bm25: float, rrf_k: int
+) -> float | None:
+    if c.id not in keyword_ids:
+        return None
+    if c.bm25_score is not None and max_bm25 > 0.0:
+        return _clamp01(c.bm25_score / max_bm25)
+    return _rank_evidence(c.bm25_rank or 0, rrf_k)
+
+
+def _vector_evidence(c: Candidate, full_match_cosine: float, rrf_k: int) -> float | None:
+    if c.vector_score is not None:
+        return _clamp01(c.vector_score / full_match_cosine)
+    if c.vector_rank is not None:
+        return _rank_evidence(c.vector_rank, rrf_k)
+    return None
+
+
+def _relevance(
+    vec_ev: float | None, kw_ev: float | None, wv: float, wb: float, bonus: float
+) -> float:
+    num = den = 0.0
+    if vec_ev is not None and wv > 0.0:
+        num, den = num + wv * vec_ev, den + wv
+    if kw_ev is not None and wb > 0.0:
+        num, den = num + wb * kw_ev, den + wb
+    if den == 0.0:
+        return 0.0
+    return _clamp01(num / den * bonus)
+
+
+def _finish(candidates: list[Candidate], how: str) -> list[Candidate]:
+    candidates.sort(key=lambda c: c.score, reverse=True)
+    logger.debug("%s fusion: %d candidates", how, len(candidates))
+    return candidates
+
+
+def fuse_weighted(
+    vector: Sequence[Candidate] | None,
+    keyword: Sequence[Candidate] | None,
+    settings: RetrievalSettings,
+    *,
+    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+) -> list[Candidate]:
+    """Weighted-sum fusion of vector and BM25 candidates (seed 000).
+
+    Args:
+        vector: The vector engine's candidates, best first; ``None`` when the
+            vector engine did not run (an empty list means it found nothing).
+        keyword: The keyword engine's candidates, best first; ``None`` when it did
+            not run.
+        settings: ``vector_weight``, ``bm25_weight`` and ``bm25_hit_bonus`` are used.
+        full_match_cosine: Cosine at which vector evidence counts as certain for
+            ``debug["relevance"]``.
+
+    Returns:
+        New candidates merged by id, sorted by ``score`` (best first), with
+        ``debug`` keys ``vector`` (cosine), ``bm25`` (normalised BM25, keyword hits
+        only), ``fused`` and ``relevance``.
+    """
+    merged, keyword_ids = _merge(vector, keyword)
+    both = vector is not None and keyword is not None
+    wv, wb = _weights(settings, vector is not None, keyword is not None)
+    max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
+    for c in merged:
+        kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, settings.rrf_k)
+        bonus = 1.0 + settings.bm25_hit_bonus if both and kw_ev is not None else 1.0
+        cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
+        c.score = (wv * cos + wb * (kw_ev or 0.0)) * bonus
+        if c.vector_score is not None:
+            c.debug["vector"] = c.vector_score
+        if kw_ev is not None:
+            c.debug["bm25"] = kw_ev
+        c.debug["fused"] = c.score
+        vec_ev = _vector_evidence(c, full_match_cosine, settings.rrf_k)
+        c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
+    return _finish(merged, "weighted")
+
+
+def fuse_rrf(
+    vector: Sequence[Candidate] | None,
+    keyword: Sequence[Candidate] | None,
+    settings: RetrievalSettings,
+    *,
+    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+) -> list[Candidate]:
+    """Weighted reciprocal-rank fusion, scaled to 0..1.
+
+    ``score = sum_e w_e / (rrf_k + rank_e + 1) / sum_e w_e / (rrf_k + 1)`` over the
+    engines that ran, so a candidate ranked first by every engine scores 1.0.
+    Ranks are ``vector_rank`` / ``bm25_rank`` or else the list positions.
+    ``debug["relevance"]`` is computed as in :func:`fuse_weighted` (from scores when
+    known), so the thresholds mean the same in both fusion modes.
+
+    Args:
+        vector: The vector engine's candidates, best first; ``None`` if it did not run.
+        keyword: The keyword engine's candidates, best first; ``None`` if it did not run.
+        settings: ``rrf_k``, the engine weights and ``bm25_hit_bonus`` are used.
+        full_match_cosine: Cosine at which vector evidence counts as certain.
+
+    Returns:
+        New candidates merged by id, sorted by ``score`` (best first), with
+        ``debug`` keys ``rrf`` (the scaled RRF score), ``fused`` and ``relevance``.
+    """
+    merged, keyword_ids = _merge(vector, keyword)
+    both = vector is not None and keyword is not None
+    wv, wb = _weights(settings, vector is not None, keyword is not None)
+    k = settings.rrf_k
+    max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
+    best = (wv + wb) / (k + 1)
+    for c in merged:
+        rrf = 0.0
+        if c.vector_rank is not None:
+            rrf += wv / (k + c.vector_rank + 1)
+        if c.id in keyword_ids and c.bm25_rank is not None:
+            rrf += wb / (k + c.bm25_rank + 1)
+        c.score = rrf / best if best > 0 else 0.0
+        c.debug["rrf"] = c.score
+        c.debug["fused"] = c.score
+        kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, k)
+        bonus = 1.0 + settings.bm25_hit_bonus if both and kw_ev is not None else 1.0
+        vec_ev = _vector_evidence(c, full_match_cosine, k)
+        c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
+    return _finish(merged, "rrf")
+
+
+__all__ = ["DEFAULT_FULL_MATCH_COSINE", "fuse_rrf", "fuse_weighted"]

@@ -1,0 +1,147 @@
+"""Rank engine candidates: fusion, then the scoring stages, then the top ``k``.
+
+Order of the stages in :func:`rank` (each can be switched off in
+:class:`PipelineOptions`):
+
+1. fusion (``settings.fusion``: weighted or rrf) — ``score`` and ``relevance``;
+2. noise filter — refusals, greetings, meta questions are never returned;
+3. ``min_score`` on relevance — too little evidence of a match;
+4. recency boost, importance weight, length normalisation, time decay;
+5. time window — with a recall intent, hits created inside its window are boosted
+   and exempt from both thresholds (the date is their evidence: "what did we talk
+   about yesterday?" shares few words with what was said);
+6. ``hard_min_score`` on relevance + recency boost;
+7. MMR demotion of near-duplicates;
+8. the first ``k`` (clamped to ``settings.max_k``).
+
+Why the thresholds sit where they do is explained in
+:mod:`langmem_ext.retrieval.scoring`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langmem_ext.config import RetrievalSettings
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.fusion import DEFAULT_FULL_MATCH_COSINE, fuse_rrf, fuse_weighted
+from langmem_ext.retrieval.intent import RecallIntent
+from langmem_ext.retrieval.scoring import (
+    Exempt,
+    hard_min_filter,
+    importance_weight,
+    length_norm,
+    min_score_filter,
+    mmr_demote,
+    noise_filter,
+    recency_boost,
+    time_decay,
+    time_window_boost,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class PipelineOptions:
+    """Which stages :func:`rank` runs (all by default).
+
+    Attributes:
+        recency: Recency boost.
+        importance: Importance weight.
+        length_norm: Length normalisation.
+        time_decay: Time decay.
+        thresholds: ``min_score`` and ``hard_min_score`` filters.
+        noise: Noise filter.
+        mmr: MMR demotion of near-duplicates.
+    """
+
+    recency: bool = True
+    importance: bool = True
+    length_norm: bool = True
+    time_decay: bool = True
+    thresholds: bool = True
+    noise: bool = True
+    mmr: bool = True
+
+
+def _inside(intent: RecallIntent) -> Exempt:
+    def inside(c: Candidate) -> bool:
+        return intent.contains(c.created_at)
+
+    return inside
+
+
+def rank(
+    vector: Sequence[Candidate] | None,
+    keyword: Sequence[Candidate] | None,
+    *,
+    k: int,
+    settings: RetrievalSettings,
+    now: float,
+    options: PipelineOptions | None = None,
+    intent: RecallIntent | None = None,
+    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+) -> list[Candidate]:
+    """Fuse and score engine candidates and return the best ``k``.
+
+    Args:
+        vector: The vector engine's candidates, best first; ``None`` when it did not
+            run (keyword-only search). An empty list means it ran and found nothing.
+        keyword: The keyword engine's candidates, best first; ``None`` when it did not
+            run (vector-only search).
+        k: How many to return; clamped to ``settings.max_k``.
+        settings: The retrieval settings.
+        now: Current time, epoch seconds.
+        options: Stages to run; all by default.
+        intent: A recall intent; when it has a time window, hits created inside it
+            get ``debug["time_window"]`` and a higher score.
+        full_match_cosine: Cosine at which vector evidence counts as certain (see
+            :mod:`langmem_ext.retrieval.fusion`).
+
+    Returns:
+        New candidates, best first, at most ``k``. ``debug`` holds every stage's
+        contribution and ``final``, the returned score. The inputs are not changed.
+    """
+    opts = options or PipelineOptions()
+    k = min(k, settings.max_k)
+    if k <= 0:
+        return []
+    fuse = fuse_rrf if settings.fusion == "rrf" else fuse_weighted
+    cands = fuse(vector, keyword, settings, full_match_cosine=full_match_cosine)
+    total = len(cands)
+
+    window = intent if intent is not None and intent.has_window else None
+    exempt = _inside(window) if window is not None else None
+
+    if opts.noise:
+        cands = noise_filter(cands, settings)
+    if opts.thresholds:
+        cands = min_score_filter(cands, settings, exempt=exempt)
+    if opts.recency:
+        cands = recency_boost(cands, settings, now)
+    if opts.importance:
+        cands = importance_weight(cands, settings)
+    if opts.length_norm:
+        cands = length_norm(cands, settings)
+    if opts.time_decay:
+        cands = time_decay(cands, settings, now)
+    if window is not None:
+        cands = time_window_boost(cands, window.window_start, window.window_end)
+    if opts.thresholds:
+        cands = hard_min_filter(cands, settings, exempt=exempt)
+    if opts.mmr:
+        cands = mmr_demote(cands, settings)
+
+    result = cands[:k]
+    for c in result:
+        c.debug["final"] = c.score
+    logger.debug(
+        "rank: %d fused, %d passed the stages, returning %d", total, len(cands), len(result)
+    )
+    return result
+
+
+__all__ = ["PipelineOptions", "rank"]

@@ -1,0 +1,377 @@
+"""The scoring stages that run after fusion (seed 000), one pure function each.
+
+Every stage takes candidates and returns *new* candidates (the input is not
+modified), sorted best first, with the stage's contribution in ``debug``:
+
+===================  ==================================================  ==============
+stage                effect on ``score``                                 ``debug`` key
+===================  ==================================================  ==============
+recency_boost        ``+ exp(-age_days / 14) * 0.10``                    ``recency``
+importance_weight    ``* (0.7 + 0.3 * min(1, importance / 3))``          ``importance``
+length_norm          ``* 1 / (1 + 0.5 * log2(len / 500))`` if len > 500  ``length_norm``
+time_decay           ``* (0.5 + 0.5 * exp(-age_days / 60))``            ``time_decay``
+time_window_boost    ``* 2`` inside a recall window                      ``time_window``
+min_score_filter     drops ``relevance < 0.3``                           —
+hard_min_filter      drops ``relevance + recency < 0.35``                —
+noise_filter         drops refusals, greetings, meta questions, …        —
+mmr_demote           moves near-duplicates (cos > 0.85) to the end        ``mmr_demoted``
+===================  ==================================================  ==============
+
+Where the thresholds apply
+--------------------------
+Seed 000 cuts the *final* score at 0.35, after the multiplicative stages. Here the
+thresholds look at ``debug["relevance"]``, the query-match evidence set by fusion
+(see :mod:`langmem_ext.retrieval.fusion`), never at the ranking score:
+
+* Importance, length and age say how much a memory is worth *given* that it
+  matches; they order the hits. Applied before a fixed cut they would make an
+  old or default-importance memory vanish: a USE hit at cos 0.45 fuses to about
+  0.32, times 0.8 (importance 1.0) times 0.57 (four months old) is 0.14, far below
+  0.35, although it is the right answer. Multiplicative stages therefore never
+  remove anything.
+* ``min_score_filter`` (soft, 0.3) drops candidates with too little evidence of a
+  match, before the stages run.
+* ``hard_min_filter`` (0.35) runs after them on ``relevance + recency``: a
+  borderline match (0.30-0.35) survives only while it is fresh (for 0.30, about
+  ten days), a clear match (>= 0.35) at any age. Candidates without a relevance
+  (not from fusion) are judged on ``score``.
+
+Core and system memories do not lose score with age in ``time_decay``: they are
+exempt from decay in the lifecycle too (ARCHITECTURE, "decay").
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from langmem_ext.config import RetrievalSettings
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.noise import is_noise
+
+logger = logging.getLogger(__name__)
+
+SECONDS_PER_DAY = 86_400.0
+IMPORTANCE_SCALE = 3.0
+"""Importance that counts as 1.0 in ``importance_weight``: a core memory's importance
+(``LifecycleSettings.core_threshold``)."""
+TIME_WINDOW_FACTOR = 2.0
+"""Score multiplier inside a recall window. Time decay alone can halve a score, so
+an in-window hit beats an equally relevant recent one for windows up to months old."""
+NO_DECAY_CATEGORIES = frozenset({"system", "core"})
+"""Categories ``time_decay`` leaves alone."""
+
+Exempt = Callable[[Candidate], bool]
+
+
+def age_days(candidate: Candidate, now: float) -> float:
+    """Age of ``candidate`` in days at ``now`` (0 for future timestamps).
+
+    Args:
+        candidate: A candidate.
+        now: Epoch seconds.
+
+    Returns:
+        Days since ``candidate.created_at``, never negative.
+    """
+    return max(0.0, (now - candidate.created_at) / SECONDS_PER_DAY)
+
+
+def _ranked(candidates: Iterable[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: c.score, reverse=True)
+
+
+def _scaled(
+    candidates: Sequence[Candidate], key: str, factor: Callable[[Candidate], float]
+) -> list[Candidate]:
+    out: list[Candidate] = []
+    for c in candidates:
+        m = c.copy()
+        f = factor(m)
+        m.score *= f
+        m.debug[key] = f
+        out.append(m)
+    return _ranked(out)
+
+
+def recency_boost(
+    candidates: Sequence[Candidate], settings: RetrievalSettings, now: float
+) -> list[Candidate]:
+    """Add ``exp(-age_days / recency_half_life_days) * recency_weight``.
+
+    Args:
+        candidates: Scored candidates.
+        settings: ``recency_half_life_days`` and ``recency_weight``.
+        now: Epoch seconds.
+
+    Returns:
+        New candidates, re-sorted; ``debug["recency"]`` is the amount added. No-op
+        when the half-life is not positive.
+    """
+    half_life = settings.recency_half_life_days
+    out: list[Candidate] = []
+    for c in candidates:
+        m = c.copy()
+        boost = 0.0
+        if half_life > 0:
+            boost = math.exp(-age_days(m, now) / half_life) * settings.recency_weight
+        m.score += boost
+        m.debug["recency"] = boost
+        out.append(m)
+    return _ranked(out)
+
+
+def importance_weight(
+    candidates: Sequence[Candidate],
+    settings: RetrievalSettings,
+    *,
+    importance_scale: float = IMPORTANCE_SCALE,
+) -> list[Candidate]:
+    """Multiply by ``base + (1 - base) * min(1, importance / importance_scale)``.
+
+    Args:
+        candidates: Scored candidates.
+        settings: ``importance_base`` (0.7).
+        importance_scale: Importance that counts as 1.0 (core: 3.0).
+
+    Returns:
+        New candidates, re-sorted; ``debug["importance"]`` is the factor (0.8 for a
+        default memory of importance 1.0, 1.0 for a core memory).
+    """
+    base = settings.importance_base
+
+    def factor(c: Candidate) -> float:
+        norm = min(1.0, max(0.0, c.importance / importance_scale))
+        return base + (1.0 - base) * norm
+
+    return _scaled(candidates, "importance", factor)
+
+
+def length_norm(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:
+    """Multiply texts longer than the anchor by ``1 / (1 + 0.5 * log2(len / anchor))``.
+
+    Long chunks match many words by sheer size; this keeps them from crowding out
+    short, precise memories. Length is counted in characters (an ideograph is one).
+
+    Args:
+        candidates: Scored candidates.
+        settings: ``length_norm_anchor`` (500); not positive disables the stage.
+
+    Returns:
+        New candidates, re-sorted; ``debug["length_norm"]`` is the factor.
+    """
+    anchor = settings.length_norm_anchor
+
+    def factor(c: Candidate) -> float:
+        n = len(c.text)
+        return 1.0 / (1.0 + 0.5 * math.log2(n / anchor)) if 0 < anchor < n else 1.0
+
+    return _scaled(candidates, "length_norm", factor)
+
+
+def time_decay(
+    candidates: Sequence[Candidate], settings: RetrievalSettings, now: float
+) -> list[Candidate]:
+    """Multiply by ``0.5 + 0.5 * exp(-age_days / time_decay_days)``; floor 0.5.
+
+    Core and system memories are exempt (factor 1.0).
+
+    Args:
+        candidates: Scored candidates.
+        settings: ``time_decay_days`` (60); not positive disables the stage.
+        now: Epoch seconds.
+
+    Returns:
+        New candidates, re-sorted; ``debug["time_decay"]`` is the factor.
+    """
+    days = settings.time_decay_days
+
+    def factor(c: Candidate) -> float:
+        if days <= 0 or c.category in NO_DECAY_CATEGORIES:
+            return 1.0
+        return 0.5 + 0.5 * math.exp(-age_days(c, now) / days)
+
+    return _scaled(candidates, "time_decay", factor)
+
+
+def time_window_boost(
+    candidates: Sequence[Candidate],
+    window_start: float | None,
+    window_end: float | None,
+    *,
+    factor: float = TIME_WINDOW_FACTOR,
+) -> list[Candidate]:
+    """Multiply candidates created inside ``[window_start, window_end)`` by ``factor``.
+
+    Args:
+        candidates: Scored candidates.
+        window_start: Window start, epoch seconds; ``None`` disables the stage.
+        window_end: Window end (exclusive), epoch seconds; ``None`` disables it.
+        factor: The multiplier for in-window candidates.
+
+    Returns:
+        New candidates, re-sorted; in-window ones have ``debug["time_window"]``.
+    """
+    if window_start is None or window_end is None:
+        return [c.copy() for c in candidates]
+
+    def inside(c: Candidate) -> bool:
+        return window_start <= c.created_at < window_end
+
+    out: list[Candidate] = []
+    for c in candidates:
+        m = c.copy()
+        if inside(m):
+            m.score *= factor
+            m.debug["time_window"] = factor
+        out.append(m)
+    return _ranked(out)
+
+
+def _relevance(c: Candidate) -> float:
+    return c.debug.get("relevance", c.score)
+
+
+def _kept(
+    candidates: Sequence[Candidate], passes: Exempt, exempt: Exempt | None, stage: str
+) -> list[Candidate]:
+    out = [c.copy() for c in candidates if passes(c) or (exempt is not None and exempt(c))]
+    if len(out) < len(candidates):
+        logger.debug("%s dropped %d of %d", stage, len(candidates) - len(out), len(candidates))
+    return out
+
+
+def min_score_filter(
+    candidates: Sequence[Candidate],
+    settings: RetrievalSettings,
+    *,
+    exempt: Exempt | None = None,
+) -> list[Candidate]:
+    """Drop candidates whose relevance is below ``min_score`` (soft threshold).
+
+    Args:
+        candidates: Candidates from fusion.
+        settings: ``min_score`` (0.3).
+        exempt: Candidates for which this returns True are kept regardless (e.g.
+            those inside a recall window: the date is their evidence).
+
+    Returns:
+        The kept candidates (copies), order unchanged.
+    """
+    return _kept(candidates, lambda c: _relevance(c) >= settings.min_score, exempt, "min_score")
+
+
+def hard_min_filter(
+    candidates: Sequence[Candidate],
+    settings: RetrievalSettings,
+    *,
+    exempt: Exempt | None = None,
+) -> list[Candidate]:
+    """Drop candidates whose relevance plus recency boost is below ``hard_min_score``.
+
+    Args:
+        candidates: Candidates after the scoring stages.
+        settings: ``hard_min_score`` (0.35).
+        exempt: Candidates for which this returns True are kept regardless.
+
+    Returns:
+        The kept candidates (copies), order unchanged.
+    """
+
+    def passes(c: Candidate) -> bool:
+        return _relevance(c) + c.debug.get("recency", 0.0) >= settings.hard_min_score
+
+    return _kept(candidates, passes, exempt, "hard_min_score")
+
+
+def noise_filter(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:
+    """Drop candidates whose text is noise (:func:`~langmem_ext.retrieval.noise.is_noise`).
+
+    Args:
+        candidates: Candidates.
+        settings: ``noise_min_chars`` (5).
+
+    Returns:
+        The kept candidates (copies), order unchanged.
+    """
+    return _kept(
+        candidates,
+        lambda c: not is_noise(c.text, min_chars=settings.noise_min_chars),
+        None,
+        "noise",
+    )
+
+
+def mmr_demote(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:
+    """Move near-duplicates of better hits to the end (MMR-style diversity).
+
+    Walking the candidates best first, one whose embedding has a cosine above
+    ``mmr_threshold`` with an already kept (better-ranked) candidate is demoted: it
+    goes after every kept candidate, in its original order. Nothing is deleted.
+    Candidates without an embedding (or of another dimension) are kept in place and
+    compared with nothing.
+
+    Args:
+        candidates: Scored candidates.
+        settings: ``mmr_threshold`` (0.85).
+
+    Returns:
+        New candidates: kept ones by score, then the demoted ones;
+        ``debug["mmr_demoted"]`` is the cosine that demoted a candidate.
+    """
+    ranked = [c.copy() for c in _ranked(candidates)]
+    embedded = [c.embedding for c in ranked if c.embedding is not None]
+    if not embedded:
+        return ranked
+    dim = len(embedded[0])
+    dims = {len(e) for e in embedded}
+    if len(dims) > 1:
+        logger.warning("MMR: embeddings of several dimensions %s; comparing only %d-d", dims, dim)
+    rows = [i for i, c in enumerate(ranked) if c.embedding is not None and len(c.embedding) == dim]
+    if len(rows) < 2 or dim == 0:
+        return ranked
+    matrix = np.asarray([ranked[i].embedding for i in rows], dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit = matrix / np.where(norms == 0.0, 1.0, norms)
+    sims = unit @ unit.T
+    row_of = {i: r for r, i in enumerate(rows)}
+
+    kept: list[Candidate] = []
+    demoted: list[Candidate] = []
+    kept_rows: list[int] = []
+    for i, c in enumerate(ranked):
+        r = row_of.get(i)
+        if r is None:
+            kept.append(c)
+            continue
+        if kept_rows:
+            best = float(np.max(sims[r, kept_rows]))
+            if best > settings.mmr_threshold:
+                c.debug["mmr_demoted"] = best
+                demoted.append(c)
+                continue
+        kept_rows.append(r)
+        kept.append(c)
+    if demoted:
+        logger.debug("MMR demoted %d near-duplicates", len(demoted))
+    return kept + demoted
+
+
+__all__ = [
+    "IMPORTANCE_SCALE",
+    "NO_DECAY_CATEGORIES",
+    "TIME_WINDOW_FACTOR",
+    "age_days",
+    "hard_min_filter",
+    "importance_weight",
+    "length_norm",
+    "min_score_filter",
+    "mmr_demote",
+    "noise_filter",
+    "recency_boost",
+    "time_decay",
+    "time_window_boost",
+]

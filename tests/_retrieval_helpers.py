@@ -1,0 +1,38 @@
+"""Builders shared by the test_retrieval_* files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langmem_ext.retrieval.candidate import Candidate
+
+NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+DAY = 86_400.0
+
+
+def cand(
+    id: str,
+    text: str | None = None,
+    *,
+    cos: float | None = None,
+    bm25: float | None = None,
+    age_days: float = 0.0,
+    importance: float = 1.0,
+    category: str = "fact",
+    embedding: Sequence[float] | None = None,
+) -> Candidate:
+    """A candidate created ``age_days`` before ``NOW``."""
+    return Candidate(
+        id=id,
+        text=text if text is not None else f"memory number {id} about something",
+        category=category,
+        created_at=NOW - age_days * DAY,
+        importance=importance,
+        vector_score=cos,
+        bm25_score=bm25,
+        embedding=embedding,
+    )
+
+
+def ids(candidates: Sequence[Candidate]) -> list[str]:
+    return [c.id for c in candidates]
