@@ -102,7 +102,10 @@ class RetrievalSettings(BaseModel):
     mmr_threshold: float = 0.85
     """A hit whose cosine to a better-ranked hit exceeds this is demoted."""
     noise_min_chars: int = 5
-    """Texts shorter than this are noise."""
+    """Texts shorter than this are noise (CJK characters count double)."""
+    vector_full_match: float = 0.6
+    """Cosine treated as a full match when a hit's relevance is judged against the
+    thresholds (USE multilingual puts relevant short pairs at 0.2-0.6)."""
 
 
 class GateSettings(BaseModel):

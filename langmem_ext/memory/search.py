@@ -119,7 +119,10 @@ class SearchEngine:
         if category:
             vector = None if vector is None else [c for c in vector if c.category == category]
             keyword = None if keyword is None else [c for c in keyword if c.category == category]
-        ranked = rank(vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent)
+        ranked = rank(
+            vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent,
+            full_match_cosine=rs.vector_full_match,
+        )
         hits = [self._hit(c, scope) for c in ranked]
         for source in self._sources:
             try:

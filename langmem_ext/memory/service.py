@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import astuple
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
@@ -39,6 +39,7 @@ from langmem_ext.errors import (
 )
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.search import SearchEngine
+from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.workspace.files import read_text
 from langmem_ext.workspace.keyword_index import Doc
@@ -611,6 +612,8 @@ class Memory:
         k: int | None = None,
         mode: str | None = None,
         category: str | None = None,
+        intent: RecallIntent | Literal["auto"] | None = "auto",
+        now: datetime | float | None = None,
     ) -> builtins.list[SearchHit]:
         """Search a scope's memories.
 
@@ -620,14 +623,27 @@ class Memory:
             k: Results wanted (default ``retrieval.top_k``; clamped to ``retrieval.max_k``).
             mode: ``hybrid`` (default), ``vector``, ``fts`` or ``keyword``.
             category: Only this category.
+            intent: The time window the question points to. ``"auto"`` detects it
+                from the query (``昨天`` / ``last week`` / ``on 2024-03-05`` ...);
+                hits inside it are favoured and session events are searched.
+            now: The time the question is asked (default: now).
 
         Returns:
             Hits, best first, each with ``debug`` showing how its score was built.
         """
         scope = self._scope(scope)
         cat = self._category(category) if category else None
+        ts = time.time() if now is None else float(_epoch(now) or 0.0)
+        if intent == "auto":
+            intent = (
+                detect_recall_intent(query, datetime.fromtimestamp(ts).astimezone())
+                if isinstance(query, str)
+                else None
+            )
         self._maybe_sync(scope)
-        return self.engine.search(query, scope=scope, k=k, mode=mode, category=cat)
+        return self.engine.search(
+            query, scope=scope, k=k, mode=mode, category=cat, intent=intent, now=ts
+        )
 
     def get(
         self,

@@ -1,0 +1,43 @@
+"""The memory agent graph and its nodes (each usable in a user's own graph)."""
+
+from langmem_ext.graph.builder import build_memory_graph, default_checkpointer, resolve_model
+from langmem_ext.graph.nodes import (
+    ANSWER,
+    BOOST_USED,
+    CHECKPOINT_SUMMARIZE,
+    PENDING_CONFIRM,
+    PRE_COMPACTION_FLUSH,
+    PREFLIGHT_RECALL,
+    TOOLS,
+    classify_reply,
+    create_answer_node,
+    create_boost_node,
+    create_checkpoint_node,
+    create_flush_node,
+    create_pending_confirm_node,
+    create_pending_interrupt_node,
+    create_preflight_recall_node,
+)
+from langmem_ext.graph.state import MemoryState
+
+__all__ = [
+    "ANSWER",
+    "BOOST_USED",
+    "CHECKPOINT_SUMMARIZE",
+    "PENDING_CONFIRM",
+    "PREFLIGHT_RECALL",
+    "PRE_COMPACTION_FLUSH",
+    "TOOLS",
+    "MemoryState",
+    "build_memory_graph",
+    "classify_reply",
+    "create_answer_node",
+    "create_boost_node",
+    "create_checkpoint_node",
+    "create_flush_node",
+    "create_pending_confirm_node",
+    "create_pending_interrupt_node",
+    "create_preflight_recall_node",
+    "default_checkpointer",
+    "resolve_model",
+]

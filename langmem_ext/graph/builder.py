@@ -1,0 +1,161 @@
+"""``build_memory_graph``: pending confirm → preflight recall → answer ⇄ tools → boost
+→ (pre-compaction flush → checkpoint summarisation)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.store.base import BaseStore
+
+from langmem_ext.graph.nodes import (
+    ANSWER,
+    BOOST_USED,
+    CHECKPOINT_SUMMARIZE,
+    PENDING_CONFIRM,
+    PRE_COMPACTION_FLUSH,
+    PREFLIGHT_RECALL,
+    TOOLS,
+    create_answer_node,
+    create_boost_node,
+    create_checkpoint_node,
+    create_flush_node,
+    create_pending_confirm_node,
+    create_pending_interrupt_node,
+    create_preflight_recall_node,
+    needs_checkpoint,
+)
+from langmem_ext.graph.state import MemoryState
+from langmem_ext.memory import Memory
+from langmem_ext.tools import create_memory_tools
+
+
+def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
+    """A ``BaseChatModel`` from an instance or an ``init_chat_model`` string.
+
+    ``"ollama:qwen2.5:7b"`` uses ``langchain-ollama``; nothing connects until the
+    first call.
+    """
+    if isinstance(model, BaseChatModel):
+        return model
+    from langchain.chat_models import init_chat_model
+
+    provider, _, name = model.partition(":")
+    if provider and name:
+        return init_chat_model(name, model_provider=provider)
+    return init_chat_model(model)
+
+
+def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
+    """``SqliteSaver`` on ``checkpoints.db`` in the workspace (sync use)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(memory.root / "checkpoints.db", check_same_thread=False)
+    return SqliteSaver(conn)
+
+
+def build_memory_graph(
+    model: BaseChatModel | str,
+    memory: Memory,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | Literal[False] | None = None,
+    store: BaseStore | None = None,
+    tools: Sequence[BaseTool] = (),
+    scope: str = "main",
+    confirm_mode: Literal["reply", "interrupt"] = "reply",
+    on_turn: Callable[[str, str, str, str], None] | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the memory agent graph.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory, build_memory_graph
+
+            memory = Memory("./memory-ws")
+            graph = build_memory_graph("ollama:qwen2.5:7b", memory)
+
+    Invoke:
+        .. code-block:: python
+
+            config = {"configurable": {"thread_id": "t1", "user_id": "alice"}}
+            graph.invoke({"messages": [("user", "我喜欢吃拉面，记住")]}, config)
+            graph.invoke({"messages": [("user", "确认")]}, config)
+
+    Args:
+        model: A chat model, or an ``init_chat_model`` string (``"ollama:qwen2.5:7b"``).
+        memory: The memory service.
+        checkpointer: Any LangGraph checkpointer; default ``SqliteSaver`` in the
+            workspace (``checkpoints.db``); ``False`` compiles without one.
+        store: A LangGraph store to attach (e.g. :class:`~langmem_ext.ChromaMemoryStore`).
+        tools: Extra tools besides the memory tools.
+        scope: Scope used when ``config["configurable"]`` names no ``scope`` / ``user_id``.
+        confirm_mode: ``"reply"``: the user's next message confirms or rejects;
+            ``"interrupt"``: the graph pauses with ``interrupt()`` after a save and
+            resumes with ``Command(resume="yes" | "no" | {"confirm": [...], ...})``.
+        on_turn: Called with ``(scope, thread_id, user_text, answer_text)`` after each
+            answer (e.g. the session hot log's append).
+
+    Returns:
+        The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
+    """
+    chat = resolve_model(model)
+    all_tools = [*create_memory_tools(memory, scope=scope), *tools]
+    settings = memory.settings
+
+    g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
+    g.add_node(PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope))
+    g.add_node(ANSWER, create_answer_node(chat, all_tools))
+    g.add_node(TOOLS, ToolNode(all_tools))
+    g.add_node(BOOST_USED, create_boost_node(memory, default_scope=scope, on_turn=on_turn))
+    g.add_node(PRE_COMPACTION_FLUSH, create_flush_node(memory, chat, default_scope=scope))
+    g.add_node(CHECKPOINT_SUMMARIZE, create_checkpoint_node(memory, chat, default_scope=scope))
+
+    def route_after_boost(state: MemoryState) -> str:
+        if needs_checkpoint(state, settings):
+            return (
+                PRE_COMPACTION_FLUSH
+                if settings.short_term.flush_before_checkpoint
+                else CHECKPOINT_SUMMARIZE
+            )
+        return PENDING_CONFIRM if confirm_mode == "interrupt" else END
+
+    if confirm_mode == "interrupt":
+        g.add_node(PENDING_CONFIRM, create_pending_interrupt_node(memory, default_scope=scope))
+        g.add_edge(START, PREFLIGHT_RECALL)
+        g.add_edge(CHECKPOINT_SUMMARIZE, PENDING_CONFIRM)
+        g.add_edge(PENDING_CONFIRM, END)
+        after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM]
+    else:
+        g.add_node(PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope))
+        g.add_edge(START, PENDING_CONFIRM)
+        g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
+        g.add_edge(CHECKPOINT_SUMMARIZE, END)
+        after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]
+    g.add_edge(PREFLIGHT_RECALL, ANSWER)
+    g.add_conditional_edges(ANSWER, tools_condition, {"tools": TOOLS, END: BOOST_USED})
+    g.add_edge(TOOLS, ANSWER)
+    g.add_conditional_edges(BOOST_USED, route_after_boost, after_boost)
+    g.add_edge(PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE)
+
+    saver: BaseCheckpointSaver[Any] | None
+    if checkpointer is False:
+        saver = None
+    else:
+        saver = checkpointer or default_checkpointer(memory)
+    return g.compile(checkpointer=saver, store=store, name="memory_agent")
+
+
+__all__ = ["build_memory_graph", "default_checkpointer", "resolve_model"]

@@ -1,0 +1,424 @@
+"""The nodes of the memory graph, each usable on its own in a user's graph.
+
+Every node is built by a ``create_*_node`` factory that closes over the
+:class:`~langmem_ext.Memory` (and model, where one is needed) and returns a plain
+function ``node(state, config) -> partial update``. Scope, user and thread come
+from ``config["configurable"]`` (see :func:`langmem_ext._scoping.scope_from_config`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.types import interrupt
+
+from langmem_ext._scoping import scope_from_config
+from langmem_ext.config import Settings
+from langmem_ext.errors import LangmemError
+from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
+from langmem_ext.graph.state import MemoryState
+from langmem_ext.memory import Memory
+from langmem_ext.memory.flush import flush_to_pending
+from langmem_ext.retrieval.gate import should_retrieve
+from langmem_ext.retrieval.intent import detect_recall_intent
+from langmem_ext.retrieval.text import index_tokens, query_tokens
+from langmem_ext.short_term.accounting import count_message_tokens
+from langmem_ext.short_term.checkpoint import make_checkpoint, plan_context, summary_message
+from langmem_ext.short_term.content import message_text
+from langmem_ext.short_term.summarizer import Summarizer
+from langmem_ext.tokens import count_tokens, truncate_by_tokens
+
+logger = logging.getLogger(__name__)
+
+PENDING_CONFIRM = "pending_confirm"
+PREFLIGHT_RECALL = "preflight_recall"
+ANSWER = "answer"
+TOOLS = "tools"
+BOOST_USED = "boost_used"
+PRE_COMPACTION_FLUSH = "pre_compaction_flush"
+CHECKPOINT_SUMMARIZE = "checkpoint_summarize"
+
+
+class Node(Protocol):
+    """A node of the memory graph: ``node(state, config) -> partial update``."""
+
+    def __call__(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]: ...
+
+
+_PENDING_ID_RE = re.compile(r"\bp-[0-9a-f]{10}\b")
+_CONFIRM_WORDS = ("确认", "確認", "好", "是的", "对", "可以", "行", "保存", "记住", "記住")
+_REJECT_WORDS = ("不", "取消", "别", "別", "算了", "拒绝", "拒絕")
+_CONFIRM_EN = {
+    "yes",
+    "y",
+    "yep",
+    "yeah",
+    "sure",
+    "ok",
+    "okay",
+    "confirm",
+    "confirmed",
+    "save",
+    "correct",
+}
+_REJECT_EN = {"no", "n", "nope", "cancel", "reject", "don't", "dont", "discard", "never"}
+
+
+def latest_human_text(messages: Sequence[BaseMessage]) -> str:
+    """Text of the latest human message ("" when there is none)."""
+    for m in reversed(messages):
+        if isinstance(m, HumanMessage):
+            return message_text(m).strip()
+    return ""
+
+
+def classify_reply(text: str) -> str | None:
+    """Whether a short user reply confirms or rejects pending saves.
+
+    Only short replies count (``"好，都确认"``, ``"no, cancel"``): a long message that
+    happens to contain 不 or "no" is a new message, not a decision.
+
+    Returns:
+        ``"confirm"``, ``"reject"`` or ``None``.
+    """
+    t = text.strip().lower()
+    if not t:
+        return None
+    cjk = sum(1 for ch in t if "\u4e00" <= ch <= "\u9fff")
+    if (cjk and len(t) > 20) or (not cjk and len(t) > 40):
+        return None
+    words = set(re.findall(r"[a-z']+", t))
+    if any(w in t for w in _REJECT_WORDS) or words & _REJECT_EN:
+        return "reject"
+    if any(w in t for w in _CONFIRM_WORDS) or words & _CONFIRM_EN:
+        return "confirm"
+    return None
+
+
+def _scope(config: RunnableConfig | None, default: str) -> str:
+    return scope_from_config(config, default)
+
+
+def _thread(config: RunnableConfig | None) -> str:
+    return str(((config or {}).get("configurable") or {}).get("thread_id") or "default")
+
+
+def resolve_pending(
+    memory: Memory, scope: str, decision: str, wanted: Sequence[str] | None
+) -> list[str]:
+    """Confirm or reject pending saves of a scope; returns notes for the model."""
+    pending = {p.id: p for p in memory.list_pending(scope=scope)}
+    ids = [i for i in (wanted or list(pending)) if i in pending]
+    notes: list[str] = []
+    for pid in ids:
+        try:
+            if decision == "confirm":
+                e = memory.confirm(pid, scope=scope)
+                notes.append(f"confirmed and stored ({e.citation}): {e.text}")
+            else:
+                memory.reject(pid, scope=scope)
+                notes.append(f"rejected, not stored: {pending[pid].text}")
+        except LangmemError as err:
+            notes.append(f"{pid}: {err}")
+    for pid in wanted or ():
+        if pid not in pending:
+            notes.append(f"{pid}: no such pending save (expired or already resolved)")
+    return notes
+
+
+def create_pending_confirm_node(memory: Memory, *, default_scope: str = "main") -> Node:
+    """Node that confirms / rejects pending saves when the user's reply says so.
+
+    "确认 / 好 / yes / confirm" confirms, "不 / 取消 / no / cancel" rejects; pending
+    ids named in the reply (``p-…``) limit the decision to them, otherwise it
+    applies to every pending save of the scope. Expired saves drop out (TTL).
+    """
+
+    def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        text = latest_human_text(state.get("messages", []))
+        pending_now = [p.id for p in memory.list_pending(scope=scope)]
+        decision = classify_reply(text) if pending_now else None
+        if decision is None:
+            return {"pending_ids": pending_now, "notes": []}
+        wanted = _PENDING_ID_RE.findall(text) or None
+        notes = resolve_pending(memory, scope, decision, wanted)
+        return {"pending_ids": [p.id for p in memory.list_pending(scope=scope)], "notes": notes}
+
+    return pending_confirm
+
+
+def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main") -> Node:
+    """Human-in-the-loop variant: pause with ``interrupt()`` while saves are pending.
+
+    Resume with ``Command(resume="yes")`` / ``"no"`` or
+    ``Command(resume={"confirm": [ids], "reject": [ids]})``.
+    """
+
+    def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        pending = memory.list_pending(scope=scope)
+        if not pending:
+            return {"pending_ids": []}
+        answer = interrupt(
+            {
+                "question": "Save these memories?",
+                "pending": [{"id": p.id, "text": p.text, "category": p.category} for p in pending],
+            }
+        )
+        notes: list[str] = []
+        if isinstance(answer, dict):
+            notes += resolve_pending(memory, scope, "confirm", list(answer.get("confirm", [])))
+            notes += resolve_pending(memory, scope, "reject", list(answer.get("reject", [])))
+        else:
+            decision = classify_reply(str(answer))
+            if decision:
+                wanted = _PENDING_ID_RE.findall(str(answer)) or None
+                notes = resolve_pending(memory, scope, decision, wanted)
+        return {"pending_ids": [p.id for p in memory.list_pending(scope=scope)], "notes": notes}
+
+    return pending_confirm
+
+
+def create_preflight_recall_node(
+    memory: Memory, *, settings: Settings | None = None, default_scope: str = "main"
+) -> Node:
+    """Node that recalls memory before the answer and builds the memory block.
+
+    The adaptive gate decides whether to search; a recall intent (上次 / 昨天 /
+    last week ...) forces it. Core memories always join; on a session's first turn
+    today's and yesterday's daily notes join too. Each item is cut to
+    ``injection.max_tokens_per_hit`` tokens and quoted as data.
+    """
+    s = settings or memory.settings
+    inj = s.injection
+
+    def preflight_recall(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        query = latest_human_text(state.get("messages", []))
+        now = datetime.now().astimezone()
+        recalled: list[dict[str, Any]] = []
+        if query:
+            gate = should_retrieve(query, s.gate)
+            intent = detect_recall_intent(query, now)
+            if gate.retrieve or intent is not None:
+                try:
+                    hits = memory.search(query, scope=scope, k=inj.top_k, intent=intent)
+                except LangmemError as err:
+                    logger.warning("preflight recall failed: %s", err)
+                    hits = []
+                recalled = [
+                    {
+                        "id": h.id,
+                        "text": truncate_by_tokens(h.text, inj.max_tokens_per_hit),
+                        "score": h.score,
+                        "citation": h.citation,
+                        "created_at": h.created_at.isoformat(),
+                        "source": h.source,
+                    }
+                    for h in hits
+                ]
+        core: list[dict[str, Any]] = []
+        if inj.always_core:
+            seen = {h["id"] for h in recalled}
+            for e in memory.list(scope=scope, category="core"):
+                if e.id not in seen:
+                    core.append(
+                        {
+                            "id": e.id,
+                            "text": truncate_by_tokens(e.text, inj.max_tokens_per_hit),
+                            "citation": e.citation,
+                        }
+                    )
+        daily: list[tuple[str, str]] = []
+        update: dict[str, Any] = {}
+        if not state.get("first_turn_done"):
+            budget = inj.first_turn_daily_chars
+            for day in (now.date(), now.date() - timedelta(days=1)):
+                text = memory.daily_notes(day, scope=scope).strip()
+                if text and budget > 0:
+                    daily.append((day.isoformat(), text[:budget]))
+                    budget -= len(text[:budget])
+            update["first_turn_done"] = True
+        block = render_memory_block(
+            core=core, recalled=recalled, daily=daily, notes=state.get("notes", []) or []
+        )
+        update.update({"memory_context": block, "recalled": recalled})
+        return update
+
+    return preflight_recall
+
+
+def _system_messages(state: MemoryState) -> list[BaseMessage]:
+    out: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    if state.get("summary"):
+        out.append(summary_message(str(state["summary"])))
+    if state.get("memory_context"):
+        out.append(SystemMessage(str(state["memory_context"])))
+    return out
+
+
+def create_answer_node(model: BaseChatModel, tools: Sequence[BaseTool]) -> Node:
+    """Node that calls the chat model, bound to the memory tools."""
+    bound = model.bind_tools(list(tools)) if tools else model
+
+    def answer(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        history = [m for m in state.get("messages", []) if not isinstance(m, SystemMessage)]
+        response = bound.invoke([*_system_messages(state), *history], config)
+        return {"messages": [response]}
+
+    return answer
+
+
+def used_in_answer(memory_text: str, answer: str, *, threshold: float = 0.5) -> bool:
+    """Deterministic test that a recalled memory shaped an answer (token overlap)."""
+    mem = set(query_tokens(memory_text))
+    if len(mem) < 2:
+        return False
+    ans = set(index_tokens(answer))
+    shared = mem & ans
+    return len(shared) >= 2 and len(shared) / len(mem) >= threshold
+
+
+def create_boost_node(
+    memory: Memory,
+    *,
+    default_scope: str = "main",
+    on_turn: Callable[[str, str, str, str], None] | None = None,
+) -> Node:
+    """Node that BOOSTs recalled memories the answer actually used.
+
+    Also refreshes ``pending_ids`` (saves proposed this turn) and the token count,
+    and calls ``on_turn(scope, thread_id, user_text, answer_text)`` (the session
+    hot log) when given.
+    """
+
+    def boost_used(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        messages = state.get("messages", [])
+        last = messages[-1] if messages else None
+        answer = message_text(last) if isinstance(last, AIMessage) else ""
+        for hit in state.get("recalled", []) or []:
+            if hit.get("source", "memory") == "memory" and used_in_answer(hit["text"], answer):
+                try:
+                    memory.boost(hit["id"], scope=scope, reason="used in answer")
+                except LangmemError as e:  # deleted meanwhile: nothing to boost
+                    logger.debug("boost skipped: %s", e)
+        if on_turn is not None and answer:
+            on_turn(scope, _thread(config), latest_human_text(messages), answer)
+        return {
+            "pending_ids": [p.id for p in memory.list_pending(scope=scope)],
+            "token_count": count_message_tokens(messages),
+            "notes": [],
+        }
+
+    return boost_used
+
+
+def create_flush_node(
+    memory: Memory, model: BaseChatModel | None, *, default_scope: str = "main"
+) -> Node:
+    """Node for the silent pre-compaction flush: durable facts go to pending first.
+
+    The model gets one silent turn with only ``memory_save`` and must answer
+    ``NO_REPLY``; neither its calls nor its reply enter the history. Without a model,
+    or when it fails, facts are extracted deterministically. Returns only after
+    the saves are committed, so the checkpoint that follows never races it.
+    """
+
+    def pre_compaction_flush(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        result = flush_to_pending(memory, scope, state.get("messages", []), model)
+        return {"flushed": result.pending_ids}
+
+    return pre_compaction_flush
+
+
+def create_checkpoint_node(
+    memory: Memory,
+    model: BaseChatModel | None,
+    *,
+    settings: Settings | None = None,
+    default_scope: str = "main",
+) -> Node:
+    """Node that checkpoints: summary + last turns; old messages removed.
+
+    The summary is stored as an ``episode`` memory dated to the conversation.
+    """
+    s = settings or memory.settings
+    summarizer = Summarizer(model)
+
+    def checkpoint_summarize(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        messages = state.get("messages", [])
+        cp = make_checkpoint(messages, state.get("summary"), summarizer, s.short_term)
+        if not cp.removed_ids:
+            return {}
+        try:
+            memory.add(
+                cp.summary[: s.max_text_chars],
+                scope=scope,
+                category="episode",
+                target="daily",
+                source="checkpoint",
+                created_at=time.time(),
+            )
+        except LangmemError as e:
+            logger.warning("checkpoint summary not stored as an episode: %s", e)
+        return {
+            "messages": cp.remove_messages(),
+            "summary": cp.summary,
+            "checkpoints": int(state.get("checkpoints", 0) or 0) + 1,
+            "mode": "SUMMARY_N",
+            "token_count": cp.estimated_tokens,
+        }
+
+    return checkpoint_summarize
+
+
+def needs_checkpoint(state: MemoryState, settings: Settings, system_tokens: int = 0) -> bool:
+    """Fresh token count of the state (never a stale one) against the threshold."""
+    plan = plan_context(
+        [m for m in state.get("messages", []) if not isinstance(m, SystemMessage)],
+        running_summary=state.get("summary"),
+        settings=settings.short_term,
+        system_tokens=system_tokens + count_tokens(str(state.get("memory_context", ""))),
+    )
+    return plan.should_checkpoint
+
+
+__all__ = [
+    "ANSWER",
+    "BOOST_USED",
+    "CHECKPOINT_SUMMARIZE",
+    "PENDING_CONFIRM",
+    "PREFLIGHT_RECALL",
+    "PRE_COMPACTION_FLUSH",
+    "TOOLS",
+    "classify_reply",
+    "create_answer_node",
+    "create_boost_node",
+    "create_checkpoint_node",
+    "create_flush_node",
+    "create_pending_confirm_node",
+    "create_pending_interrupt_node",
+    "create_preflight_recall_node",
+    "latest_human_text",
+    "needs_checkpoint",
+    "resolve_pending",
+    "used_in_answer",
+]

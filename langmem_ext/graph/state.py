@@ -1,0 +1,41 @@
+"""The state of the memory graph: ``MessagesState`` plus what memory needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import MessagesState
+
+
+class MemoryState(MessagesState, total=False):
+    """State of :func:`~langmem_ext.graph.build_memory_graph`.
+
+    Attributes:
+        messages: The conversation (``add_messages`` reducer; checkpoints remove
+            old messages with ``RemoveMessage``).
+        summary: The running summary of everything checkpointed away.
+        memory_context: The delimited memory block built by ``preflight_recall``
+            for this turn (recalled hits, core memories, first-turn notes).
+        recalled: The hits recalled this turn (id, text, score, citation).
+        pending_ids: Pending saves waiting for the user's confirmation.
+        notes: What ``pending_confirm`` did this turn (shown to the model).
+        token_count: Tokens of the history as last counted.
+        mode: ``FULL_HISTORY`` or ``SUMMARY_N``.
+        first_turn_done: Whether first-turn daily notes were injected.
+        checkpoints: Number of checkpoints made in this thread.
+        flushed: Pending ids the last pre-compaction flush saved.
+    """
+
+    summary: str | None
+    memory_context: str
+    recalled: list[dict[str, Any]]
+    pending_ids: list[str]
+    notes: list[str]
+    token_count: int
+    mode: str
+    first_turn_done: bool
+    checkpoints: int
+    flushed: list[str]
+
+
+__all__ = ["MemoryState"]

@@ -1,0 +1,692 @@
+"""The session hot log: every user / assistant message and every summary (seed 003).
+
+Each event is written twice, durably, under the workspace lock:
+
+- one line appended (and fsynced) to the scope's daily transcript,
+  ``memory/transcripts/YYYY-MM-DD.md`` for scope ``main`` and
+  ``memory/scopes/<scope>/transcripts/YYYY-MM-DD.md`` for the others — a file a
+  person can read and ``memory_get`` can quote by ``path:line``;
+- one row in the ledger table ``session_events`` (scope, thread, role, text, time,
+  transcript path and line), purged after ``short_term.session_event_ttl_days``.
+  Transcript files are never purged.
+
+:meth:`SessionLog.search` is a search source for
+:meth:`langmem_ext.memory.search.SearchEngine.add_source`. It costs one regex pass on
+ordinary turns: it only reads the log when the query is a recall question
+("昨天我问了什么", "what did you suggest last time?"). Then it takes the events of
+the question's time window (or the latest events when the question names no
+window, e.g. "上次" / "previously"), keeps the role the question asks about ("what
+did *I* ask" → user events, "你上次推荐了什么" → assistant events), and scores them
+by keyword overlap with the rest of the question plus recency.
+
+Example:
+    .. code-block:: python
+
+        from langmem_ext import Memory
+        from langmem_ext.memory.events import SessionLog
+
+        memory = Memory("./memory-ws")
+        log = SessionLog(memory)
+        memory.engine.add_source(log.search)      # or: log.attach()
+        log.append("main", "t1", "user", "帮我查一下去杭州的高铁")
+        memory.search("我昨天问了什么？")           # -> the event, source="session"
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import threading
+import time
+import unicodedata
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from pydantic import BaseModel
+
+from langmem_ext.errors import EmptyTextError, InvalidInputError
+from langmem_ext.memory._utils import async_method, to_epoch
+from langmem_ext.memory.models import SearchHit, to_dt
+from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
+from langmem_ext.retrieval.text import STOPWORDS, index_tokens, query_tokens
+from langmem_ext.workspace.files import fsync_dir
+from langmem_ext.workspace.layout import check_scope
+
+if TYPE_CHECKING:
+    from langmem_ext.memory.search import SearchEngine
+    from langmem_ext.memory.service import Memory
+
+logger = logging.getLogger(__name__)
+
+Role = Literal["user", "assistant", "summary"]
+ROLES: tuple[str, ...] = get_args(Role)
+
+SESSION_EVENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS session_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at REAL NOT NULL,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_events_scope_at ON session_events(scope, at);
+CREATE INDEX IF NOT EXISTS session_events_thread_at ON session_events(scope, thread_id, at);
+"""
+"""Ledger schema of the hot log (created with ``Ledger.ensure_schema``)."""
+
+DEFAULT_MAX_RESULTS = 6
+"""Session hits one search returns at most (seed 003 ``session_events_max_results``)."""
+PURGE_INTERVAL_S = 600.0
+"""An append purges expired rows at most this often (seed 003: every 10 minutes)."""
+WINDOW_SCAN_LIMIT = 2000
+"""Events of a time window read per search (the newest first)."""
+LATEST_SCAN_LIMIT = 200
+"""Events read per search when the question names no time window."""
+MAX_THREAD_ID_CHARS = 200
+"""Longest accepted thread id."""
+
+_ROLE_LABEL = {"user": "User", "assistant": "Assistant", "summary": "Summary"}
+
+# --- query analysis ---------------------------------------------------------------
+
+_USER_ROLE_RE = re.compile(
+    r"\bwhat did i (?:ask|say|tell|mention|write|send|type|request)"
+    r"|\bdid i (?:ask|say|tell|mention|write)\b|\bi (?:asked|said|told|mentioned|wrote)\b"
+    r"|\bmy (?:questions?|messages?|requests?)\b"
+    r"|我(?:昨天|今天|前天|上次|上回|之前|以前|刚才|刚刚|剛才)?(?:都|又|有)?"
+    r"(?:问|問|说|說|提|讲|講|发|發|写|寫|告诉|告訴|要求|请求)"
+)
+_ASSISTANT_ROLE_RE = re.compile(
+    r"\bwhat did you (?:say|tell|answer|reply|suggest|recommend|propose|write)"
+    r"|\byou (?:said|told|answered|replied|suggested|recommended|proposed)\b"
+    r"|\byour (?:answers?|repl(?:y|ies)|suggestions?|advice|recommendations?)\b"
+    r"|你(?:昨天|今天|前天|上次|上回|之前|以前|刚才|刚刚|剛才)?(?:都|又|有)?"
+    r"(?:说|說|回答|答|建议|建議|推荐|推薦|告诉|告訴|讲|講|提|给|給)"
+)
+_DATE_STRIP_RE = re.compile(
+    r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
+    r"|(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*[日号號]"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}"
+    r"(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\.?(?:,?\s+\d{4})?"
+    r"|\b(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten)\s+days?\s+ago\b"
+    r"|[\d一二两兩三四五六七八九十]+\s*天(?:以)?前",
+    re.IGNORECASE,
+)
+_ZH_STRIP_RE = re.compile(
+    "|".join(
+        sorted(
+            ["还记得", "還記得", "记不记得", "記不記得", "记得", "記得", "大前天", "前天", "昨天", "昨日", "昨晚", "昨夜", "今天", "今日", "今晚", "今早", "上星期", "上个星期", "上個星期", "上礼拜", "上禮拜", "上周", "上週", "这周", "這週", "本周", "本週", "这个星期", "這個星期", "上个月", "上個月", "上月", "本月", "这个月", "這個月", "上次", "上回", "之前", "以前", "刚才", "刚刚", "剛才", "什么时候", "什麼時候", "什么", "甚麼", "什麼", "哪些", "哪个", "哪個", "哪里", "哪裡", "怎么", "怎麼", "为什么", "為什麼", "多少", "我们", "我們", "你们", "你們", "聊过", "聊過", "聊了", "问过", "問過", "问了", "問了", "说过", "說過", "说了", "說了", "提过", "提過", "提到", "讲过", "講過", "告诉", "告訴", "回答", "建议", "建議", "推荐", "推薦", "请求", "要求", "关于", "關於", "一下", "一些", "聊", "问", "問", "说", "說", "讲", "講", "提", "过", "過", "了", "的", "吗", "嗎", "呢", "吧", "啊", "是", "我", "你", "有", "在", "和", "跟", "都", "又", "给", "給", "对", "對", "还", "還", "哪"],
+            key=len,
+            reverse=True,
+        )
+    )
+)
+_EN_NOISE = frozenset(
+    ["yesterday", "today", "tonight", "morning", "evening", "night", "last", "time", "week", "month", "previously", "previous", "earlier", "before", "ago", "day", "days", "remember", "recall", "ask", "asked", "asking", "say", "said", "tell", "told", "mention", "mentioned", "talk", "talked", "discuss", "discussed", "question", "message", "request", "chat", "conversation", "again", "anything", "something", "us", "we", "answer", "answered", "reply", "replied", "suggest", "suggested", "recommend", "recommended", "advice"]
+)
+
+
+@dataclass(frozen=True)
+class QueryFocus:
+    """What a recall question is about, once its time and role words are removed.
+
+    Attributes:
+        role: The role asked about (``user`` / ``assistant``), or ``None``.
+        tokens: Content tokens left for keyword overlap (may be empty).
+        asks_about_session: The question talks about what was said (a role phrase).
+    """
+
+    role: Role | None
+    tokens: tuple[str, ...]
+    asks_about_session: bool
+
+
+def query_focus(query: str) -> QueryFocus:
+    """Split a recall question into the role it asks about and its content tokens.
+
+    Args:
+        query: The user's question (English or Chinese).
+
+    Returns:
+        The focus; ``role`` is ``user`` for "what did I ask" / "我昨天问了什么",
+        ``assistant`` for "what did you suggest" / "你上次推荐了什么".
+
+    Example:
+        >>> query_focus("我昨天问了什么关于护照的事？").role
+        'user'
+        >>> query_focus("What did you recommend for the garden last week?").tokens
+        ('garden',)
+    """
+    text = unicodedata.normalize("NFKC", query).lower()
+    role: Role | None = None
+    if _USER_ROLE_RE.search(text):
+        role = "user"
+    elif _ASSISTANT_ROLE_RE.search(text):
+        role = "assistant"
+    stripped = _DATE_STRIP_RE.sub(" ", text)
+    stripped = _ZH_STRIP_RE.sub(" ", stripped)
+    tokens = tuple(
+        t
+        for t in query_tokens(stripped, drop_stopwords=False)
+        if t not in STOPWORDS and t not in _EN_NOISE
+    )
+    return QueryFocus(role, tokens, role is not None)
+
+
+# --- records ----------------------------------------------------------------------
+
+
+class SessionEvent(BaseModel):
+    """One logged message or summary."""
+
+    id: int
+    """Ledger row id."""
+    scope: str
+    thread_id: str
+    role: Role
+    """``user``, ``assistant`` or ``summary``."""
+    text: str
+    at: datetime
+    """When it was said (aware, UTC)."""
+    path: str
+    """Workspace-relative transcript file."""
+    line: int
+    """1-based line of the event in ``path``."""
+
+    @property
+    def citation(self) -> str:
+        """``path:line`` for ``memory_get``."""
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append (see :meth:`SessionLog.append_many`).
+
+    Attributes:
+        role: ``user``, ``assistant`` or ``summary``.
+        text: What was said.
+        at: When (epoch seconds, datetime or ``None`` for now).
+    """
+
+    role: str
+    text: str
+    at: datetime | float | None = None
+
+
+_COLUMNS = "id, scope, thread_id, role, text, at, path, line"
+
+
+def _event(row: Sequence[Any]) -> SessionEvent:
+    return SessionEvent(
+        id=int(row[0]),
+        scope=row[1],
+        thread_id=row[2],
+        role=row[3],
+        text=row[4],
+        at=to_dt(float(row[5])),  # type: ignore[arg-type]
+        path=row[6],
+        line=int(row[7]),
+    )
+
+
+def check_thread_id(thread_id: str) -> str:
+    """Validate a thread (conversation) id: a non-empty string, at most 200 characters.
+
+    Raises:
+        InvalidInputError: Otherwise.
+    """
+    if not isinstance(thread_id, str) or not thread_id.strip():
+        raise InvalidInputError(
+            f"Invalid thread id {thread_id!r}: pass the conversation id as a non-empty string."
+        )
+    if len(thread_id) > MAX_THREAD_ID_CHARS or "\x00" in thread_id:
+        raise InvalidInputError(
+            f"Thread id is too long or has a NUL byte: use at most {MAX_THREAD_ID_CHARS} "
+            "printable characters."
+        )
+    return thread_id
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- the log ----------------------------------------------------------------------
+
+
+class SessionLog:
+    """The hot log of a workspace's conversations: ledger rows + Markdown transcripts.
+
+    Setup:
+        Built over a :class:`~langmem_ext.Memory`; creates its ledger table on start.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext.memory.events import SessionLog
+
+            log = SessionLog(memory)
+            log.attach()   # memory.search now also finds session events on recall questions
+
+    Invoke:
+        .. code-block:: python
+
+            log.append("main", "thread-1", "user", "明天提醒我交房租")
+            log.recent("main", thread_id="thread-1", role="user")[-1].text
+            # '明天提醒我交房租'
+
+    Async:
+        .. code-block:: python
+
+            await log.aappend("main", "thread-1", "assistant", "好的，已记下。")
+
+    Args:
+        memory: The memory service whose workspace, ledger and settings are used.
+        max_results: Most session hits one search returns.
+        clock: Returns "now" in epoch seconds (tests pass a fixed clock).
+    """
+
+    _attached: weakref.WeakKeyDictionary[SearchEngine, SessionLog] = weakref.WeakKeyDictionary()
+    _attach_lock = threading.Lock()
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        clock: Any = time.time,
+    ) -> None:
+        if max_results < 1:
+            raise InvalidInputError(f"max_results must be at least 1, got {max_results}.")
+        self.memory = memory
+        self.max_results = max_results
+        self._clock = clock
+        self._ledger = memory.workspace.ledger
+        self._ledger.ensure_schema(SESSION_EVENTS_SCHEMA)
+        self._line_cache: dict[Path, tuple[int, int]] = {}
+        self._last_purge = 0.0
+
+    @property
+    def ttl_seconds(self) -> float:
+        """How long ledger rows are kept (``short_term.session_event_ttl_days``)."""
+        return float(self.memory.settings.short_term.session_event_ttl_days) * 86400.0
+
+    def _scope(self, scope: str | None) -> str:
+        return check_scope(scope or self.memory.settings.default_scope)
+
+    def attach(self) -> SessionLog:
+        """Register :meth:`search` with the memory's search engine, once per engine.
+
+        Returns:
+            The log that is attached (an earlier one when the engine already had one).
+        """
+        engine = self.memory.engine
+        with self._attach_lock:
+            current = self._attached.get(engine)
+            if current is not None:
+                return current
+            engine.add_source(self.search)
+            self._attached[engine] = self
+            return self
+
+    # -- writes --------------------------------------------------------------------
+
+    def append(
+        self,
+        scope: str | None,
+        thread_id: str,
+        role: str,
+        text: str,
+        at: datetime | float | None = None,
+    ) -> SessionEvent:
+        """Log one message or summary, durably (transcript line fsynced, row committed).
+
+        Args:
+            scope: Whose conversation (default ``settings.default_scope``).
+            thread_id: The conversation.
+            role: ``user``, ``assistant`` or ``summary``.
+            text: What was said.
+            at: When (default now).
+
+        Returns:
+            The stored event, with its transcript ``path`` and ``line``.
+
+        Raises:
+            InvalidInputError: Unknown role, bad scope or thread id.
+            EmptyTextError: Blank text.
+        """
+        return self.append_many(scope, thread_id, [NewEvent(role, text, at)])[0]
+
+    def append_many(
+        self, scope: str | None, thread_id: str, events: Sequence[NewEvent]
+    ) -> list[SessionEvent]:
+        """Log several events of one conversation with one fsync per transcript file.
+
+        Args:
+            scope: Whose conversation.
+            thread_id: The conversation.
+            events: The events, in order; all are validated before anything is written.
+
+        Returns:
+            The stored events, in order.
+        """
+        scope = self._scope(scope)
+        thread_id = check_thread_id(thread_id)
+        now = float(self._clock())
+        prepared: list[tuple[str, str, float]] = []
+        for ev in events:
+            if ev.role not in ROLES:
+                raise InvalidInputError(
+                    f"Unknown session event role {ev.role!r}: use one of {', '.join(ROLES)}."
+                )
+            if not isinstance(ev.text, str):
+                raise InvalidInputError(
+                    f"Event text must be a string, got {type(ev.text).__name__}."
+                )
+            if not ev.text.strip():
+                raise EmptyTextError("Session event text is empty; nothing to log.")
+            prepared.append((ev.role, ev.text.strip(), to_epoch(ev.at, now)))
+        if not prepared:
+            return []
+        ws = self.memory.workspace
+        layout = ws.layout
+        paths = [layout.transcript(scope, datetime.fromtimestamp(at).date()) for _, _, at in prepared]
+        by_file: dict[Path, list[int]] = {}
+        for i, path in enumerate(paths):
+            by_file.setdefault(path, []).append(i)
+        lines: list[int] = [0] * len(prepared)
+        ids: list[int] = []
+        with ws.lock.hold():
+            for path, idxs in by_file.items():
+                rendered = [self._render(thread_id, *prepared[i]) for i in idxs]
+                first = self._append_lines(path, scope, rendered)
+                for offset, i in enumerate(idxs):
+                    lines[i] = first + offset
+            rows = [
+                (scope, thread_id, role, text, at, layout.rel(path), line)
+                for (role, text, at), path, line in zip(prepared, paths, lines, strict=True)
+            ]
+            with self._ledger.transaction() as conn:
+                for row in rows:
+                    cur = conn.execute(
+                        "INSERT INTO session_events (scope, thread_id, role, text, at, path, line)"
+                        " VALUES (?,?,?,?,?,?,?)",
+                        row,
+                    )
+                    ids.append(int(cur.lastrowid or 0))
+        if now - self._last_purge >= PURGE_INTERVAL_S:
+            self.purge(now=now)
+        return [
+            SessionEvent(
+                id=i,
+                scope=r[0],
+                thread_id=r[1],
+                role=r[2],  # type: ignore[arg-type]
+                text=r[3],
+                at=to_dt(r[4]),  # type: ignore[arg-type]
+                path=r[5],
+                line=r[6],
+            )
+            for i, r in zip(ids, rows, strict=True)
+        ]
+
+    @staticmethod
+    def _render(thread_id: str, role: str, text: str, at: float) -> str:
+        stamp = datetime.fromtimestamp(at).strftime("%H:%M:%S")
+        return f"- {stamp} [{_one_line(thread_id)}] {role}: {_one_line(text)}"
+
+    def _append_lines(self, path: Path, scope: str, lines: Sequence[str]) -> int:
+        """Append lines durably; return the 1-based line number of the first one."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        created = not path.exists()
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            cached = self._line_cache.get(path)
+            if cached is not None and cached[0] == size:
+                newlines = cached[1]
+            else:
+                newlines = path.read_bytes().count(b"\n")
+            ends_with_newline = size == 0 or os.pread(fd, 1, size - 1) == b"\n"
+            if size == 0:
+                day = path.stem
+                prefix = f"# Transcript {day} ({scope})\n\n"
+            elif not ends_with_newline:
+                prefix = "\n"  # close a hand-edited last line
+            else:
+                prefix = ""
+            first = newlines + prefix.count("\n") + 1
+            payload = (prefix + "\n".join(lines) + "\n").encode("utf-8")
+            view = memoryview(payload)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(path.parent)
+        self._line_cache[path] = (size + len(payload), newlines + payload.count(b"\n"))
+        return first
+
+    def purge(self, *, now: float | None = None) -> int:
+        """Delete ledger rows older than the TTL (transcript files are kept).
+
+        Args:
+            now: The current time (default the log's clock).
+
+        Returns:
+            How many rows were deleted.
+        """
+        now = float(self._clock()) if now is None else now
+        cutoff = now - self.ttl_seconds
+        with self._ledger.transaction() as conn:
+            cur = conn.execute("DELETE FROM session_events WHERE at < ?", (cutoff,))
+            deleted = int(cur.rowcount or 0)
+        self._last_purge = now
+        if deleted:
+            logger.info("purged %d session events older than %s", deleted, to_dt(cutoff))
+        return deleted
+
+    # -- reads ---------------------------------------------------------------------
+
+    def recent(
+        self,
+        scope: str | None,
+        thread_id: str | None = None,
+        since: datetime | date | float | None = None,
+        until: datetime | date | float | None = None,
+        role: str | None = None,
+        limit: int | None = None,
+    ) -> list[SessionEvent]:
+        """Events of a scope (optionally one thread, a time range, one role), oldest first.
+
+        Args:
+            scope: Whose conversations; events of other scopes are never returned.
+            thread_id: Only this conversation.
+            since: Only events at or after this time.
+            until: Only events before this time.
+            role: Only ``user``, ``assistant`` or ``summary`` events.
+            limit: Only the newest ``limit`` events (still returned oldest first).
+
+        Returns:
+            The events (expired rows excluded even before they are purged).
+        """
+        scope = self._scope(scope)
+        now = float(self._clock())
+        sql = f"SELECT {_COLUMNS} FROM session_events WHERE scope = ? AND at >= ?"
+        params: list[Any] = [scope, now - self.ttl_seconds]
+        if thread_id is not None:
+            sql += " AND thread_id = ?"
+            params.append(check_thread_id(thread_id))
+        if since is not None:
+            sql += " AND at >= ?"
+            params.append(to_epoch(since, 0.0))
+        if until is not None:
+            sql += " AND at < ?"
+            params.append(to_epoch(until, 0.0))
+        if role is not None:
+            if role not in ROLES:
+                raise InvalidInputError(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
+            sql += " AND role = ?"
+            params.append(role)
+        sql += " ORDER BY at DESC, id DESC"
+        if limit is not None:
+            if limit < 1:
+                raise InvalidInputError(f"limit must be at least 1, got {limit}.")
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        rows = self._ledger.query(sql, params)
+        return [_event(r) for r in reversed(rows)]
+
+    # -- search source -------------------------------------------------------------
+
+    def search(
+        self, query: str, scope: str, k: int, intent: RecallIntent | None
+    ) -> list[SearchHit]:
+        """Session events for a recall question (a ``SearchEngine`` extra source).
+
+        Returns nothing, without touching the ledger, unless the query is a recall
+        question: a recall intent that forces a search (yesterday, last week,
+        上次, 之前, ...) or any time phrase plus a question about what was said
+        ("what did I ask today").
+
+        Args:
+            query: The search query.
+            scope: The caller's scope (only its events are read).
+            k: Results wanted; at most ``max_results`` are returned.
+            intent: The recall intent if the caller detected one; detected here
+                otherwise.
+
+        Returns:
+            ``SearchHit(source="session", category="episode")`` with the transcript
+            ``path:line``, best first.
+        """
+        now = float(self._clock())
+        if intent is None:
+            intent = detect_recall_intent(query, datetime.fromtimestamp(now).astimezone())
+        if intent is None:
+            return []
+        focus = query_focus(query)
+        if not (intent.forced or focus.asks_about_session):
+            return []
+        scope = check_scope(scope)
+        rows = self._candidates(scope, intent, focus.role, now)
+        if not rows:
+            return []
+        hits = self._score(rows, intent, focus, now)
+        limit = max(1, min(k, self.max_results))
+        return hits[:limit]
+
+    def _candidates(
+        self, scope: str, intent: RecallIntent, role: Role | None, now: float
+    ) -> list[tuple[Any, ...]]:
+        sql = f"SELECT {_COLUMNS} FROM session_events WHERE scope = ? AND at >= ?"
+        params: list[Any] = [scope, now - self.ttl_seconds]
+        if intent.window_start is not None and intent.window_end is not None:
+            sql += " AND at >= ? AND at < ?"
+            params += [intent.window_start, intent.window_end]
+            limit = WINDOW_SCAN_LIMIT
+        else:
+            limit = LATEST_SCAN_LIMIT
+        if role is not None:
+            sql += " AND role = ?"
+            params.append(role)
+        sql += " ORDER BY at DESC, id DESC LIMIT ?"
+        params.append(limit)
+        return self._ledger.query(sql, params)
+
+    def _score(
+        self, rows: Sequence[tuple[Any, ...]], intent: RecallIntent, focus: QueryFocus, now: float
+    ) -> list[SearchHit]:
+        windowed = intent.window_start is not None and intent.window_end is not None
+        span = (
+            max(1.0, float(intent.window_end) - float(intent.window_start))  # type: ignore[arg-type]
+            if windowed
+            else 1.0
+        )
+        scored: list[tuple[float, dict[str, float], tuple[Any, ...]]] = []
+        for row in rows:
+            at = float(row[5])
+            if windowed:
+                recency = min(1.0, max(0.0, (at - float(intent.window_start)) / span))  # type: ignore[arg-type]
+            else:
+                recency = math.exp(-max(0.0, now - at) / 86400.0 / 14.0)
+            overlap = 0.0
+            if focus.tokens:
+                have = set(index_tokens(row[4]))
+                overlap = sum(1 for t in focus.tokens if t in have) / len(focus.tokens)
+            if focus.tokens and overlap > 0:
+                score = 0.5 + 0.4 * overlap + 0.1 * recency
+            elif focus.tokens:
+                score = 0.36 + 0.05 * recency  # in the window, but not about the topic
+            else:
+                score = (0.55 if windowed else 0.5) + 0.1 * recency
+            if focus.role is None and row[3] == "summary":
+                score += 0.03
+            debug = {"overlap": overlap, "recency": recency, "window": 1.0 if windowed else 0.0}
+            scored.append((min(score, 1.0), debug, row))
+        if focus.tokens:
+            matched = [s for s in scored if s[1]["overlap"] > 0]
+            # With no window, events off the topic are noise; within a window, the
+            # latest events are still an answer to "what did we do yesterday ...".
+            scored = matched if (matched or not windowed) else scored
+        scored.sort(key=lambda s: (-s[0], -float(s[2][5])))
+        hits: list[SearchHit] = []
+        seen: set[str] = set()
+        for score, debug, row in scored:
+            key = _one_line(row[4]).lower()
+            if key in seen:
+                continue
+            seen.add(key)
+            when = to_dt(float(row[5]))
+            hits.append(
+                SearchHit(
+                    id=f"ev-{int(row[0])}",
+                    text=f"{_ROLE_LABEL.get(row[3], row[3])}: {row[4]}",
+                    score=round(score, 6),
+                    path=row[6],
+                    line=int(row[7]),
+                    category="episode",
+                    created_at=when,  # type: ignore[arg-type]
+                    updated_at=when,  # type: ignore[arg-type]
+                    importance=1.0,
+                    scope=row[1],
+                    source="session",
+                    debug={k: round(v, 6) for k, v in debug.items()},
+                )
+            )
+        return hits
+
+    # -- async twins ---------------------------------------------------------------
+
+    aappend = async_method(append)
+    aappend_many = async_method(append_many)
+    arecent = async_method(recent)
+    apurge = async_method(purge)
+
+
+__all__ = [
+    "DEFAULT_MAX_RESULTS",
+    "ROLES",
+    "SESSION_EVENTS_SCHEMA",
+    "NewEvent",
+    "QueryFocus",
+    "Role",
+    "SessionEvent",
+    "SessionLog",
+    "check_thread_id",
+    "query_focus",
+]

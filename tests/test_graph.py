@@ -1,0 +1,228 @@
+"""End to end through the compiled memory graph, scripted model, real store."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from langmem_ext import Memory, Settings
+from langmem_ext.graph import build_memory_graph, classify_reply
+from langmem_ext.scripted import ScriptedChatModel, tool_call
+from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
+from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.validity import validate_messages
+
+SAVE_RULES = {
+    "我喜欢吃拉面，请记住": "主人喜欢吃拉面",
+    "记住：我今天心情不好": "今天心情不好",
+    "Remember that my sister Mei is vegetarian": "My sister Mei is vegetarian",
+}
+
+
+def memory_block(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+
+
+def policy(messages: list[BaseMessage]) -> AIMessage:
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        if "pending" in str(last.content).lower():
+            return AIMessage("我先记下了，等你确认。Please confirm.")
+        return AIMessage(f"Search says: {last.content}")
+    text = str(last.content)
+    if text == FLUSH_PROMPT:
+        return AIMessage(NO_REPLY)
+    if text in SAVE_RULES:
+        return AIMessage("", tool_calls=[tool_call("memory_save", text=SAVE_RULES[text])])
+    if "吃什么" in text or "vegetarian?" in text:
+        block = memory_block(messages)
+        if "拉面" in block:
+            return AIMessage("你上次说你喜欢吃拉面。")
+        if "vegetarian" in block:
+            return AIMessage("Yes, Mei is vegetarian.")
+        return AIMessage("我搜索过了，但没有找到相关记忆。")
+    return AIMessage("好的。")
+
+
+@pytest.fixture
+def graph_parts(memory: Memory) -> tuple[Any, ScriptedChatModel, Memory]:
+    model = ScriptedChatModel(policy=policy)
+    graph = build_memory_graph(model, memory, checkpointer=InMemorySaver())
+    return graph, model, memory
+
+
+def cfg(thread: str, user: str = "alice") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread, "user_id": user}}
+
+
+def say(graph: Any, text: str, config: dict[str, Any]) -> dict[str, Any]:
+    return dict(graph.invoke({"messages": [HumanMessage(text)]}, config))
+
+
+def test_reply_classifier() -> None:
+    assert (
+        classify_reply("确认") == classify_reply("好，都确认") == classify_reply("yes") == "confirm"
+    )
+    assert classify_reply("不用，取消") == classify_reply("no, cancel") == "reject"
+    assert classify_reply("我不喜欢香菜，但是我很喜欢吃拉面和寿司，还有很多别的东西") is None
+    assert classify_reply("what's the weather like in Berlin tomorrow afternoon?") is None
+
+
+def test_save_confirm_then_recall_in_a_new_thread(
+    graph_parts: tuple[Any, ScriptedChatModel, Memory],
+) -> None:
+    graph, model, memory = graph_parts
+    out = say(graph, "我喜欢吃拉面，请记住", cfg("t1"))
+    assert len(out["pending_ids"]) == 1
+    assert memory.search("拉面", scope="user_alice") == []  # not stored before confirmation
+    out = say(graph, "确认", cfg("t1"))
+    assert out["pending_ids"] == []
+    [entry] = memory.list(scope="user_alice")
+    assert entry.text == "主人喜欢吃拉面"
+    # Days later, a new thread: the recall question forces a search.
+    out = say(graph, "上次我说我喜欢吃什么？", cfg("t2"))
+    assert out["messages"][-1].content == "你上次说你喜欢吃拉面。"
+    assert out["recalled"] and out["recalled"][0]["text"] == "主人喜欢吃拉面"
+    assert "<memory_context>" in memory_block(model.calls[-1])
+    # The answer used the memory: it was boosted.
+    assert memory.get_entry(entry.id, scope="user_alice").importance > 1.0
+
+
+def test_rejection_stores_nothing(graph_parts: tuple[Any, ScriptedChatModel, Memory]) -> None:
+    graph, _, memory = graph_parts
+    say(graph, "记住：我今天心情不好", cfg("t1"))
+    out = say(graph, "不用，取消", cfg("t1"))
+    assert out["pending_ids"] == []
+    assert memory.list(scope="user_alice") == []
+
+
+def test_pending_save_expires(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.lifecycle.pending_ttl_hours = 0.3 / 3600
+    with Memory(settings=s) as memory:
+        graph = build_memory_graph(
+            ScriptedChatModel(policy=policy), memory, checkpointer=InMemorySaver()
+        )
+        say(graph, "我喜欢吃拉面，请记住", cfg("t1"))
+        time.sleep(0.5)
+        out = say(graph, "确认", cfg("t1"))
+        assert out["pending_ids"] == []
+        assert memory.list(scope="user_alice") == []
+
+
+def test_model_supplied_scope_has_no_effect_and_users_are_isolated(
+    graph_parts: tuple[Any, ScriptedChatModel, Memory],
+) -> None:
+    graph, _, memory = graph_parts
+    errors: list[BaseException] = []
+
+    def user_session(user: str) -> None:
+        try:
+            say(graph, "Remember that my sister Mei is vegetarian", cfg(f"{user}-1", user))
+            say(graph, "yes", cfg(f"{user}-1", user))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=user_session, args=("bob",))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    out = say(graph, "Is my sister vegetarian?", cfg("carol-1", "carol"))
+    assert out["messages"][-1].content == "我搜索过了，但没有找到相关记忆。"
+    assert out["recalled"] == []
+    assert [e.text for e in memory.list(scope="user_bob")] == ["My sister Mei is vegetarian"]
+    assert memory.list(scope="user_carol") == []
+
+
+def test_checkpoint_runs_after_the_flush_and_leaves_a_valid_list(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.short_term.context_window = 1200
+    s.short_term.keep_last_turns = 2
+    order: list[str] = []
+
+    def flushing_policy(messages: list[BaseMessage]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, HumanMessage) and last.content == FLUSH_PROMPT:
+            order.append("flush")
+            return AIMessage(
+                "", tool_calls=[tool_call("memory_save", text="User's locker code is 4711")]
+            )
+        if isinstance(last, ToolMessage) and any(
+            isinstance(m, HumanMessage) and m.content == FLUSH_PROMPT for m in messages
+        ):
+            return AIMessage(NO_REPLY)
+        if any(SUMMARY_HEADER in str(m.content) for m in messages if isinstance(m, SystemMessage)):
+            order.append("answer-after-checkpoint")
+        return AIMessage("Noted. " + "ok " * 40)
+
+    with Memory(settings=s) as memory:
+        graph = build_memory_graph(
+            ScriptedChatModel(policy=flushing_policy), memory, checkpointer=InMemorySaver()
+        )
+        config = cfg("long")
+        say(graph, "My locker code is 4711, remember it.", config)
+        for i in range(12):
+            out = say(graph, f"Turn {i}: let's talk about topic {i} " + "blah " * 30, config)
+        assert "flush" in order
+        assert out["summary"] and out.get("checkpoints", 0) >= 1
+        pending = [p.text for p in memory.list_pending(scope="user_alice")]
+        assert "User's locker code is 4711" in pending  # saved before anything was dropped
+        state = graph.get_state(config).values
+        validate_messages(state["messages"])
+        assert isinstance(state["messages"][-1], AIMessage)
+        assert "NO_REPLY" not in " ".join(str(m.content) for m in state["messages"])
+        assert len(memory.list(scope="user_alice", category="episode")) >= 1
+        say(graph, "And one more thing", config)
+        # The model saw the summary only after a flush had run.
+        assert order.index("flush") < order.index("answer-after-checkpoint")
+
+
+def test_flush_model_failure_falls_back_and_drops_nothing(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.short_term.context_window = 1200
+    s.short_term.keep_last_turns = 2
+
+    def failing_flush(messages: list[BaseMessage]) -> AIMessage:
+        if isinstance(messages[-1], HumanMessage) and messages[-1].content == FLUSH_PROMPT:
+            raise RuntimeError("model overloaded")
+        return AIMessage("Noted. " + "ok " * 40)
+
+    with Memory(settings=s) as memory:
+        graph = build_memory_graph(
+            ScriptedChatModel(policy=failing_flush), memory, checkpointer=InMemorySaver()
+        )
+        config = cfg("long")
+        say(graph, "我叫林伟，我住在柏林。", config)
+        for i in range(12):
+            out = say(graph, f"Turn {i} about topic {i} " + "blah " * 30, config)
+        pending = " ".join(p.text for p in memory.list_pending(scope="user_alice"))
+        assert "林伟" in pending  # the extractive fallback saved it
+        assert out["summary"]
+        validate_messages(graph.get_state(config).values["messages"])
+
+
+def test_human_in_the_loop_confirmation(memory: Memory) -> None:
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=policy),
+        memory,
+        checkpointer=InMemorySaver(),
+        confirm_mode="interrupt",
+    )
+    config = cfg("hitl")
+    out = graph.invoke({"messages": [HumanMessage("我喜欢吃拉面，请记住")]}, config)
+    [intr] = out["__interrupt__"]
+    assert intr.value["pending"][0]["text"] == "主人喜欢吃拉面"
+    graph.invoke(Command(resume="yes"), config)
+    assert [e.text for e in memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
