@@ -93,7 +93,9 @@ def _memory(args: argparse.Namespace) -> Any:
     settings = Settings()
     if args.embedder:
         settings.embeddings.provider = args.embedder
-    return Memory(args.workspace, settings=settings) if args.workspace else Memory(settings=settings)
+    return (
+        Memory(args.workspace, settings=settings) if args.workspace else Memory(settings=settings)
+    )
 
 
 def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
@@ -139,8 +141,10 @@ def _pending_table(items: Sequence[Any]) -> str:
 def _entries_table(entries: Sequence[Any]) -> str:
     if not entries:
         return "No memories."
-    rows = [[e.id, e.category, f"{e.importance:.2f}", f"{e.created_at:%Y-%m-%d}", e.citation, e.text]
-            for e in entries]
+    rows = [
+        [e.id, e.category, f"{e.importance:.2f}", f"{e.created_at:%Y-%m-%d}", e.citation, e.text]
+        for e in entries
+    ]
     return format_table(["id", "category", "imp", "created", "where", "text"], rows)
 
 
@@ -150,16 +154,21 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == "demo":
         from langmem_ext.demo import run_demo
 
-        return run_demo(args.demo_workspace or args.workspace, as_json=args.json,
-                        embedder=args.embedder)
+        return run_demo(
+            args.demo_workspace or args.workspace, as_json=args.json, embedder=args.embedder
+        )
     mem = _memory(args)
     try:
         scope = args.scope
         if cmd == "save":
             p = mem.save(args.text, scope=scope, target=args.target, category=args.category)
-            out.emit(p.model_dump(mode="json"),
-                     lambda: f"Pending {p.id} (expires {p.expires_at:%Y-%m-%d %H:%M} UTC): {p.text}\n"
-                             f"Confirm with: langmem-ext confirm {p.id}")
+            out.emit(
+                p.model_dump(mode="json"),
+                lambda: (
+                    f"Pending {p.id} (expires {p.expires_at:%Y-%m-%d %H:%M} UTC): {p.text}\n"
+                    f"Confirm with: langmem-ext confirm {p.id}"
+                ),
+            )
         elif cmd == "pending":
             items = mem.list_pending(scope=scope)
             out.emit([p.model_dump(mode="json") for p in items], lambda: _pending_table(items))
@@ -173,10 +182,14 @@ def _run(args: argparse.Namespace) -> int:
                     results.append(mem.confirm(pid, scope=scope).model_dump(mode="json"))
                 else:
                     results.append(mem.reject(pid, scope=scope).model_dump(mode="json"))
-            out.emit(results, lambda: "\n".join(
-                f"{'Confirmed' if cmd == 'confirm' else 'Rejected'}: {r['text']}"
-                + (f"  ({r['path']}:{r['line']}, id {r['id']})" if cmd == "confirm" else "")
-                for r in results))
+            out.emit(
+                results,
+                lambda: "\n".join(
+                    f"{'Confirmed' if cmd == 'confirm' else 'Rejected'}: {r['text']}"
+                    + (f"  ({r['path']}:{r['line']}, id {r['id']})" if cmd == "confirm" else "")
+                    for r in results
+                ),
+            )
         elif cmd == "add":
             eid = mem.add(args.text, scope=scope, target=args.target, category=args.category)
             e = mem.get_entry(eid, scope=scope)
@@ -189,34 +202,58 @@ def _run(args: argparse.Namespace) -> int:
             out.emit({"deleted": args.id}, lambda: f"Forgot {args.id}.")
         elif cmd == "search":
             hits = mem.search(args.query, scope=scope, k=args.k, mode=args.mode)
-            out.emit([h.model_dump(mode="json") for h in hits], lambda: _hits_table(hits, args.debug))
+            out.emit(
+                [h.model_dump(mode="json") for h in hits], lambda: _hits_table(hits, args.debug)
+            )
         elif cmd == "get":
             r = mem.get(args.path, scope=scope, from_line=args.from_line, lines=args.lines)
-            out.emit(r.model_dump(mode="json"), lambda: r.text + (
-                f"\n… (truncated; next: --from {r.next_from})" if r.truncated else ""))
+            out.emit(
+                r.model_dump(mode="json"),
+                lambda: (
+                    r.text + (f"\n… (truncated; next: --from {r.next_from})" if r.truncated else "")
+                ),
+            )
         elif cmd == "list":
             entries = mem.list(scope=scope, category=args.category)
             out.emit([e.model_dump(mode="json") for e in entries], lambda: _entries_table(entries))
         elif cmd in ("sync", "reindex"):
             update, close = _progress_bar("embedding")
             try:
-                rep = mem.reindex(progress=update) if cmd == "reindex" else mem.sync(progress=update)
+                rep = (
+                    mem.reindex(progress=update) if cmd == "reindex" else mem.sync(progress=update)
+                )
             finally:
                 close()
             data = rep.__dict__
-            out.emit(data, lambda: (
-                f"{cmd}: {rep.files_scanned} files, {rep.files_changed} changed, +{rep.added} "
-                f"~{rep.updated} -{rep.removed}, {rep.ids_assigned} ids assigned, "
-                f"{rep.embedded} embedded"
-                + (f"\nvector index not updated: {rep.vector_error}" if rep.vector_error else "")))
+            out.emit(
+                data,
+                lambda: (
+                    f"{cmd}: {rep.files_scanned} files, {rep.files_changed} changed, +{rep.added} "
+                    f"~{rep.updated} -{rep.removed}, {rep.ids_assigned} ids assigned, "
+                    f"{rep.embedded} embedded"
+                    + (
+                        f"\nvector index not updated: {rep.vector_error}"
+                        if rep.vector_error
+                        else ""
+                    )
+                ),
+            )
         elif cmd == "stats":
             st = mem.stats(scope=args.scope_filter)
-            out.emit(st, lambda: format_table(
-                ["scope", "entries", "system", "core", "fact", "episode", "pending"],
-                [[s, v["entries"], *v["by_category"].values(), v["pending"]]
-                 for s, v in st["scopes"].items()])
-                + f"\n\nworkspace: {st['workspace']}  embedder: {st['embedder']}  "
-                  f"vectors waiting: {st['vectors_waiting']}")
+            out.emit(
+                st,
+                lambda: (
+                    format_table(
+                        ["scope", "entries", "system", "core", "fact", "episode", "pending"],
+                        [
+                            [s, v["entries"], *v["by_category"].values(), v["pending"]]
+                            for s, v in st["scopes"].items()
+                        ],
+                    )
+                    + f"\n\nworkspace: {st['workspace']}  embedder: {st['embedder']}  "
+                    f"vectors waiting: {st['vectors_waiting']}"
+                ),
+            )
         elif cmd == "export":
             print(json.dumps(mem.export(scope=scope), ensure_ascii=False, indent=2))
         return 0
@@ -226,12 +263,22 @@ def _run(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs tests)."""
-    p = argparse.ArgumentParser(prog="langmem-ext", description="Durable memory for LangChain agents.")
-    p.add_argument("--workspace", "-w", help="workspace folder (default: LANGMEM_WORKSPACE or ./langmem-workspace)")
+    p = argparse.ArgumentParser(
+        prog="langmem-ext", description="Durable memory for LangChain agents."
+    )
+    p.add_argument(
+        "--workspace",
+        "-w",
+        help="workspace folder (default: LANGMEM_WORKSPACE or ./langmem-workspace)",
+    )
     p.add_argument("--scope", "-s", default=None, help="memory scope (default: main)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.add_argument("--embedder", choices=["use", "e5", "ollama", "fake"], default=None,
-                   help="embedder (default: LANGMEM_EMBEDDINGS__PROVIDER or use)")
+    p.add_argument(
+        "--embedder",
+        choices=["use", "e5", "ollama", "fake"],
+        default=None,
+        help="embedder (default: LANGMEM_EMBEDDINGS__PROVIDER or use)",
+    )
     # The same options after the command (`langmem-ext search x --json`); SUPPRESS keeps
     # the global value when the option is not repeated.
     common = argparse.ArgumentParser(add_help=False)
@@ -244,10 +291,14 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("save", "add"):
         parsers[name].add_argument("text")
         parsers[name].add_argument("--target", default="long_term", choices=["long_term", "daily"])
-        parsers[name].add_argument("--category", default="fact", choices=["system", "core", "fact", "episode"])
+        parsers[name].add_argument(
+            "--category", default="fact", choices=["system", "core", "fact", "episode"]
+        )
     for name in ("confirm", "reject"):
         parsers[name].add_argument("ids", nargs="*")
-        parsers[name].add_argument("--all", action="store_true", help="every pending save of the scope")
+        parsers[name].add_argument(
+            "--all", action="store_true", help="every pending save of the scope"
+        )
     parsers["update"].add_argument("id")
     parsers["update"].add_argument("text")
     parsers["forget"].add_argument("id")
@@ -259,8 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["get"].add_argument("--from", dest="from_line", type=int, default=None)
     parsers["get"].add_argument("--lines", type=int, default=None)
     parsers["list"].add_argument("--category", choices=["system", "core", "fact", "episode"])
-    parsers["demo"].add_argument("--workspace", dest="demo_workspace", default=None,
-                                 help="fresh folder for the demo (default: a new temp folder)")
+    parsers["demo"].add_argument(
+        "--workspace",
+        dest="demo_workspace",
+        default=None,
+        help="fresh folder for the demo (default: a new temp folder)",
+    )
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     return p
 

@@ -18,12 +18,16 @@ from typing import Any
 
 def load_sample() -> dict[str, Any]:
     """The sample conversation shipped in ``langmem_ext/data``."""
-    text = resources.files("langmem_ext").joinpath("data/sample_conversation.json").read_text("utf-8")
+    text = (
+        resources.files("langmem_ext").joinpath("data/sample_conversation.json").read_text("utf-8")
+    )
     data: dict[str, Any] = json.loads(text)
     return data
 
 
-def run_demo(workspace: str | None = None, *, as_json: bool = False, embedder: str | None = None) -> int:
+def run_demo(
+    workspace: str | None = None, *, as_json: bool = False, embedder: str | None = None
+) -> int:
     """Run the demo; prints a narrated transcript (or JSON). Returns an exit code."""
     from langmem_ext.config import Settings
     from langmem_ext.memory import Memory
@@ -51,8 +55,11 @@ def run_demo(workspace: str | None = None, *, as_json: bool = False, embedder: s
                 if "save" in turn:
                     s = turn["save"]
                     p = memory.save(
-                        s["text"], scope=scope, category=s.get("category", "fact"),
-                        target=s.get("target", "long_term"), created_at=started,
+                        s["text"],
+                        scope=scope,
+                        category=s.get("category", "fact"),
+                        target=s.get("target", "long_term"),
+                        created_at=started,
                     )
                     report["saves"].append({"pending": p.id, "text": p.text, "status": "pending"})
                     say(f"{'':>13}↳ memory_save → pending {p.id} ({p.category}, {p.target})")
@@ -74,10 +81,14 @@ def run_demo(workspace: str | None = None, *, as_json: bool = False, embedder: s
             hits = memory.search(q["query"], scope=scope, k=3)
             top = hits[0] if hits else None
             ok = bool(top and q["expect"].lower() in top.text.lower())
-            report["searches"].append({
-                "query": q["query"], "top": top.text if top else None,
-                "score": top.score if top else None, "expected_found": ok,
-            })
+            report["searches"].append(
+                {
+                    "query": q["query"],
+                    "top": top.text if top else None,
+                    "score": top.score if top else None,
+                    "expected_found": ok,
+                }
+            )
             say(f"  ? {q['query']}")
             for h in hits:
                 say(f"      {h.score:.3f}  {h.citation:<28} {h.text}")

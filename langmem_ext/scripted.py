@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from pydantic import Field
 
 Policy = Callable[[list[BaseMessage]], AIMessage]
 """``policy(messages) -> reply``."""
@@ -46,9 +47,9 @@ class ScriptedChatModel(BaseChatModel):
     """
 
     policy: Policy
-    calls: list[list[BaseMessage]] = []
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
     """Every message list the model was called with (for inspection)."""
-    bound_tools: list[str] = []
+    bound_tools: list[str] = Field(default_factory=list)
     """Names of the tools last bound."""
 
     @property

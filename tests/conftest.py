@@ -14,7 +14,7 @@ import pytest
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from langmem_ext import Memory, Settings  # noqa: E402
+from langmem_ext import Memory, Settings
 
 
 @pytest.fixture

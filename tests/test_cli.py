@@ -61,14 +61,14 @@ def test_tables_for_people(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "core" in out and "allergic" in out and "MEMORY.md:" in out
     code, out, _ = run(capsys, "--workspace", ws, "stats")
     assert re.search(r"main\s+1\s+0\s+1\s+0\s+0\s+0", out)
-    code, out, err = run(capsys, "--workspace", ws, "reindex")
+    code, out, _err = run(capsys, "--workspace", ws, "reindex")
     assert code == 0 and "1 embedded" in out
     code, out, _ = run(capsys, "--workspace", ws, "search", "peanut", "--debug")
-    assert "score" in out and "fused" in out or "=" in out
+    assert ("score" in out and "fused" in out) or "=" in out
 
 
 def test_errors_are_one_line_with_exit_code_2(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "--workspace", ws, "confirm", "p-doesnotexist")
+    code, _out, err = run(capsys, "--workspace", ws, "confirm", "p-doesnotexist")
     assert code == 2
     assert err.startswith("error: No pending memory") and "Traceback" not in err
     code, _, err = run(capsys, "--workspace", ws, "get", "../state.db")

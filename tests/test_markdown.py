@@ -34,7 +34,7 @@ def test_multiline_entries_round_trip() -> None:
 
 def test_hand_typed_bullets_get_ids_and_duplicates_are_renamed() -> None:
     c = "# Notes\n\n## Facts\n- typed by hand\n- copied ^m-aaaa1\n- copied again ^m-aaaa1\n"
-    new, entries = assign_missing_ids(c, taken=set())
+    _new, entries = assign_missing_ids(c, taken=set())
     ids = [e.id for e in entries]
     assert None not in ids and len(set(ids)) == 3
     assert ids[1] == "m-aaaa1"

@@ -150,11 +150,7 @@ def build_memory_graph(
     g.add_conditional_edges(BOOST_USED, route_after_boost, after_boost)
     g.add_edge(PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE)
 
-    saver: BaseCheckpointSaver[Any] | None
-    if checkpointer is False:
-        saver = None
-    else:
-        saver = checkpointer or default_checkpointer(memory)
+    saver = None if checkpointer is False else checkpointer or default_checkpointer(memory)
     return g.compile(checkpointer=saver, store=store, name="memory_agent")
 
 
