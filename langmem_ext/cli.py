@@ -37,7 +37,9 @@ COMMANDS: dict[str, str] = {
     "reindex": "rebuild the derived index from Markdown",
     "stats": "counts per scope and category",
     "export": "export memories as JSON",
-    "demo": "run the bilingual sample conversation in a fresh workspace",
+    "demo": "run the bilingual sample conversation through the memory graph",
+    "chat": "talk to the memory agent (resumes the scope's latest session)",
+    "serve": "serve the memory graph and retriever with LangServe on 127.0.0.1",
 }
 
 
@@ -254,6 +256,10 @@ def _run(args: argparse.Namespace) -> int:
                     f"vectors waiting: {st['vectors_waiting']}"
                 ),
             )
+        elif cmd == "chat":
+            from langmem_ext.chat import run_chat
+
+            return run_chat(mem, scope=scope, new=args.new, scripted=args.scripted)
         elif cmd == "export":
             print(json.dumps(mem.export(scope=scope), ensure_ascii=False, indent=2))
         return 0
@@ -316,6 +322,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="fresh folder for the demo (default: a new temp folder)",
     )
+    parsers["demo"].add_argument(
+        "--scripted",
+        action="store_true",
+        help="use the scripted model even if a real one is reachable",
+    )
+    parsers["chat"].add_argument("--new", action="store_true", help="start a new session")
+    parsers["chat"].add_argument(
+        "--scripted", action="store_true", help="offline scripted model (no LLM needed)"
+    )
+    parsers["serve"].add_argument("--host", default="127.0.0.1")
+    parsers["serve"].add_argument("--port", type=int, default=8000)
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     return p
 

@@ -1,19 +1,29 @@
 """``langmem-ext demo``: the shipped bilingual sample conversation, end to end.
 
-Runs on the embedded default (Chroma ``PersistentClient`` + the offline embedder)
-in a fresh workspace: every proposed save goes to pending, the user's replies
-confirm or reject them, then Chinese and English questions are searched and the
-best hit is read back with ``get``.
+The whole memory graph runs over the sample's three sessions on the embedded
+default (Chroma ``PersistentClient`` + the offline embedder) in a fresh workspace:
+the model proposes saves with ``memory_save``, the user's replies confirm or
+reject them (``pending_confirm``), and a new thread asks recall questions
+(``preflight_recall``). With no chat model reachable, a scripted model plays the
+assistant, and the demo says so. Then the sample's questions are searched
+directly, with scores, and the best hit is read back with ``get``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
-from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langmem_ext.scripted import Policy, ScriptedChatModel, tool_call
+
+logger = logging.getLogger(__name__)
 
 
 def load_sample() -> dict[str, Any]:
@@ -25,11 +35,87 @@ def load_sample() -> dict[str, Any]:
     return data
 
 
+def _recalled_texts(messages: list[BaseMessage]) -> list[str]:
+    block = "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+    out = []
+    for line in block.splitlines():
+        if line.startswith("- recalled") and "): " in line:
+            out.append(json.loads(line.split("): ", 1)[1]))
+    return out
+
+
+def sample_policy(sample: dict[str, Any]) -> Policy:
+    """A scripted assistant for the sample: it saves what the sample's assistant saved
+    and answers recall questions from the recalled memories it is given."""
+    saves: dict[str, list[dict[str, Any]]] = {}
+    replies: dict[str, str] = {}
+    for session in sample["sessions"]:
+        last_user = ""
+        for turn in session["turns"]:
+            if turn["role"] == "user":
+                last_user = turn["text"]
+            elif "save" in turn:
+                saves.setdefault(last_user, []).append(turn["save"])
+                replies[last_user] = turn["text"]
+    from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        last = messages[-1]
+        human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+        user_text = str(human.content) if human else ""
+        if isinstance(last, ToolMessage):
+            return AIMessage(replies.get(user_text, "OK."))
+        if user_text == FLUSH_PROMPT:
+            return AIMessage(NO_REPLY)
+        if user_text in saves:
+            return AIMessage(
+                "",
+                tool_calls=[
+                    tool_call(
+                        "memory_save",
+                        text=s["text"],
+                        category=s.get("category", "fact"),
+                        target=s.get("target", "long_term"),
+                    )
+                    for s in saves[user_text]
+                ],
+            )
+        recalled = _recalled_texts(messages)
+        if user_text.rstrip().endswith(("?", "？")):
+            if recalled:
+                return AIMessage(f"From memory: {recalled[0]}")
+            return AIMessage("I searched my memory but found nothing about that.")
+        return AIMessage("好的。" if any("\u4e00" <= ch <= "\u9fff" for ch in user_text) else "OK.")
+
+    return policy
+
+
+def _pick_model(sample: dict[str, Any], say: Any) -> BaseChatModel:
+    from langmem_ext.chat_models import ModelUnavailableError, load_chat_model
+    from langmem_ext.config import Settings
+
+    try:
+        model = load_chat_model(Settings())
+        say(f"chat model: {Settings().chat_model}")
+        return model
+    except ModelUnavailableError as e:
+        say("No chat model is reachable, so a scripted model plays the assistant")
+        say(f"({str(e).splitlines()[0]})")
+        return ScriptedChatModel(policy=sample_policy(sample))
+
+
 def run_demo(
-    workspace: str | None = None, *, as_json: bool = False, embedder: str | None = None
+    workspace: str | None = None,
+    *,
+    as_json: bool = False,
+    embedder: str | None = None,
+    scripted: bool = False,
 ) -> int:
     """Run the demo; prints a narrated transcript (or JSON). Returns an exit code."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
     from langmem_ext.config import Settings
+    from langmem_ext.graph import build_memory_graph
     from langmem_ext.memory import Memory
 
     root = Path(workspace) if workspace else Path(tempfile.mkdtemp(prefix="langmem-demo-"))
@@ -41,42 +127,40 @@ def run_demo(
         settings.embeddings.provider = embedder  # type: ignore[assignment]
     sample = load_sample()
     scope = sample["scope"]
-    report: dict[str, Any] = {"workspace": str(root), "saves": [], "searches": []}
+    report: dict[str, Any] = {"workspace": str(root), "turns": [], "searches": []}
     say = (lambda *_a: None) if as_json else print
     say(f"langmem-ext demo — {sample['title']}")
-    say(f"workspace: {root}  (embedder: {settings.embeddings.provider}, Chroma embedded)\n")
+    say(f"workspace: {root}  (embedder: {settings.embeddings.provider}, Chroma embedded)")
+    model: BaseChatModel = (
+        ScriptedChatModel(policy=sample_policy(sample)) if scripted else _pick_model(sample, say)
+    )
+    report["model"] = "scripted" if isinstance(model, ScriptedChatModel) else settings.chat_model
     with Memory(settings=settings) as memory:
+        graph = build_memory_graph(model, memory, checkpointer=InMemorySaver())
         for n, session in enumerate(sample["sessions"], 1):
-            started = datetime.fromisoformat(session["started_at"])
-            say(f"── session {n} · {started:%Y-%m-%d %H:%M} ──")
+            config = {"configurable": {"thread_id": f"session-{n}", "scope": scope}}
+            say(f"\n── session {n} (thread session-{n}) ──")
             for turn in session["turns"]:
-                who = "user" if turn["role"] == "user" else "assistant"
-                say(f"  {who:>9}: {turn['text']}")
-                if "save" in turn:
-                    s = turn["save"]
-                    p = memory.save(
-                        s["text"],
-                        scope=scope,
-                        category=s.get("category", "fact"),
-                        target=s.get("target", "long_term"),
-                        created_at=started,
-                    )
-                    report["saves"].append({"pending": p.id, "text": p.text, "status": "pending"})
-                    say(f"{'':>13}↳ memory_save → pending {p.id} ({p.category}, {p.target})")
-                decision = turn.get("decision")
-                if decision:
-                    for p in memory.list_pending(scope=scope):
-                        if decision == "confirm":
-                            e = memory.confirm(p.id, scope=scope)
-                            say(f"{'':>13}↳ confirmed {p.id} → {e.citation} ^{e.id}")
-                        else:
-                            memory.reject(p.id, scope=scope)
-                            say(f"{'':>13}↳ rejected {p.id}")
-                        for r in report["saves"]:
-                            if r["pending"] == p.id:
-                                r["status"] = "confirmed" if decision == "confirm" else "rejected"
-            say("")
-        say("── searches ──")
+                if turn["role"] != "user":
+                    continue
+                before = {p.id for p in memory.list_pending(scope=scope)}
+                out = graph.invoke({"messages": [HumanMessage(turn["text"])]}, config)
+                answer = str(out["messages"][-1].content)
+                say(f"  {'user':>9}: {turn['text']}")
+                say(f"  {'assistant':>9}: {answer}")
+                for p in memory.list_pending(scope=scope):
+                    if p.id not in before:
+                        say(f"{'':>13}↳ memory_save → pending {p.id} ({p.category}): {p.text}")
+                for note in _notes(memory, before, scope):
+                    say(f"{'':>13}↳ {note}")
+                report["turns"].append({"user": turn["text"], "assistant": answer})
+        say("\n── a new thread, days later ──")
+        config = {"configurable": {"thread_id": "later", "scope": scope}}
+        for q in sample["queries"]:
+            out = graph.invoke({"messages": [HumanMessage(q["query"])]}, config)
+            say(f"  {'user':>9}: {q['query']}")
+            say(f"  {'assistant':>9}: {out['messages'][-1].content}")
+        say("\n── direct searches (score, citation, text) ──")
         for q in sample["queries"]:
             hits = memory.search(q["query"], scope=scope, k=3)
             top = hits[0] if hits else None
@@ -91,7 +175,7 @@ def run_demo(
             )
             say(f"  ? {q['query']}")
             for h in hits:
-                say(f"      {h.score:.3f}  {h.citation:<28} {h.text}")
+                say(f"      {h.score:.3f}  {h.citation:<24} {h.text}")
             if not hits:
                 say("      (searched, found nothing)")
         best = memory.search("拉面", scope=scope, k=1)
@@ -99,12 +183,24 @@ def run_demo(
             got = memory.get(best[0].citation, scope=scope, lines=3)
             say(f"\n── get {best[0].citation} ──\n{got.text}")
             report["get"] = got.model_dump(mode="json")
-        stats = memory.stats(scope=scope)
-        report["stats"] = stats
-        say(f"\nstored: {stats['scopes'][scope]['entries']} memories; files under {root}")
+        entries = memory.list(scope=scope)
+        report["stored"] = [e.text for e in entries]
+        report["pending_left"] = [p.text for p in memory.list_pending(scope=scope)]
+        say(f"\nstored: {len(entries)} memories under {memory.workspace.layout.scope_dir(scope)}")
     if as_json:
         print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
     return 0
 
 
-__all__ = ["load_sample", "run_demo"]
+def _notes(memory: Any, before: set[str], scope: str) -> list[str]:
+    now_pending = {p.id for p in memory.list_pending(scope=scope)}
+    gone = before - now_pending
+    notes = []
+    for pid in sorted(gone):
+        row = memory.workspace.ledger.query("SELECT status, text FROM pending WHERE id = ?", (pid,))
+        if row:
+            notes.append(f"{row[0][0]} {pid}: {row[0][1]}")
+    return notes
+
+
+__all__ = ["load_sample", "run_demo", "sample_policy"]

@@ -198,6 +198,11 @@ class Ledger:
         rows = self.query("SELECT value FROM meta WHERE key = ?", (key,))
         return str(rows[0][0]) if rows else None
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a meta value (durably)."""
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
 
 def upsert_entry(conn: sqlite3.Connection, st: EntryState) -> None:
     """Insert or replace an entry's state inside a transaction."""

@@ -1,0 +1,60 @@
+"""Choosing the chat model, and telling the user clearly when none is reachable."""
+
+from __future__ import annotations
+
+import socket
+from urllib.parse import urlparse
+
+from langchain_core.language_models import BaseChatModel
+
+from langmem_ext.config import Settings
+from langmem_ext.errors import LangmemError
+
+
+class ModelUnavailableError(LangmemError):
+    """No chat model can be reached; memory-only commands still work."""
+
+
+def _port_open(url: str, timeout: float = 0.3) -> bool:
+    parsed = urlparse(url)
+    host = parsed.hostname or "127.0.0.1"
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def check_model_reachable(settings: Settings) -> None:
+    """Raise :class:`ModelUnavailableError` with a fix when the chat model is unreachable.
+
+    Only Ollama (the default) is checked with a connection to its port; other
+    providers are assumed reachable when their package imports.
+    """
+    spec = settings.chat_model
+    provider = spec.split(":", 1)[0] if ":" in spec else ""
+    if provider == "ollama":
+        url = settings.embeddings.ollama_base_url
+        if not _port_open(url):
+            model = spec.split(":", 1)[1]
+            msg = (
+                f"No chat model is reachable: Ollama is not running at {url}.\n"
+                f"  Fix: install Ollama (https://ollama.com/download), then `ollama pull {model}`,\n"
+                "  or set LANGMEM_CHAT_MODEL to another init_chat_model string\n"
+                "  (e.g. 'openai:gpt-4o-mini' with OPENAI_API_KEY set).\n"
+                "  Memory commands (save, search, get, list, ...) work without a model;\n"
+                "  `langmem-ext chat --scripted` runs the offline scripted model."
+            )
+            raise ModelUnavailableError(msg)
+
+
+def load_chat_model(settings: Settings) -> BaseChatModel:
+    """The configured chat model (checked for reachability first)."""
+    from langmem_ext.graph import resolve_model
+
+    check_model_reachable(settings)
+    return resolve_model(settings.chat_model)
+
+
+__all__ = ["ModelUnavailableError", "check_model_reachable", "load_chat_model"]
