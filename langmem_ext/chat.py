@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 
 from langmem_ext.chat_models import ModelUnavailableError, load_chat_model
 from langmem_ext.memory import Memory
@@ -78,7 +79,7 @@ def run_chat(
             memory.workspace.ledger.set_meta(key, thread)
             write(f"New session {thread}.")
             continue
-        config = {"configurable": {"thread_id": thread, "scope": scope}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread, "scope": scope}}
         if line != "/pending":
             out = graph.invoke({"messages": [HumanMessage(line)]}, config)
             write(f"assistant> {out['messages'][-1].content}")

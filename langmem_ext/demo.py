@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 
 from langmem_ext.scripted import Policy, ScriptedChatModel, tool_call
 
@@ -138,7 +139,7 @@ def run_demo(
     with Memory(settings=settings) as memory:
         graph = build_memory_graph(model, memory, checkpointer=InMemorySaver())
         for n, session in enumerate(sample["sessions"], 1):
-            config = {"configurable": {"thread_id": f"session-{n}", "scope": scope}}
+            config: RunnableConfig = {"configurable": {"thread_id": f"session-{n}", "scope": scope}}
             say(f"\n── session {n} (thread session-{n}) ──")
             for turn in session["turns"]:
                 if turn["role"] != "user":
@@ -155,7 +156,7 @@ def run_demo(
                     say(f"{'':>13}↳ {note}")
                 report["turns"].append({"user": turn["text"], "assistant": answer})
         say("\n── a new thread, days later ──")
-        config = {"configurable": {"thread_id": "later", "scope": scope}}
+        config: RunnableConfig = {"configurable": {"thread_id": "later", "scope": scope}}
         for q in sample["queries"]:
             out = graph.invoke({"messages": [HumanMessage(q["query"])]}, config)
             say(f"  {'user':>9}: {q['query']}")

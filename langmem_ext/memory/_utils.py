@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
@@ -27,10 +26,11 @@ def async_method(
         A coroutine method with the same signature.
     """
 
-    @functools.wraps(fn)
-    async def wrapper(self: S, *args: P.args, **kwargs: P.kwargs) -> R:
+    async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return await asyncio.to_thread(fn, self, *args, **kwargs)
 
+    wrapper.__name__ = "a" + fn.__name__
+    wrapper.__qualname__ = fn.__qualname__.rpartition(".")[0] + ".a" + fn.__name__
     wrapper.__doc__ = f"Async version of :meth:`{fn.__name__}` (runs it in a worker thread)."
     return wrapper
 

@@ -123,18 +123,29 @@ _DATE_STRIP_RE = re.compile(
     r"|[\d一二两兩三四五六七八九十]+\s*天(?:以)?前",
     re.IGNORECASE,
 )
-_ZH_STRIP_RE = re.compile(
-    "|".join(
-        sorted(
-            ["还记得", "還記得", "记不记得", "記不記得", "记得", "記得", "大前天", "前天", "昨天", "昨日", "昨晚", "昨夜", "今天", "今日", "今晚", "今早", "上星期", "上个星期", "上個星期", "上礼拜", "上禮拜", "上周", "上週", "这周", "這週", "本周", "本週", "这个星期", "這個星期", "上个月", "上個月", "上月", "本月", "这个月", "這個月", "上次", "上回", "之前", "以前", "刚才", "刚刚", "剛才", "什么时候", "什麼時候", "什么", "甚麼", "什麼", "哪些", "哪个", "哪個", "哪里", "哪裡", "怎么", "怎麼", "为什么", "為什麼", "多少", "我们", "我們", "你们", "你們", "聊过", "聊過", "聊了", "问过", "問過", "问了", "問了", "说过", "說過", "说了", "說了", "提过", "提過", "提到", "讲过", "講過", "告诉", "告訴", "回答", "建议", "建議", "推荐", "推薦", "请求", "要求", "关于", "關於", "一下", "一些", "聊", "问", "問", "说", "說", "讲", "講", "提", "过", "過", "了", "的", "吗", "嗎", "呢", "吧", "啊", "是", "我", "你", "有", "在", "和", "跟", "都", "又", "给", "給", "对", "對", "还", "還", "哪"],
-            key=len,
-            reverse=True,
-        )
-    )
-)
-_EN_NOISE = frozenset(
-    ["yesterday", "today", "tonight", "morning", "evening", "night", "last", "time", "week", "month", "previously", "previous", "earlier", "before", "ago", "day", "days", "remember", "recall", "ask", "asked", "asking", "say", "said", "tell", "told", "mention", "mentioned", "talk", "talked", "discuss", "discussed", "question", "message", "request", "chat", "conversation", "again", "anything", "something", "us", "we", "answer", "answered", "reply", "replied", "suggest", "suggested", "recommend", "recommended", "advice"]
-)
+_ZH_NOISE_WORDS = """
+    还记得 還記得 记不记得 記不記得 记得 記得 大前天 前天 昨天 昨日 昨晚
+    昨夜 今天 今日 今晚 今早 上星期 上个星期 上個星期 上礼拜 上禮拜 上周
+    上週 这周 這週 本周 本週 这个星期 這個星期 上个月 上個月 上月 本月
+    这个月 這個月 上次 上回 之前 以前 刚才 刚刚 剛才 什么时候 什麼時候
+    什么 甚麼 什麼 哪些 哪个 哪個 哪里 哪裡 怎么 怎麼 为什么 為什麼 多少
+    我们 我們 你们 你們 聊过 聊過 聊了 问过 問過 问了 問了 说过 說過
+    说了 說了 提过 提過 提到 讲过 講過 告诉 告訴 回答 建议 建議 推荐
+    推薦 请求 要求 关于 關於 一下 一些 聊 问 問 说 說 讲 講 提 过 過
+    了 的 吗 嗎 呢 吧 啊 是 我 你 有 在 和 跟 都 又 给 給 对 對
+    还 還 哪
+"""
+"""Chinese time, recall, role and function words removed before keyword overlap."""
+_ZH_STRIP_RE = re.compile("|".join(sorted(_ZH_NOISE_WORDS.split(), key=len, reverse=True)))
+_EN_NOISE_WORDS = """
+    yesterday today tonight morning evening night last time week month previously
+    previous earlier before ago day days remember recall ask asked asking say said tell
+    told mention mentioned talk talked discuss discussed question message request chat
+    conversation again anything something us we answer answered reply replied suggest
+    suggested recommend recommended advice
+"""
+_EN_NOISE = frozenset(_EN_NOISE_WORDS.split())
+"""English time, recall and role words ignored for keyword overlap."""
 
 
 @dataclass(frozen=True)
@@ -402,7 +413,9 @@ class SessionLog:
             return []
         ws = self.memory.workspace
         layout = ws.layout
-        paths = [layout.transcript(scope, datetime.fromtimestamp(at).date()) for _, _, at in prepared]
+        paths = [
+            layout.transcript(scope, datetime.fromtimestamp(at).date()) for _, _, at in prepared
+        ]
         by_file: dict[Path, list[int]] = {}
         for i, path in enumerate(paths):
             by_file.setdefault(path, []).append(i)
