@@ -156,7 +156,7 @@ def run_demo(
                     say(f"{'':>13}↳ {note}")
                 report["turns"].append({"user": turn["text"], "assistant": answer})
         say("\n── a new thread, days later ──")
-        config: RunnableConfig = {"configurable": {"thread_id": "later", "scope": scope}}
+        config = {"configurable": {"thread_id": "later", "scope": scope}}
         for q in sample["queries"]:
             out = graph.invoke({"messages": [HumanMessage(q["query"])]}, config)
             say(f"  {'user':>9}: {q['query']}")
