@@ -1,0 +1,699 @@
+"""Deterministic, model-free extraction of the sentences worth keeping.
+
+This is the fallback behind every summary (ARCHITECTURE invariant 4): when no chat
+model is configured, or the model fails, a summary is still produced — by picking
+sentences, never rewriting them, so names, numbers and dates stay verbatim.
+
+Each sentence gets a kind (goal, decision, todo, fact) and a score from bilingual
+(Chinese / English) cues: decision words (决定 / decided / we will), todo words
+(TODO / 下一步 / next step / deadline), priority words (优先 / priority), durable
+personal facts (我叫 / 我住在 / my name is / I'm allergic), dates, numbers and
+proper names. Summaries are packed into a character budget highest score first,
+newer before older on ties, and rendered in the structured format::
+
+    Goal:
+    - ...
+    Decision:
+    - ...
+    Todo:
+    - ...
+    Facts:
+    - ...
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langmem_ext.short_term.content import clip, message_text, one_line
+
+Kind = Literal["goal", "decision", "todo", "fact"]
+
+SECTION_ORDER: tuple[Kind, ...] = ("goal", "decision", "todo", "fact")
+"""Order of the sections in a rendered summary."""
+SECTION_TITLES: dict[Kind, str] = {
+    "goal": "Goal",
+    "decision": "Decision",
+    "todo": "Todo",
+    "fact": "Facts",
+}
+"""Heading of each section."""
+
+ITEM_MAX_CHARS = 300
+"""Longest single item in a checkpoint summary (longer sentences are clipped)."""
+MAX_GOALS = 3
+"""Goals kept in a rolling summary: the first one and the most recent ones."""
+GOAL_SCORE = 4.0
+"""Score of a goal item: goals are few and orient everything else."""
+STRONG_SCORE = 3.0
+"""Raw score of a sentence with a decision, todo or durable-fact cue."""
+
+# --- cues ---------------------------------------------------------------------------
+
+_MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+
+DECISION_RE = re.compile(
+    r"决定|決定|决策|決策|确定了|確定了|敲定|定下|选定|選定|采用|採用|最终选|最終選"
+    r"|\bdecid(?:e|ed|ing)\b|\bdecision\b|\bwe(?: will|'ll| are going to|'re going to)\b"
+    r"|\blet'?s go with\b|\bgo(?:ing)? with\b|\bagreed\b|\bsettled on\b|\bchose\b|\bchosen\b"
+    r"|\bopted\b|\bfinal answer\b",
+    re.IGNORECASE,
+)
+"""A decision was made."""
+
+TODO_RE = re.compile(
+    r"\bTODO\b|\bto-do\b|下一步|待办|待辦|要做|需要|必须|必須|别忘|別忘|记得要|記得要|截止|期限|提醒我"
+    r"|\bnext steps?\b|\baction items?\b|\bfollow[- ]up\b|\bneeds? to\b|\bmust\b|\bhave to\b"
+    r"|\bhas to\b|\bremind me\b|\bdeadline\b|\bdue (?:on|by|date)\b|\bdon'?t forget\b",
+    re.IGNORECASE,
+)
+"""A task, next step or deadline."""
+
+PRIORITY_RE = re.compile(
+    r"优先|優先|紧急|緊急|重要|\bpriorit(?:y|ies|ize|ise)\b|\burgent\b|\basap\b|\bcritical\b"
+    r"|\bimportant\b|\bblocker\b",
+    re.IGNORECASE,
+)
+"""Something is a priority."""
+
+DURABLE_RE = re.compile(
+    # Chinese: preferences, identity, residence, work, allergies, "remember".
+    r"我(?:很|非常|特别|特別|最|也|都|一直|真的)?(?:喜欢|喜歡|不喜欢|不喜歡|讨厌|討厭|爱吃|愛吃|偏好|习惯|習慣)"
+    r"|我是(?!说|說|不是)|我叫|我姓|我住在|我住|我来自|我來自|我在.{1,20}?(?:工作|上班|上学|上學|读书|讀書)"
+    r"|我的.{1,15}?(?:是|叫|在|为|為)|我们的.{1,15}?(?:是|叫|在|为|為)|我對.{1,15}?過敏|我对.{1,15}?过敏"
+    r"|过敏|過敏|我不吃|我不喝|我吃素|记住|記住|请记|請記"
+    # English.
+    r"|\bI (?:really |also |do |don'?t |do not |absolutely )?(?:like|love|hate|prefer|enjoy|dislike|eat|drink)\b"
+    r"|\bmy name is\b|\bcall me\b|\bI live in\b|\bI(?:'m| am) from\b|\ballergic\b"
+    r"|\bmy\s+[\w'’ -]{1,40}?\s(?:is|are|was)\b|\bour\s+[\w'’ -]{1,40}?\s(?:is|are)\b"
+    r"|\bI work (?:at|for|as|in)\b|\bI(?:'m| am) an? (?!bit\b|little\b|lot\b)\w+"
+    r"|\bremember (?:that|this|:|,)|\bplease remember\b|\bkeep in mind\b"
+    r"|\bI have (?:a|an|two|three|\d+) (?!question|quick|problem|doubt|idea\b)",
+    re.IGNORECASE,
+)
+"""A durable personal fact or preference."""
+
+DATE_RE = re.compile(
+    r"\d{4}\s*[-/.年]\s*\d{1,2}(?:\s*[-/.月]\s*\d{1,2}\s*[日号號]?)?"
+    r"|\d{1,2}\s*月\s*\d{1,2}\s*[日号號]"
+    rf"|\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b"
+    r"|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
+    r"|周[一二三四五六日天]|週[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|禮拜[一二三四五六日天]"
+    r"|\b\d{1,2}:\d{2}\b|\d{1,2}\s*[点點]"
+    r"|明天|后天|後天|下周|下週|下个月|下個月|今晚|\btomorrow\b|\btonight\b|\bnext (?:week|month|year)\b",
+    re.IGNORECASE,
+)
+"""A date, weekday, time or near-future reference."""
+
+NUMBER_RE = re.compile(r"\d")
+REQUEST_RE = re.compile(
+    r"请|請|帮我|幫我|帮忙|幫忙|我想|我要|我需要|能不能|可不可以|如何|怎么|怎麼|为什么|為什麼"
+    r"|\bplease\b|\bhelp me\b|\bcan you\b|\bcould you\b|\bwould you\b|\bI want\b|\bI need\b"
+    r"|\bI'd like\b|\bhow (?:do|can|to|should)\b|\blet'?s\b",
+    re.IGNORECASE,
+)
+"""The sentence asks for something (a goal candidate)."""
+QUESTION_RE = re.compile(r"[?？]\s*[”」』\"')]*$|[吗嗎呢]\s*$")
+_QUOTED_RE = re.compile(r"[「『“《][^」』”》]{1,40}[」』”》]")
+_WORD_RE = re.compile(r"[A-Za-z][\w'’&.+-]*")
+_NOT_NAMES = frozenset(
+    {"I", "I'm", "I’m", "I'd", "I'll", "I've", "OK", "Ok", "AI", "TODO", "Yes", "No", "Hi", "Hey"}
+)
+_ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "jr",
+        "sr",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "inc",
+        "ltd",
+        "no",
+        "fig",
+        "approx",
+        "dept",
+        "mt",
+        "ft",
+        "co",
+        "corp",
+        "u.s",
+        "a.m",
+        "p.m",
+    }
+)
+_TERMINATORS = frozenset("。！？!?；;…")
+_CLOSERS = frozenset("”」』）)\"'’]】")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)、]|[（(]?\d{1,3}[)）]|[①-⑳])\s+")
+_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_KEY_RE = re.compile(r"[\W_]+", re.UNICODE)
+
+_ROLE_WEIGHT: dict[str, float] = {"human": 1.0, "ai": 0.6, "tool": 0.4}
+MESSAGE_SCAN_CHARS = 20000
+"""Characters of a user or AI message read by the extractive fallback."""
+TOOL_SCAN_CHARS = 4000
+"""Characters of a tool result read by the extractive fallback."""
+KEEP_THRESHOLD = 1.0
+"""Weighted score an item needs to enter a summary as a scored item."""
+CONTEXT_SCORE = 0.1
+"""Score of a plain user sentence kept only as context when budget remains."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One sentence chosen for a summary.
+
+    Attributes:
+        text: The sentence, verbatim (whitespace collapsed).
+        kind: Section it belongs to: goal, decision, todo or fact.
+        score: Importance; higher survives a tight budget.
+        order: Position in the conversation; higher is newer.
+    """
+
+    text: str
+    kind: Kind
+    score: float
+    order: float
+
+
+# --- sentences ----------------------------------------------------------------------
+
+
+def _ends_with_abbreviation(buf: str) -> bool:
+    word = re.split(r"\s", buf.rstrip("."))[-1].casefold()
+    if word in _ABBREVIATIONS:
+        return True
+    return len(word) == 1 and word.isalpha()  # an initial: "J. Smith"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split Chinese / English text into sentences.
+
+    Fenced code blocks are dropped, every line is split on its own (list bullets
+    removed), and sentences end at ``。！？!?；;…`` or at a ``.`` followed by
+    whitespace — but not inside numbers (``3.5``) or after abbreviations
+    (``Dr.``) and initials.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The sentences, stripped, in order; fragments under two characters are
+        dropped.
+    """
+    text = _FENCE_RE.sub("\n", text)
+    sentences: list[str] = []
+    for raw_line in text.splitlines():
+        line = _BULLET_RE.sub("", raw_line).strip()
+        if not line:
+            continue
+        buf: list[str] = []
+        i = 0
+        while i < len(line):
+            ch = line[i]
+            buf.append(ch)
+            end = False
+            if ch in _TERMINATORS:
+                end = True
+            elif ch == "." and (i + 1 == len(line) or line[i + 1].isspace()):
+                end = not _ends_with_abbreviation("".join(buf))
+            if end:
+                while i + 1 < len(line) and (
+                    line[i + 1] in _CLOSERS or line[i + 1] in _TERMINATORS
+                ):
+                    i += 1
+                    buf.append(line[i])
+                sentences.append("".join(buf))
+                buf = []
+            i += 1
+        if buf:
+            sentences.append("".join(buf))
+    return [s for s in (one_line(s) for s in sentences) if len(s) >= 2]
+
+
+# --- scoring ------------------------------------------------------------------------
+
+
+def normalize_quotes(text: str) -> str:
+    """Replace typographic apostrophes with ``'`` so ``I’m`` matches like ``I'm``."""
+    return text.replace("’", "'").replace("‘", "'")
+
+
+def has_name(sentence: str) -> bool:
+    """Whether the sentence mentions a proper name.
+
+    English: a capitalised word that is not the sentence's first word (or a
+    mixed-case / digit-bearing identifier such as ``PostgreSQL`` or ``GPT-4``
+    anywhere). Chinese: a quoted term (「…」, “…”, 《…》).
+    """
+    if _QUOTED_RE.search(sentence):
+        return True
+    words = _WORD_RE.findall(sentence)
+    for index, word in enumerate(words):
+        if word in _NOT_NAMES:
+            continue
+        mixed = any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+        if mixed or (word[0].isupper() and any(c.isdigit() for c in word)):
+            return True
+        if index > 0 and word[0].isupper():
+            return True
+    return False
+
+
+def is_question(sentence: str) -> bool:
+    """Whether the sentence is a question (ends with ``?`` / ``？`` / 吗 / 呢)."""
+    return bool(QUESTION_RE.search(sentence))
+
+
+def classify(sentence: str) -> tuple[Kind, float]:
+    """Give a sentence its section and raw (role-independent) score.
+
+    Scoring: decision / todo / durable-fact cue +3, priority +1, date +2, other
+    number +1, proper name +1.
+
+    Args:
+        sentence: One sentence.
+
+    Returns:
+        ``(kind, score)``; kind is ``decision`` when a decision cue matches, else
+        ``todo`` for todo or priority cues, else ``fact``.
+    """
+    sentence = normalize_quotes(sentence)
+    decision = bool(DECISION_RE.search(sentence))
+    todo = bool(TODO_RE.search(sentence))
+    priority = bool(PRIORITY_RE.search(sentence))
+    durable = bool(DURABLE_RE.search(sentence))
+    date = bool(DATE_RE.search(sentence))
+    number = bool(NUMBER_RE.search(sentence))
+    score = 0.0
+    if decision or todo or durable:
+        score += 3.0
+    if priority:
+        score += 1.0
+    if date:
+        score += 2.0
+    elif number:
+        score += 1.0
+    if has_name(sentence):
+        score += 1.0
+    kind: Kind = "decision" if decision else "todo" if (todo or priority) else "fact"
+    return kind, score
+
+
+def _role(message: BaseMessage) -> str | None:
+    if isinstance(message, HumanMessage):
+        return "human"
+    if isinstance(message, AIMessage):
+        return "ai"
+    if isinstance(message, ToolMessage):
+        return "tool"
+    if isinstance(message, SystemMessage):
+        return None
+    return "ai"
+
+
+def goal_candidate(messages: Sequence[BaseMessage]) -> str | None:
+    """The first user sentence that asks for something, as a goal.
+
+    Args:
+        messages: A stretch of conversation.
+
+    Returns:
+        The sentence (clipped to :data:`ITEM_MAX_CHARS`), or ``None``.
+    """
+    for message in messages:
+        if not isinstance(message, HumanMessage):
+            continue
+        for sentence in split_sentences(message_text(message)):
+            if is_question(sentence) or REQUEST_RE.search(sentence):
+                return clip(sentence, ITEM_MAX_CHARS)
+    return None
+
+
+def extract_items(
+    messages: Sequence[BaseMessage],
+    *,
+    start_order: float = 0.0,
+    include_context: bool = True,
+) -> list[Item]:
+    """Score every sentence of ``messages`` and keep the ones worth summarising.
+
+    Scores are weighted by role (user 1.0, AI 0.6, tool 0.4; system messages are
+    skipped) and kept from :data:`KEEP_THRESHOLD` up. Only the first
+    :data:`MESSAGE_SCAN_CHARS` characters of a message (:data:`TOOL_SCAN_CHARS`
+    of a tool result) are read, and a sentence is judged by its first
+    :data:`ITEM_MAX_CHARS` characters — the part a summary can show. Questions are never kept as
+    items (they may become the goal). With ``include_context``, plain user
+    sentences are kept too, at :data:`CONTEXT_SCORE`, so leftover budget still
+    carries what was said.
+
+    Args:
+        messages: The conversation stretch, oldest first.
+        start_order: Order given to the first sentence (later ones count up).
+        include_context: Keep low-score user sentences as context.
+
+    Returns:
+        The items, oldest first.
+    """
+    items: list[Item] = []
+    order = start_order
+    for message in messages:
+        role = _role(message)
+        if role is None:
+            continue
+        weight = _ROLE_WEIGHT[role]
+        limit = TOOL_SCAN_CHARS if role == "tool" else MESSAGE_SCAN_CHARS
+        for sentence in split_sentences(message_text(message)[:limit]):
+            order += 1
+            if is_question(sentence):
+                continue
+            text = clip(sentence, ITEM_MAX_CHARS)
+            kind, raw = classify(text)  # score what the summary will show
+            score = raw * weight
+            if score >= KEEP_THRESHOLD:
+                items.append(Item(text, kind, score, order))
+            elif include_context and role == "human":
+                items.append(Item(text, "fact", CONTEXT_SCORE, order))
+    return items
+
+
+# --- structured text ----------------------------------------------------------------
+
+_NAMES = (
+    r"goals?|decisions?|todos?|to-dos?|next steps?|facts?|key facts|"
+    r"目标|目標|决定|決定|决策|決策|待办|待辦|待办事项|待辦事項|事实|事實"
+)
+_HEADING_ONLY_RE = re.compile(
+    rf"^\s*(?:#+\s*)?(?:\*\*)?({_NAMES})(?:\*\*)?\s*[:：]?\s*(?:\*\*)?\s*$", re.IGNORECASE
+)
+_HEADING_INLINE_RE = re.compile(
+    rf"^\s*(?:[-*•]\s*)?(?:\*\*)?({_NAMES})(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*(.+)$", re.IGNORECASE
+)
+_IGNORED_LINE_RE = re.compile(
+    r"^\s*(?:#+\s*)?(?:summary|摘要|总结|總結)\s*[:：]?\s*$", re.IGNORECASE
+)
+_ITEM_MARK_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)、])\s+")
+COMPACT_SEPARATOR = "; "
+
+
+def _kind_of(name: str) -> Kind:
+    name = name.casefold()
+    if name.startswith(("goal", "目")):
+        return "goal"
+    if name.startswith(("decision", "决", "決")):
+        return "decision"
+    if name.startswith(("todo", "to-do", "next", "待")):
+        return "todo"
+    return "fact"
+
+
+def parse_structured(text: str) -> list[tuple[Kind, str]]:
+    """Read a structured summary back into ``(kind, item)`` pairs.
+
+    Understands the format this module renders (headings ``Goal:`` / ``Decision:``
+    / ``Todo:`` / ``Facts:`` with ``- item`` lines, or ``Goal: a; b`` inline), the
+    seed's ``- Goal: ...`` bullets, the same with Markdown ``##`` or bold headings,
+    and Chinese headings. Under a heading line, a bullet such as ``- TODO: x`` is an
+    item, not a new section. Lines outside any section — free text from a model —
+    become facts.
+
+    Args:
+        text: A summary.
+
+    Returns:
+        The items in order, each with its section.
+    """
+    pairs: list[tuple[Kind, str]] = []
+    current: Kind = "fact"
+    under_heading = False  # after a heading line, "- Todo: x" is an item, not a heading
+    for raw in text.splitlines():
+        if not raw.strip() or _IGNORED_LINE_RE.match(raw):
+            continue
+        heading = _HEADING_ONLY_RE.match(raw)
+        if heading:
+            current = _kind_of(heading.group(1))
+            under_heading = True
+            continue
+        bullet = bool(_ITEM_MARK_RE.match(raw))
+        inline = None if (under_heading and bullet) else _HEADING_INLINE_RE.match(raw)
+        if inline:
+            current = _kind_of(inline.group(1))
+            for part in inline.group(2).split(COMPACT_SEPARATOR):
+                part = part.strip()
+                if part:
+                    pairs.append((current, part))
+            continue
+        line = _ITEM_MARK_RE.sub("", raw).strip()
+        if line:
+            pairs.append((current, line))
+    return pairs
+
+
+def items_from_summary(summary: str | None) -> list[Item]:
+    """Turn a previous summary into items older than anything new.
+
+    Each item keeps its section and is re-scored with :func:`classify` (at least
+    :data:`CONTEXT_SCORE`; goals get the goal score), so an item competes for the
+    budget exactly as it did when it was first chosen.
+
+    Args:
+        summary: A previous summary, or ``None``.
+
+    Returns:
+        The items with negative orders (older than new sentences).
+    """
+    if not summary or not summary.strip():
+        return []
+    pairs = parse_structured(summary)
+    items: list[Item] = []
+    for index, (kind, text) in enumerate(pairs):
+        text = clip(one_line(text), ITEM_MAX_CHARS)
+        score = GOAL_SCORE if kind == "goal" else max(classify(text)[1], CONTEXT_SCORE)
+        items.append(Item(text, kind, score, float(index - len(pairs))))
+    return items
+
+
+def item_key(text: str) -> str:
+    """Normalised text used to drop duplicate items (case, spaces, punctuation)."""
+    return _KEY_RE.sub("", text.casefold())
+
+
+def merge_items(items: Iterable[Item]) -> list[Item]:
+    """Drop duplicate items, keeping the highest score and the newest order.
+
+    The first occurrence keeps its section, except that a sentence with a strong
+    cue (decision, todo, durable fact) is never filed as a goal. At most
+    :data:`MAX_GOALS` goals stay goals (the first one and the most recent ones);
+    the others become facts and compete for the budget like any fact.
+
+    Args:
+        items: Items, oldest first.
+
+    Returns:
+        Unique items, oldest first.
+    """
+    by_key: dict[str, Item] = {}
+    for item in items:
+        key = item_key(item.text)
+        if not key:
+            continue
+        seen = by_key.get(key)
+        if seen is None:
+            by_key[key] = item
+            continue
+        kind = seen.kind
+        if kind == "goal" and item.kind != "goal" and item.score >= STRONG_SCORE:
+            kind = item.kind  # a decision / todo / durable fact is not demoted to a goal
+        elif kind != "goal" and item.kind == "goal" and seen.score < STRONG_SCORE:
+            kind = "goal"  # a sentence without a strong cue that is also the goal
+        by_key[key] = replace(
+            seen, kind=kind, score=max(seen.score, item.score), order=max(seen.order, item.order)
+        )
+    merged = sorted(by_key.values(), key=lambda it: it.order)
+    goals = [it for it in merged if it.kind == "goal"]
+    if len(goals) > MAX_GOALS:
+        # Older goals (but the first) become facts: still kept while budget allows.
+        demote = {id(it) for it in goals[1 : len(goals) - (MAX_GOALS - 1)]}
+        merged = [
+            replace(it, kind="fact", score=max(classify(it.text)[1], CONTEXT_SCORE))
+            if id(it) in demote
+            else it
+            for it in merged
+        ]
+    return merged
+
+
+def pack_items(items: Sequence[Item], max_chars: int, *, compact: bool = False) -> str:
+    """Render the most important items that fit in ``max_chars`` characters.
+
+    Items are chosen highest score first (newer first on ties); an item that does
+    not fit is skipped and smaller ones may still fit. In ``compact`` mode (the
+    ≤ 280-character per-message summary) each section is one line ``Goal: a; b``
+    and the last item may be clipped with ``…`` to use the remaining room;
+    otherwise sections are headings with ``- item`` lines and items stay whole.
+
+    Args:
+        items: Candidate items.
+        max_chars: Budget of the whole rendered text.
+        compact: One line per section.
+
+    Returns:
+        The rendered summary (``""`` when nothing fits or nothing was given).
+    """
+    if max_chars <= 0:
+        return ""
+    ranked = sorted(items, key=lambda it: (-it.score, -it.order))
+    chosen: list[Item] = []
+    used_sections: set[Kind] = set()
+    length = -1  # the last line has no trailing newline
+    for item in ranked:
+        if compact:
+            if item.kind in used_sections:
+                cost = len(COMPACT_SEPARATOR) + len(item.text)
+            else:
+                cost = len(SECTION_TITLES[item.kind]) + 2 + len(item.text) + 1
+        else:
+            cost = len(item.text) + 3
+            if item.kind not in used_sections:
+                cost += len(SECTION_TITLES[item.kind]) + 2
+        if length + cost <= max_chars:
+            chosen.append(item)
+            used_sections.add(item.kind)
+            length += cost
+            continue
+        if compact:
+            room = max_chars - length - (cost - len(item.text))
+            if room >= 12:
+                chosen.append(replace(item, text=clip(item.text, room)))
+                used_sections.add(item.kind)
+                break
+    return render_items(chosen, compact=compact)
+
+
+def render_items(items: Sequence[Item], *, compact: bool = False) -> str:
+    """Render items in section order (Goal, Decision, Todo, Facts), oldest first.
+
+    Args:
+        items: The items to render.
+        compact: One line per section (``Goal: a; b``) instead of headings with
+            ``- item`` lines.
+
+    Returns:
+        The structured text.
+    """
+    lines: list[str] = []
+    for kind in SECTION_ORDER:
+        section = sorted((it for it in items if it.kind == kind), key=lambda it: it.order)
+        if not section:
+            continue
+        if compact:
+            lines.append(
+                f"{SECTION_TITLES[kind]}: " + COMPACT_SEPARATOR.join(it.text for it in section)
+            )
+        else:
+            lines.append(f"{SECTION_TITLES[kind]}:")
+            lines.extend(f"- {it.text}" for it in section)
+    return "\n".join(lines)
+
+
+def extractive_summary(
+    messages: Sequence[BaseMessage],
+    previous_summary: str | None,
+    max_chars: int,
+) -> str:
+    """Summarise ``messages`` without a model, rolling ``previous_summary`` in.
+
+    Args:
+        messages: The stretch of conversation to summarise, oldest first.
+        previous_summary: The running summary so far, or ``None``.
+        max_chars: Budget of the result in characters.
+
+    Returns:
+        A structured summary within ``max_chars``; the most important sentences,
+        verbatim.
+    """
+    old = items_from_summary(previous_summary)
+    new = extract_items(messages)
+    goal = goal_candidate(messages)
+    if goal is not None:
+        new.insert(0, Item(goal, "goal", GOAL_SCORE, 0.5))
+    return pack_items(merge_items([*old, *new]), max_chars)
+
+
+def extractive_message_summary(message: BaseMessage, max_chars: int) -> str:
+    """Summarise one message without a model, in the compact structured format.
+
+    Args:
+        message: The message.
+        max_chars: Budget (the seed's 280 characters by default upstream).
+
+    Returns:
+        ``Goal: ...`` / ``Decision: ...`` / ``Todo: ...`` / ``Facts: ...`` lines
+        within ``max_chars``. A message without any cue is summarised by its
+        first sentences; a tool result is labelled with the tool name.
+    """
+    items = extract_items([message], include_context=False)
+    if isinstance(message, HumanMessage):
+        goal = goal_candidate([message])
+        if goal is not None:
+            items.append(Item(goal, "goal", GOAL_SCORE, 0.0))
+    if not items:
+        text = message_text(message)
+        sentences = split_sentences(text) or (
+            [clip(one_line(text), ITEM_MAX_CHARS)] if text.strip() else []
+        )
+        if isinstance(message, ToolMessage):
+            label = f"{message.name} returned" if message.name else "tool returned"
+            sentences = [
+                f"{label}: {sentences[0]}" if sentences else f"{label} no text",
+                *sentences[1:],
+            ]
+        items = [Item(s, "fact", 1.0 - i * 0.01, float(i)) for i, s in enumerate(sentences[:5])]
+    return pack_items(merge_items(items), max_chars, compact=True)
+
+
+__all__ = [
+    "CONTEXT_SCORE",
+    "DATE_RE",
+    "DECISION_RE",
+    "DURABLE_RE",
+    "GOAL_SCORE",
+    "ITEM_MAX_CHARS",
+    "KEEP_THRESHOLD",
+    "MAX_GOALS",
+    "MESSAGE_SCAN_CHARS",
+    "PRIORITY_RE",
+    "SECTION_ORDER",
+    "SECTION_TITLES",
+    "STRONG_SCORE",
+    "TODO_RE",
+    "TOOL_SCAN_CHARS",
+    "Item",
+    "Kind",
+    "classify",
+    "extract_items",
+    "extractive_message_summary",
+    "extractive_summary",
+    "goal_candidate",
+    "has_name",
+    "is_question",
+    "item_key",
+    "items_from_summary",
+    "merge_items",
+    "normalize_quotes",
+    "pack_items",
+    "parse_structured",
+    "render_items",
+    "split_sentences",
+]
