@@ -176,6 +176,10 @@ class ShortTermSettings(BaseModel):
     """Make a checkpoint when history exceeds this share of the window."""
     keep_last_turns: int = 8
     """Turns kept verbatim after a checkpoint."""
+    checkpoint_target_ratio: float = 0.5
+    """After a checkpoint, summary + kept turns must fit this share of the window
+    (older kept turns move into the summary if needed), so that checkpoints do not
+    repeat on every turn once the last turns alone are near the threshold."""
     window_messages: int = 15
     """Messages in the hybrid window."""
     window_verbatim: int = 5

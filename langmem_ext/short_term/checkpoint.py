@@ -254,7 +254,10 @@ class _Cutter:
 
     @property
     def budget(self) -> int:
-        return checkpoint_budget(self.settings)
+        """What summary + kept turns must fit after the checkpoint (the target, not
+        the trigger threshold: leaves headroom before the next checkpoint)."""
+        s = self.settings
+        return int(min(s.checkpoint_target_ratio, s.checkpoint_ratio) * s.context_window)
 
     def tokens(self, summary: str | None) -> int:
         kept = with_summary([*self.pinned, *self.body[self.cut :]], summary)
