@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 from langmem_ext.errors import InvalidInputError
@@ -35,6 +35,11 @@ def async_method(
     return wrapper
 
 
+def utc(ts: float) -> datetime:
+    """Epoch seconds to an aware UTC datetime."""
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
 def to_epoch(value: datetime | date | float | int | None, default: float) -> float:
     """Epoch seconds of a datetime (naive = local time), a date (local noon) or a number.
 
@@ -60,4 +65,4 @@ def to_epoch(value: datetime | date | float | int | None, default: float) -> flo
     )
 
 
-__all__ = ["async_method", "to_epoch"]
+__all__ = ["async_method", "to_epoch", "utc"]

@@ -14,10 +14,11 @@ Each event is written twice, durably, under the workspace lock:
 :meth:`langmem_ext.memory.search.SearchEngine.add_source`. It costs one regex pass on
 ordinary turns: it only reads the log when the query is a recall question
 ("昨天我问了什么", "what did you suggest last time?"). Then it takes the events of
-the question's time window (or the latest events when the question names no
-window, e.g. "上次" / "previously"), keeps the role the question asks about ("what
-did *I* ask" → user events, "你上次推荐了什么" → assistant events), and scores them
-by keyword overlap with the rest of the question plus recency.
+the question's time window; with no window ("上次" / "previously") the events of
+the whole TTL that name one of the question's content words, or the latest events
+when it has none ("上次我们聊了什么"). It keeps the role the question asks about
+("what did *I* ask" → user events, "你上次推荐了什么" → assistant events) and
+scores the events by keyword overlap with the rest of the question plus recency.
 
 Example:
     .. code-block:: python
@@ -46,13 +47,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
-from langmem_ext.memory._utils import async_method, to_epoch
-from langmem_ext.memory.models import SearchHit, to_dt
+from langmem_ext.memory._utils import async_method, to_epoch, utc
+from langmem_ext.memory.models import SearchHit
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.text import STOPWORDS, index_tokens, query_tokens
 from langmem_ext.workspace.files import fsync_dir
@@ -88,9 +89,11 @@ DEFAULT_MAX_RESULTS = 6
 PURGE_INTERVAL_S = 600.0
 """An append purges expired rows at most this often (seed 003: every 10 minutes)."""
 WINDOW_SCAN_LIMIT = 2000
-"""Events of a time window read per search (the newest first)."""
+"""Events read per search (the newest first) for a window or a topic."""
 LATEST_SCAN_LIMIT = 200
-"""Events read per search when the question names no time window."""
+"""Events read when the question names neither a time window nor a topic."""
+MAX_FILTER_TOKENS = 16
+"""Content words used to pre-filter the events of a question without a window."""
 MAX_THREAD_ID_CHARS = 200
 """Longest accepted thread id."""
 
@@ -190,7 +193,7 @@ def query_focus(query: str) -> QueryFocus:
     tokens = tuple(
         t
         for t in query_tokens(stripped, drop_stopwords=False)
-        if t not in STOPWORDS and t not in _EN_NOISE
+        if t not in STOPWORDS and t not in _EN_NOISE and not (len(t) == 1 and t.isascii())
     )
     return QueryFocus(role, tokens, role is not None)
 
@@ -246,7 +249,7 @@ def _event(row: Sequence[Any]) -> SessionEvent:
         thread_id=row[2],
         role=row[3],
         text=row[4],
-        at=to_dt(float(row[5])),  # type: ignore[arg-type]
+        at=utc(float(row[5])),
         path=row[6],
         line=int(row[7]),
     )
@@ -309,8 +312,10 @@ class SessionLog:
         clock: Returns "now" in epoch seconds (tests pass a fixed clock).
     """
 
-    _attached: weakref.WeakKeyDictionary[SearchEngine, SessionLog] = weakref.WeakKeyDictionary()
-    _attach_lock = threading.Lock()
+    _attached: ClassVar[weakref.WeakKeyDictionary[SearchEngine, SessionLog]] = (
+        weakref.WeakKeyDictionary()
+    )
+    _attach_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
         self,
@@ -441,19 +446,7 @@ class SessionLog:
                     ids.append(int(cur.lastrowid or 0))
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
-        return [
-            SessionEvent(
-                id=i,
-                scope=r[0],
-                thread_id=r[1],
-                role=r[2],  # type: ignore[arg-type]
-                text=r[3],
-                at=to_dt(r[4]),  # type: ignore[arg-type]
-                path=r[5],
-                line=r[6],
-            )
-            for i, r in zip(ids, rows, strict=True)
-        ]
+        return [_event((i, *r)) for i, r in zip(ids, rows, strict=True)]
 
     @staticmethod
     def _render(thread_id: str, role: str, text: str, at: float) -> str:
@@ -510,7 +503,7 @@ class SessionLog:
             deleted = int(cur.rowcount or 0)
         self._last_purge = now
         if deleted:
-            logger.info("purged %d session events older than %s", deleted, to_dt(cutoff))
+            logger.info("purged %d session events older than %s", deleted, utc(cutoff))
         return deleted
 
     # -- reads ---------------------------------------------------------------------
@@ -596,7 +589,7 @@ class SessionLog:
         if not (intent.forced or focus.asks_about_session):
             return []
         scope = check_scope(scope)
-        rows = self._candidates(scope, intent, focus.role, now)
+        rows = self._candidates(scope, intent, focus, now)
         if not rows:
             return []
         hits = self._score(rows, intent, focus, now)
@@ -604,19 +597,24 @@ class SessionLog:
         return hits[:limit]
 
     def _candidates(
-        self, scope: str, intent: RecallIntent, role: Role | None, now: float
+        self, scope: str, intent: RecallIntent, focus: QueryFocus, now: float
     ) -> list[tuple[Any, ...]]:
+        """Rows to score: the window's events, else the events naming a content word."""
         sql = f"SELECT {_COLUMNS} FROM session_events WHERE scope = ? AND at >= ?"
         params: list[Any] = [scope, now - self.ttl_seconds]
+        limit = WINDOW_SCAN_LIMIT
         if intent.window_start is not None and intent.window_end is not None:
             sql += " AND at >= ? AND at < ?"
             params += [intent.window_start, intent.window_end]
-            limit = WINDOW_SCAN_LIMIT
-        else:
+        elif focus.tokens:  # "之前/previously ...": any time within the TTL, on topic
+            words = focus.tokens[:MAX_FILTER_TOKENS]
+            sql += " AND (" + " OR ".join(["text LIKE ?"] * len(words)) + ")"
+            params += [f"%{w}%" for w in words]
+        else:  # "上次我们聊了什么": the latest events
             limit = LATEST_SCAN_LIMIT
-        if role is not None:
+        if focus.role is not None:
             sql += " AND role = ?"
-            params.append(role)
+            params.append(focus.role)
         sql += " ORDER BY at DESC, id DESC LIMIT ?"
         params.append(limit)
         return self._ledger.query(sql, params)
@@ -624,17 +622,14 @@ class SessionLog:
     def _score(
         self, rows: Sequence[tuple[Any, ...]], intent: RecallIntent, focus: QueryFocus, now: float
     ) -> list[SearchHit]:
-        windowed = intent.window_start is not None and intent.window_end is not None
-        span = (
-            max(1.0, float(intent.window_end) - float(intent.window_start))  # type: ignore[arg-type]
-            if windowed
-            else 1.0
-        )
+        start, end = intent.window_start, intent.window_end
+        windowed = start is not None and end is not None
+        span = max(1.0, end - start) if start is not None and end is not None else 1.0
         scored: list[tuple[float, dict[str, float], tuple[Any, ...]]] = []
         for row in rows:
             at = float(row[5])
-            if windowed:
-                recency = min(1.0, max(0.0, (at - float(intent.window_start)) / span))  # type: ignore[arg-type]
+            if start is not None and windowed:
+                recency = min(1.0, max(0.0, (at - start) / span))
             else:
                 recency = math.exp(-max(0.0, now - at) / 86400.0 / 14.0)
             overlap = 0.0
@@ -664,7 +659,7 @@ class SessionLog:
             if key in seen:
                 continue
             seen.add(key)
-            when = to_dt(float(row[5]))
+            when = utc(float(row[5]))
             hits.append(
                 SearchHit(
                     id=f"ev-{int(row[0])}",
@@ -673,8 +668,8 @@ class SessionLog:
                     path=row[6],
                     line=int(row[7]),
                     category="episode",
-                    created_at=when,  # type: ignore[arg-type]
-                    updated_at=when,  # type: ignore[arg-type]
+                    created_at=when,
+                    updated_at=when,
                     importance=1.0,
                     scope=row[1],
                     source="session",

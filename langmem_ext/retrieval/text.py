@@ -21,10 +21,7 @@ _CJK_RUN_RE = re.compile(rf"^[{_CJK_CLASS}]+$")
 
 # Very common English words: they add nothing to BM25 but make OR queries slow.
 STOPWORDS = frozenset(
-    """a an and are as at be but by do does did for from had has have he her his i if
-    in into is it its me my of on or our she so than that the their them then there
-    these they this to was we were what when where which who whom why will with you
-    your yours i'm im can could would should about just also been being how any all""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "does", "did", "for", "from", "had", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "you", "your", "yours", "i'm", "im", "can", "could", "would", "should", "about", "just", "also", "been", "being", "how", "any", "all"]
 )
 
 
