@@ -8,6 +8,9 @@ connection.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from langmem_ext.config import Settings
 from langmem_ext.errors import (
     EmbeddingError,
@@ -31,9 +34,42 @@ from langmem_ext.errors import (
 from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
+if TYPE_CHECKING:
+    from langmem_ext.graph import MemoryState, build_memory_graph
+    from langmem_ext.memory.events import SessionLog
+    from langmem_ext.memory.session import SessionManager
+    from langmem_ext.middleware import MemoryMiddleware
+    from langmem_ext.retrievers import MemoryRetriever
+    from langmem_ext.store import ChromaMemoryStore, create_memory_store
+    from langmem_ext.tools import create_memory_tools
+
 __version__ = "0.1.0"
 
+# The LangChain / LangGraph surfaces load on first use: `import langmem_ext` stays
+# light (no tool, graph or middleware module, and never a model or a connection).
+_LAZY: dict[str, str] = {
+    "ChromaMemoryStore": "langmem_ext.store",
+    "MemoryMiddleware": "langmem_ext.middleware",
+    "MemoryRetriever": "langmem_ext.retrievers",
+    "MemoryState": "langmem_ext.graph",
+    "SessionLog": "langmem_ext.memory.events",
+    "SessionManager": "langmem_ext.memory.session",
+    "build_memory_graph": "langmem_ext.graph",
+    "create_memory_store": "langmem_ext.store",
+    "create_memory_tools": "langmem_ext.tools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'langmem_ext' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "ChromaMemoryStore",
     "EmbeddingError",
     "EmptyTextError",
     "EntryNotFoundError",
@@ -46,6 +82,9 @@ __all__ = [
     "LangmemError",
     "Memory",
     "MemoryEntry",
+    "MemoryMiddleware",
+    "MemoryRetriever",
+    "MemoryState",
     "NoiseTextError",
     "NotFoundError",
     "PendingAlreadyResolvedError",
@@ -54,9 +93,14 @@ __all__ = [
     "PendingNotFoundError",
     "PendingStateError",
     "SearchHit",
+    "SessionLog",
+    "SessionManager",
     "Settings",
     "TextTooLongError",
     "WorkspaceLockTimeout",
+    "build_memory_graph",
     "count_tokens",
+    "create_memory_store",
+    "create_memory_tools",
     "truncate_by_tokens",
 ]

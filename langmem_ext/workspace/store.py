@@ -148,7 +148,8 @@ class Workspace:
             else:
                 child.unlink(missing_ok=True)
 
-    def _bump_generation(self) -> None:
+    def bump_generation(self) -> None:
+        """Record that the index changed (other processes reopen their Chroma client)."""
         self._generation = int(self.keyword.get_meta("generation") or 0) + 1
         self.keyword.set_meta("generation", str(self._generation))
 
@@ -438,7 +439,7 @@ class Workspace:
         self.keyword.apply(
             upserts=upserts, deletes=[(i, scope) for i in removed], files=stamp, drop_files=drop
         )
-        self._bump_generation()
+        self.bump_generation()
 
     def _pending_by_entry(self, entry_ids: Sequence[str]) -> dict[str, tuple[float, float, str]]:
         if not entry_ids:
@@ -511,7 +512,7 @@ class Workspace:
                             ],
                         )
                     kw.mark_vectors([(d.id, d.text_hash) for d in batch])
-                    self._bump_generation()
+                    self.bump_generation()
                 done_n += len(batch)
                 if progress:
                     progress(done_n, total)

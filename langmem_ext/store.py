@@ -1,0 +1,821 @@
+"""A LangGraph ``BaseStore`` in the memory workspace: SQLite for the truth, Chroma for vectors.
+
+Layout. Items live in the workspace ledger (``state.db``, tables ``store_items`` and
+``store_texts``), so a ``put`` is durable when it returns, like a confirmed memory.
+The texts chosen by the index config are embedded with the memory's embedder into
+Chroma — one collection per namespace, named from a scope-safe key
+(``kv.<slug>.<hash>``, which no memory scope can spell because scopes have no dots),
+so a search in one namespace never touches another's vectors. Chroma is derived:
+every search checks that a namespace's collection holds what the ledger says it
+should, and re-embeds (through the embedding cache) when it does not — after a
+crash between the commit and the Chroma write, a ``reindex`` or a deleted
+``.index/``.
+
+Search. With a ``query``, every item under the prefix that passes the ``filter`` is
+a candidate; candidates are ranked by the package's weighted hybrid fusion
+(``retrieval.vector_weight`` x cosine from Chroma + ``retrieval.bm25_weight`` x
+BM25 over the same texts, + ``bm25_hit_bonus`` when both engines agree). When the
+embedder or Chroma is down, search degrades to keyword ranking and says so in the
+log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    validate_op_namespace,
+)
+from langgraph.store.base.embed import get_text_at_path, tokenize_path
+
+from langmem_ext.errors import InvalidInputError
+from langmem_ext.memory.service import Memory
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.fusion import fuse_weighted
+from langmem_ext.retrieval.text import index_tokens, query_tokens
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS store_items (
+    id INTEGER PRIMARY KEY,
+    ns TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    ttl_minutes REAL,
+    expires_at REAL,
+    UNIQUE (ns, key)
+);
+CREATE INDEX IF NOT EXISTS store_items_expires ON store_items(expires_at);
+CREATE TABLE IF NOT EXISTS store_texts (
+    item_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    ns TEXT NOT NULL,
+    vec_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vec_hash TEXT,
+    PRIMARY KEY (item_id, path)
+);
+CREATE INDEX IF NOT EXISTS store_texts_ns ON store_texts(ns, vec_hash);
+CREATE INDEX IF NOT EXISTS store_texts_vec ON store_texts(vec_id);
+"""
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+_EXACT_VECTOR_LIMIT = 1000
+"""A namespace with at most this many vectors is scored exhaustively."""
+
+# -- pure helpers ------------------------------------------------------------------
+
+
+def _ns_key(namespace: Sequence[str]) -> str:
+    return ".".join(namespace)
+
+
+def _ns_tuple(key: str) -> tuple[str, ...]:
+    return tuple(key.split("."))
+
+
+def partition_of(namespace: Sequence[str]) -> str:
+    """The scope-safe key of a namespace, which names its Chroma collection.
+
+    ``("memories", "alice")`` -> ``kv.memories-alice.<12 hex>``. The hash keeps
+    namespaces whose slugs coincide apart; the dots keep the key out of the space of
+    memory scope names.
+    """
+    ns = _ns_key(namespace)
+    digest = hashlib.sha256(ns.encode("utf-8")).hexdigest()[:12]
+    slug = re.sub(r"[^a-z0-9]+", "-", ns.lower()).strip("-")[:40].strip("-")
+    return f"kv.{slug}.{digest}" if slug else f"kv.{digest}"
+
+
+def _vec_id(ns: str, key: str, path: str) -> str:
+    return hashlib.sha256(json.dumps([ns, key, path]).encode("utf-8")).hexdigest()[:32]
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _leaves(obj: Any) -> Iterable[str]:
+    if isinstance(obj, Mapping):
+        for v in obj.values():
+            yield from _leaves(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _leaves(v)
+    elif isinstance(obj, str):
+        if obj.strip():
+            yield obj.strip()
+    elif obj is not None and not isinstance(obj, bool):
+        yield str(obj)
+
+
+def item_texts(value: Mapping[str, Any], fields: Sequence[str]) -> list[tuple[str, str]]:
+    """The ``(path, text)`` pairs of a value that get embedded and keyword-indexed.
+
+    ``"$"`` is the whole value as its leaf values joined by newlines (not the JSON
+    dump, so keys and quotes add no noise to embeddings); other paths follow
+    LangGraph's path syntax (``"a.b"``, ``"items[*].text"``); a path with several
+    texts yields ``path.0``, ``path.1``, ...
+    """
+    out: list[tuple[str, str]] = []
+    for path in fields:
+        if path == "$":
+            text = "\n".join(_leaves(value))
+            if text:
+                out.append(("$", text))
+            continue
+        texts = [t for t in get_text_at_path(value, tokenize_path(path)) if t.strip()]
+        if len(texts) == 1:
+            out.append((path, texts[0]))
+        else:
+            out.extend((f"{path}.{i}", t) for i, t in enumerate(texts))
+    return out
+
+
+def _compare(value: Any, expected: Any) -> bool:
+    """Filter semantics of LangGraph's stores: equality, nested dicts, operators."""
+    if isinstance(expected, Mapping):
+        if any(isinstance(k, str) and k.startswith("$") for k in expected):
+            return all(_operator(value, op, arg) for op, arg in expected.items())
+        if not isinstance(value, Mapping):
+            return False
+        return all(_compare(value.get(k), v) for k, v in expected.items())
+    if isinstance(expected, list | tuple):
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(expected)
+            and all(_compare(a, b) for a, b in zip(value, expected, strict=True))
+        )
+    return bool(value == expected)
+
+
+def _operator(value: Any, op: str, arg: Any) -> bool:
+    if op == "$eq":
+        return bool(value == arg)
+    if op == "$ne":
+        return bool(value != arg)
+    if op in ("$gt", "$gte", "$lt", "$lte"):
+        try:
+            a, b = float(value), float(arg)
+        except (TypeError, ValueError):
+            return False
+        return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
+    msg = f"Unsupported filter operator {op!r}: use $eq, $ne, $gt, $gte, $lt or $lte."
+    raise InvalidInputError(msg)
+
+
+def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
+    """Whether an item value passes a store ``filter`` (all conditions must hold)."""
+    return not filter or all(_compare(value.get(k), v) for k, v in filter.items())
+
+
+def _does_match(condition: MatchCondition, ns: tuple[str, ...]) -> bool:
+    path = condition.path
+    if len(ns) < len(path):
+        return False
+    pairs = (
+        zip(ns, path, strict=False)
+        if condition.match_type == "prefix"
+        else zip(reversed(ns), reversed(path), strict=False)
+    )
+    return all(p == "*" or k == p for k, p in pairs)
+
+
+def _bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[float]:
+    """Okapi BM25 of each doc (a token list) for the query tokens, over this doc set."""
+    n = len(docs)
+    if not n or not query:
+        return [0.0] * n
+    qset = set(query)
+    avgdl = sum(len(d) for d in docs) / n or 1.0
+    tfs = [Counter(t for t in d if t in qset) for d in docs]
+    df: Counter[str] = Counter()
+    for tf in tfs:
+        df.update(tf.keys())
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in qset}
+    scores = []
+    for d, tf in zip(docs, tfs, strict=True):
+        norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(d) / avgdl)
+        scores.append(sum(idf[t] * f * (_BM25_K1 + 1) / (f + norm) for t, f in tf.items()))
+    return scores
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+@dataclass
+class _Row:
+    id: int
+    ns: str
+    key: str
+    value: dict[str, Any]
+    created_at: float
+    updated_at: float
+
+    def item(self) -> Item:
+        return Item(
+            value=self.value, key=self.key, namespace=_ns_tuple(self.ns),
+            created_at=_dt(self.created_at), updated_at=_dt(self.updated_at),
+        )
+
+    def search_item(self, score: float | None) -> SearchItem:
+        return SearchItem(
+            namespace=_ns_tuple(self.ns), key=self.key, value=self.value,
+            created_at=_dt(self.created_at), updated_at=_dt(self.updated_at), score=score,
+        )
+
+
+@dataclass(frozen=True)
+class _PreparedPut:
+    ns: str
+    key: str
+    value_json: str | None
+    texts: list[tuple[str, str]]
+    ttl: float | None
+
+
+_COLS = "id, ns, key, value, created_at, updated_at"
+
+
+def _row(r: Sequence[Any]) -> _Row:
+    return _Row(int(r[0]), str(r[1]), str(r[2]), json.loads(r[3]), float(r[4]), float(r[5]))
+
+
+# -- the store ---------------------------------------------------------------------
+
+
+class ChromaMemoryStore(BaseStore):
+    """LangGraph ``BaseStore`` kept in a :class:`~langmem_ext.Memory` workspace.
+
+    Values are JSON objects stored durably in the workspace ledger; their texts are
+    embedded into Chroma with the memory's embedder and also keyword-indexed, so
+    ``search(..., query=...)`` is hybrid (see the module docstring). It works with
+    ``create_agent(..., store=store)``, ``langgraph.config.get_store()`` and
+    langmem's ``create_manage_memory_tool`` / ``create_search_memory_tool``.
+
+    Differences from ``InMemoryStore`` (where the semantics are ours):
+
+    * Indexing is on by default (``fields=["$"]``, the memory's embedder); ``"$"``
+      embeds the value's leaf texts rather than its JSON dump.
+      ``index["embed"]`` may only be the memory's own embedder.
+    * ``search`` scores are fused hybrid scores (0..~1.15), not raw cosines. Items
+      without indexed text come last with ``score=None``; so do indexed items that
+      neither engine returned, which only happens in namespaces with more than
+      1000 vectors, where Chroma's nearest neighbours are used instead of an
+      exhaustive scan.
+    * Without a ``query``, results are newest first (``updated_at`` descending),
+      as in LangGraph's SQLite and Postgres stores.
+    * ``created_at`` is kept when an item is overwritten (``InMemoryStore`` resets
+      it), and reset when the old item had expired.
+    * TTL is supported (``ttl`` in minutes on ``put``; ``refresh_ttl`` on reads;
+      ``ttl_config`` as in LangGraph). Expired items are never returned, even
+      before a sweep; sweeps run on writes at most every
+      ``sweep_interval_minutes`` (default 5) and on :meth:`sweep_ttl`.
+    * Like ``InMemoryStore``, reads in a batch see the state before the batch's
+      writes; several puts to one key in a batch keep the last.
+    * Bad values (not JSON-serialisable) raise ``InvalidInputError`` before
+      anything of the batch is written.
+    * ``list_namespaces`` lists only namespaces holding live items
+      (``InMemoryStore`` keeps listing a namespace after its last item is deleted).
+    * Cost: a search reads the items under its prefix from SQLite (like
+      ``InMemoryStore`` scans its dict) and queries one Chroma collection per
+      namespace under the prefix, so keep prefixes narrow (e.g. one user's
+      namespace) on large stores.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.store import ChromaMemoryStore
+
+            memory = Memory("./memory-ws")
+            store = ChromaMemoryStore(memory, index={"fields": ["text"]})
+
+    Invoke:
+        .. code-block:: python
+
+            store.put(("docs", "alice"), "d1", {"text": "Alice likes ramen", "stars": 5})
+            store.put(("docs", "alice"), "d2", {"text": "Alice's bike is red", "stars": 2})
+            store.get(("docs", "alice"), "d1").value["stars"]          # 5
+            hits = store.search(("docs",), query="what food?", filter={"stars": {"$gte": 3}})
+            hits[0].key                                                  # 'd1'
+
+    Async:
+        .. code-block:: python
+
+            await store.aput(("docs", "bob"), "d3", {"text": "Bob drinks tea"})
+            [i.key for i in await store.asearch(("docs", "bob"), query="tea")]   # ['d3']
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langgraph.config import get_store
+            from langgraph.graph import END, START, MessagesState, StateGraph
+
+            def recall(state: MessagesState) -> dict:
+                hits = get_store().search(("docs", "alice"), query=state["messages"][-1].content)
+                return {"messages": [("ai", hits[0].value["text"] if hits else "nothing found")]}
+
+            graph = StateGraph(MessagesState).add_node(recall)
+            graph = graph.add_edge(START, "recall").add_edge("recall", END).compile(store=store)
+            graph.invoke({"messages": [("user", "ramen")]})["messages"][-1].content
+
+    Args:
+        memory: The memory whose workspace, embedder and Chroma client are used.
+        index: ``{"fields": [...]}`` — JSON paths to embed (default ``["$"]``).
+            ``dims`` is accepted for compatibility with LangGraph index configs; the
+            memory's embedder decides the vector size.
+        ttl: LangGraph ``TTLConfig`` (``default_ttl``, ``refresh_on_read``,
+            ``sweep_interval_minutes``).
+    """
+
+    supports_ttl: bool = True
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        cfg: Mapping[str, Any] = dict(index or {})
+        embed = cfg.get("embed")
+        if embed is not None and embed is not memory.embeddings:
+            msg = (
+                "ChromaMemoryStore embeds with the memory's embedder; drop index['embed'] "
+                "and choose the model with Settings.embeddings (LANGMEM_EMBEDDINGS__PROVIDER)."
+            )
+            raise ValueError(msg)
+        fields = cfg.get("fields") or ["$"]
+        for f in fields:
+            if f != "$":
+                tokenize_path(f)  # fail now on a malformed path
+        self.memory = memory
+        self.fields: list[str] = list(fields)
+        self.dims: int | None = cfg.get("dims")
+        self.index_config: IndexConfig = {"fields": self.fields}
+        if self.dims is not None:
+            self.index_config["dims"] = self.dims
+        self.ttl_config = ttl
+        self._ws = memory.workspace
+        self._ws.ledger.ensure_schema(_SCHEMA)
+        self._last_sweep = 0.0
+        self._warned: set[str] = set()
+
+    # -- BaseStore ---------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run get / search / list-namespaces / put operations in order of results."""
+        ops = list(ops)
+        for op in ops:
+            validate_op_namespace(op)
+        now = time.time()
+        puts = self._prepare_puts(ops)
+        queries = {op.query for op in ops if isinstance(op, SearchOp) and op.query}
+        qvecs = self._embed_queries(queries)
+        results: list[Result] = []
+        refresh: set[int] = set()
+        for op in ops:
+            if isinstance(op, GetOp):
+                row = self._get(op, now)
+                if row is not None and op.refresh_ttl:
+                    refresh.add(row.id)
+                results.append(None if row is None else row.item())
+            elif isinstance(op, SearchOp):
+                found = self._search(op, qvecs, now)
+                if op.refresh_ttl:
+                    refresh.update(r.id for r, _ in found)
+                results.append([r.search_item(s) for r, s in found])
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op, now))
+            elif isinstance(op, PutOp):
+                results.append(None)
+            else:
+                msg = f"Unknown store operation {type(op).__name__}."
+                raise InvalidInputError(msg)
+        self._refresh_ttl(refresh, now)
+        if puts:
+            self._apply_puts(puts, now)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async version of :meth:`batch` (the same code, in a worker thread)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- TTL -----------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Delete expired items now; returns how many were deleted."""
+        now = time.time()
+        self._last_sweep = now
+        dropped: dict[str, list[str]] = {}
+        with self._ws.ledger.transaction() as conn:  # re-checked inside: a put may revive a key
+            rows = conn.execute(
+                "SELECT id, ns FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (now,),
+            ).fetchall()
+            for item_id, ns in rows:
+                dropped.setdefault(str(ns), []).extend(
+                    str(r[0])
+                    for r in conn.execute(
+                        "SELECT vec_id FROM store_texts WHERE item_id = ?", (item_id,)
+                    )
+                )
+                conn.execute("DELETE FROM store_texts WHERE item_id = ?", (item_id,))
+                conn.execute("DELETE FROM store_items WHERE id = ?", (item_id,))
+        if rows:
+            self._drop_vectors(dropped)
+            logger.info("store TTL sweep deleted %d expired items", len(rows))
+        return len(rows)
+
+    async def asweep_ttl(self) -> int:
+        """Async version of :meth:`sweep_ttl`."""
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def _maybe_sweep(self, now: float) -> None:
+        minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if now - self._last_sweep >= minutes * 60:
+            self.sweep_ttl()
+
+    def _refresh_ttl(self, ids: set[int], now: float) -> None:
+        if not ids:
+            return
+        id_list = sorted(ids)
+        with self._ws.ledger.transaction() as conn:
+            for i in range(0, len(id_list), 500):
+                chunk = id_list[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(
+                    f"UPDATE store_items SET expires_at = ? + ttl_minutes * 60 "
+                    f"WHERE ttl_minutes IS NOT NULL AND id IN ({marks})",
+                    [now, *chunk],
+                )
+
+    # -- reads -----------------------------------------------------------------
+
+    def _get(self, op: GetOp, now: float) -> _Row | None:
+        rows = self._ws.ledger.query(
+            f"SELECT {_COLS} FROM store_items WHERE ns = ? AND key = ? "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (_ns_key(op.namespace), str(op.key), now),
+        )
+        return _row(rows[0]) if rows else None
+
+    @staticmethod
+    def _prefix_sql(prefix: Sequence[str]) -> tuple[str, list[Any]]:
+        if not prefix:
+            return "1", []
+        ns = _ns_key(prefix)
+        # ns itself, or any ns starting with "ns." ('/' sorts right after '.').
+        return "(ns = ? OR (ns >= ? AND ns < ?))", [ns, ns + ".", ns + "/"]
+
+    def _candidates(self, op: SearchOp, now: float) -> list[_Row]:
+        where, params = self._prefix_sql(op.namespace_prefix)
+        sql = (
+            f"SELECT {_COLS} FROM store_items WHERE {where} "
+            "AND (expires_at IS NULL OR expires_at > ?) ORDER BY updated_at DESC, id DESC"
+        )
+        params.append(now)
+        if not op.filter and not op.query:
+            sql += " LIMIT ? OFFSET ?"
+            params += [max(op.limit, 0), max(op.offset, 0)]
+        rows = [_row(r) for r in self._ws.ledger.query(sql, params)]
+        if op.filter:
+            rows = [r for r in rows if matches_filter(r.value, op.filter)]
+        return rows
+
+    def _search(
+        self, op: SearchOp, qvecs: Mapping[str, list[float] | None], now: float
+    ) -> list[tuple[_Row, float | None]]:
+        rows = self._candidates(op, now)
+        if not op.query:
+            window = rows if not op.filter else rows[op.offset : op.offset + op.limit]
+            return [(r, None) for r in window]
+        ranked = self._rank(op, rows, qvecs.get(op.query))
+        return ranked[op.offset : op.offset + op.limit]
+
+    def _texts_of(self, rows: Sequence[_Row]) -> list[tuple[int, str, str, list[str]]]:
+        """``(item_id, ns, vec_id, tokens)`` of the candidates' indexed texts."""
+        out: list[tuple[int, str, str, list[str]]] = []
+        ids = [r.id for r in rows]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for item_id, ns, vec_id, tokens in self._ws.ledger.query(
+                f"SELECT item_id, ns, vec_id, tokens FROM store_texts WHERE item_id IN ({marks})",
+                chunk,
+            ):
+                out.append((int(item_id), str(ns), str(vec_id), str(tokens).split()))
+        return out
+
+    def _rank(
+        self, op: SearchOp, rows: Sequence[_Row], qvec: list[float] | None
+    ) -> list[tuple[_Row, float | None]]:
+        if not rows:
+            return []
+        texts = self._texts_of(rows)
+        by_id = {r.id: r for r in rows}
+        # Keyword engine: BM25 over the candidates' texts, max-pooled per item.
+        bm25: dict[int, float] = {}
+        for (item_id, *_), s in zip(
+            texts, _bm25(query_tokens(op.query or ""), [t[3] for t in texts]), strict=True
+        ):
+            if s > 0:
+                bm25[item_id] = max(s, bm25.get(item_id, 0.0))
+        # Vector engine: Chroma per namespace, max-pooled per item.
+        cosine: dict[int, float] | None = None
+        if qvec is not None and texts:
+            cosine = self._vector_scores(texts, qvec, op.offset + op.limit, bool(op.filter))
+        vector_c = None if cosine is None else [
+            _candidate(by_id[i], vector_score=s)
+            for i, s in sorted(cosine.items(), key=lambda p: -p[1])
+        ]
+        keyword_c = [
+            _candidate(by_id[i], bm25_score=s) for i, s in sorted(bm25.items(), key=lambda p: -p[1])
+        ]
+        fused = fuse_weighted(vector_c, keyword_c, self.memory.settings.retrieval)
+        out: list[tuple[_Row, float | None]] = [(by_id[int(c.id)], float(c.score)) for c in fused]
+        seen = {int(c.id) for c in fused}
+        out.extend((r, None) for r in rows if r.id not in seen)
+        return out
+
+    def _vector_scores(
+        self,
+        texts: Sequence[tuple[int, str, str, list[str]]],
+        qvec: list[float],
+        wanted: int,
+        filtered: bool,
+    ) -> dict[int, float] | None:
+        item_of = {vec_id: item_id for item_id, _ns, vec_id, _ in texts}
+        namespaces = sorted({ns for _i, ns, _v, _t in texts})
+        try:
+            self._sync_vectors(namespaces)
+            scores: dict[int, float] = {}
+            for ns in namespaces:
+                count = self._ws.vectors.count(partition_of(_ns_tuple(ns)))
+                if count == 0:
+                    continue
+                pool = max(wanted * (20 if filtered else 4), 200)
+                n = count if count <= _EXACT_VECTOR_LIMIT else min(count, pool)
+                for hit in self._ws.vectors.query(
+                    partition_of(_ns_tuple(ns)), qvec, n, with_embeddings=False
+                ):
+                    item_id = item_of.get(hit.id)
+                    if item_id is not None:
+                        scores[item_id] = max(hit.similarity, scores.get(item_id, -1.0))
+            return scores
+        except Exception as e:  # embedder / Chroma down: keyword ranking only
+            self._warn_once(
+                f"vector:{type(e).__name__}",
+                "store vector search unavailable (%s); ranking by keywords only", e,
+            )
+            return None
+
+    def _embed_queries(self, queries: set[str]) -> dict[str, list[float] | None]:
+        out: dict[str, list[float] | None] = {}
+        for q in queries:
+            try:
+                out[q] = [float(x) for x in self.memory.embeddings.embed_query(q)]
+            except Exception as e:  # the embedder is down: keyword ranking only
+                self._warn_once(
+                    f"embed:{type(e).__name__}",
+                    "store query embedding failed (%s); ranking by keywords only", e,
+                )
+                out[q] = None
+        return out
+
+    def _list_namespaces(self, op: ListNamespacesOp, now: float) -> list[tuple[str, ...]]:
+        rows = self._ws.ledger.query(
+            "SELECT DISTINCT ns FROM store_items WHERE expires_at IS NULL OR expires_at > ?",
+            (now,),
+        )
+        spaces = [_ns_tuple(str(r[0])) for r in rows]
+        if op.match_conditions:
+            spaces = [s for s in spaces if all(_does_match(c, s) for c in op.match_conditions)]
+        if op.max_depth is not None:
+            spaces = sorted({s[: op.max_depth] for s in spaces})
+        else:
+            spaces = sorted(spaces)
+        return spaces[op.offset : op.offset + op.limit]
+
+    # -- writes ----------------------------------------------------------------
+
+    def _prepare_puts(self, ops: Sequence[Op]) -> dict[tuple[str, str], _PreparedPut]:
+        """Validate every put of a batch before anything is written (last one wins)."""
+        out: dict[tuple[str, str], _PreparedPut] = {}
+        for op in ops:
+            if not isinstance(op, PutOp):
+                continue
+            if not op.namespace:
+                raise InvalidNamespaceError("Namespace cannot be empty.")
+            if op.namespace[0] == "langgraph":
+                msg = f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
+                raise InvalidNamespaceError(msg)
+            ns, key = _ns_key(op.namespace), str(op.key)
+            if op.value is None:
+                out[(ns, key)] = _PreparedPut(ns, key, None, [], None)
+                continue
+            if not isinstance(op.value, Mapping):
+                msg = f"Store values must be dicts, got {type(op.value).__name__} for key {key!r}."
+                raise InvalidInputError(msg)
+            try:
+                value_json = json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                msg = (
+                    f"Value of key {key!r} is not JSON-serialisable ({e}); store only dicts "
+                    "of strings, numbers, booleans, None, lists and dicts."
+                )
+                raise InvalidInputError(msg) from e
+            if op.index is False:
+                texts: list[tuple[str, str]] = []
+            else:
+                texts = item_texts(json.loads(value_json), op.index or self.fields)
+            if op.ttl is not None and op.ttl <= 0:
+                msg = f"ttl must be a positive number of minutes, got {op.ttl!r}."
+                raise InvalidInputError(msg)
+            out[(ns, key)] = _PreparedPut(ns, key, value_json, texts, op.ttl)
+        return out
+
+    def _apply_puts(self, puts: Mapping[tuple[str, str], _PreparedPut], now: float) -> None:
+        dropped: dict[str, list[str]] = {}
+        with self._ws.ledger.transaction() as conn:
+            for p in puts.values():
+                row = conn.execute(
+                    "SELECT id FROM store_items WHERE ns = ? AND key = ?", (p.ns, p.key)
+                ).fetchone()
+                old: dict[str, tuple[str, str]] = {}
+                if row is not None:
+                    for path, vec_id, text_hash in conn.execute(
+                        "SELECT path, vec_id, text_hash FROM store_texts WHERE item_id = ?",
+                        (row[0],),
+                    ):
+                        old[str(path)] = (str(vec_id), str(text_hash))
+                if p.value_json is None:
+                    if row is not None:
+                        conn.execute("DELETE FROM store_texts WHERE item_id = ?", (row[0],))
+                        conn.execute("DELETE FROM store_items WHERE id = ?", (row[0],))
+                        dropped.setdefault(p.ns, []).extend(v for v, _ in old.values())
+                    continue
+                expires = None if p.ttl is None else now + p.ttl * 60
+                item_id = conn.execute(
+                    "INSERT INTO store_items (ns, key, value, created_at, updated_at, "
+                    "ttl_minutes, expires_at) VALUES (?,?,?,?,?,?,?) "
+                    "ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, "
+                    "created_at = CASE WHEN store_items.expires_at IS NOT NULL "
+                    "AND store_items.expires_at <= excluded.updated_at "
+                    "THEN excluded.created_at ELSE store_items.created_at END, "
+                    "updated_at = excluded.updated_at, ttl_minutes = excluded.ttl_minutes, "
+                    "expires_at = excluded.expires_at RETURNING id",
+                    (p.ns, p.key, p.value_json, now, now, p.ttl, expires),
+                ).fetchone()[0]
+                new_paths = {path for path, _ in p.texts}
+                gone = [path for path in old if path not in new_paths]
+                for path in gone:
+                    conn.execute(
+                        "DELETE FROM store_texts WHERE item_id = ? AND path = ?", (item_id, path)
+                    )
+                    dropped.setdefault(p.ns, []).append(old[path][0])
+                for path, text in p.texts:
+                    h = _hash(text)
+                    if path in old and old[path][1] == h:
+                        continue  # same text: its vector stays valid
+                    # vec_hash keeps naming the text whose vector Chroma holds, so the
+                    # size check of _sync_vectors stays exact while this one waits.
+                    conn.execute(
+                        "INSERT INTO store_texts VALUES (?,?,?,?,?,?,?,NULL) "
+                        "ON CONFLICT (item_id, path) DO UPDATE SET text = excluded.text, "
+                        "tokens = excluded.tokens, text_hash = excluded.text_hash",
+                        (item_id, path, p.ns, _vec_id(p.ns, p.key, path), text,
+                         " ".join(index_tokens(text)), h),
+                    )
+        # Durable from here; Chroma is derived and repaired by _sync_vectors.
+        self._drop_vectors(dropped)
+        try:
+            self._sync_vectors(sorted({p.ns for p in puts.values() if p.value_json is not None}))
+        except Exception as e:
+            self._warn_once(
+                f"write:{type(e).__name__}",
+                "store vectors not updated (%s); they catch up on the next search", e,
+            )
+        self._maybe_sweep(now)
+
+    def _drop_vectors(self, dropped: Mapping[str, Sequence[str]]) -> None:
+        """Delete vectors of removed texts; a failure is repaired by the next size check."""
+        if not any(dropped.values()):
+            return
+        try:
+            with self._ws.lock.hold():
+                self._ws.refresh_if_stale()
+                for ns, vec_ids in dropped.items():
+                    self._ws.vectors.delete(partition_of(_ns_tuple(ns)), list(vec_ids))
+        except Exception as e:
+            self._warn_once(
+                f"delete:{type(e).__name__}",
+                "store vectors not deleted (%s); the next search rebuilds them", e,
+            )
+
+    def _sync_vectors(self, namespaces: Sequence[str]) -> None:
+        """Make each namespace's Chroma collection hold exactly the ledger's texts.
+
+        ``vec_hash`` names the text whose vector Chroma holds for a row (``NULL``:
+        none). A collection whose size differs from the rows with a vector (lost
+        ``.index/``, a reindex, a failed delete) is dropped and rebuilt; rows whose
+        text changed or was never embedded are embedded and upserted.
+        """
+        if not namespaces:
+            return
+        ws = self._ws
+        ws.refresh_if_stale()
+        size = max(1, ws.batch_size)
+        for ns in namespaces:
+            part = partition_of(_ns_tuple(ns))
+            with ws.lock.hold():  # upserts and their marks happen under the lock
+                expected = int(ws.ledger.query(
+                    "SELECT count(*) FROM store_texts WHERE ns = ? AND vec_hash IS NOT NULL",
+                    (ns,),
+                )[0][0])
+                if ws.vectors.count(part) != expected:
+                    logger.info("store vectors of namespace %r out of step; rebuilding them", ns)
+                    ws.vectors.drop_all([part])
+                    with ws.ledger.transaction() as conn:
+                        conn.execute("UPDATE store_texts SET vec_hash = NULL WHERE ns = ?", (ns,))
+            todo = ws.ledger.query(
+                "SELECT item_id, path, vec_id, text, text_hash FROM store_texts "
+                "WHERE ns = ? AND (vec_hash IS NULL OR vec_hash != text_hash)",
+                (ns,),
+            )
+            for start in range(0, len(todo), size):
+                chunk = todo[start : start + size]
+                vectors = self.memory.embeddings.embed_documents([str(r[3]) for r in chunk])
+                with ws.lock.hold():
+                    ws.vectors.upsert(
+                        part, [str(r[2]) for r in chunk], vectors, [{"path": r[1]} for r in chunk]
+                    )
+                    with ws.ledger.transaction() as conn:
+                        conn.executemany(
+                            "UPDATE store_texts SET vec_hash = ? "
+                            "WHERE item_id = ? AND path = ? AND text_hash = ?",
+                            [(r[4], r[0], r[1], r[4]) for r in chunk],
+                        )
+                    ws.bump_generation()
+
+    def _warn_once(self, key: str, msg: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(msg, *args)
+
+
+def _candidate(row: _Row, *, vector_score: float | None = None, bm25_score: float | None = None) -> Candidate:
+    return Candidate(
+        id=str(row.id), text="", category="fact", created_at=row.created_at, importance=1.0,
+        vector_score=vector_score, bm25_score=bm25_score,
+    )
+
+
+def create_memory_store(
+    memory: Memory,
+    *,
+    fields: Sequence[str] | None = None,
+    ttl: TTLConfig | None = None,
+) -> ChromaMemoryStore:
+    """A :class:`ChromaMemoryStore` over ``memory`` embedding ``fields`` (default ``["$"]``)."""
+    index: IndexConfig = {"fields": list(fields)} if fields else {}
+    return ChromaMemoryStore(memory, index=index or None, ttl=ttl)
+
+__all__ = ["ChromaMemoryStore", "create_memory_store", "item_texts", "matches_filter", "partition_of"]

@@ -1,0 +1,1027 @@
+"""LangChain tools over :class:`~langmem_ext.Memory`: save, confirm, reject, search, get,
+update, forget.
+
+The tools follow seed 003's memory rules, written into their descriptions for the
+model: search before answering questions about the past; when nothing is found, say
+so instead of guessing; read exact lines with ``memory_get`` before quoting numbers,
+dates or wording; saving needs the user's confirmation.
+
+Scope. The scope a tool reads and writes comes from the run's
+``config["configurable"]`` (``scope``, else ``user_id``, else the tool's ``scope``
+field) — see :func:`langmem_ext._scoping.scope_from_config`. No argument schema has a
+scope or user field, so a model cannot reach another user's memory by naming it.
+
+Errors. A :class:`~langmem_ext.errors.LangmemError` (unknown id, bad path, empty text,
+index down, ...) becomes the tool's answer (a ``ToolMessage`` with
+``status="error"``) instead of an exception in the agent loop; so do invalid
+arguments.
+
+Every tool returns ``(content, artifact)``: text written for the model and the
+JSON-ready result for the application (``response_format="content_and_artifact"``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
+
+from langmem_ext._scoping import scope_from_config
+from langmem_ext.errors import LangmemError
+from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
+from langmem_ext.memory.service import GET_MAX_LINES, Memory
+from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
+
+logger = logging.getLogger(__name__)
+
+ToolOutput = tuple[str, dict[str, Any]]
+"""What every memory tool returns: text for the model, JSON-ready data for the app."""
+
+TOOL_NAMES: tuple[str, ...] = (
+    "memory_search",
+    "memory_get",
+    "memory_save",
+    "memory_confirm",
+    "memory_reject",
+    "memory_update",
+    "memory_forget",
+)
+"""Names of the memory tools, in the order :func:`create_memory_tools` returns them."""
+
+# -- descriptions (written for the model) -----------------------------------------
+
+SEARCH_DESCRIPTION = (
+    "Search the user's long-term memory: saved facts, preferences, decisions, todos, "
+    "people, plans and daily notes. Call it BEFORE answering any question about the past "
+    "or about the user — what was done, decided or said before, preferences, todos, "
+    "timelines, people, what happened on a date — and whenever the user says remember, "
+    "last time, before, earlier, yesterday, did I tell you, 记得, 上次, 之前 or 昨天. "
+    "Returns the best matches with path:line citations, memory ids and scores. If it finds "
+    "nothing relevant, tell the user you searched their memory but found nothing; never "
+    "present a guess as a memory. To quote exact numbers, dates or wording, read the cited "
+    "lines with memory_get first."
+)
+GET_DESCRIPTION = (
+    "Read exact lines of one of the user's memory files, usually a path:line citation "
+    "returned by memory_search (for example 'MEMORY.md:12'). `path` takes a file path "
+    "('MEMORY.md', 'memory/2026-01-31.md') or 'path:line', whose line becomes the start. "
+    "`from_line` is the first line (1-based, default 1), `lines` how many to read (default 40, "
+    "max 300); the answer says when the file goes on and where to continue. Use it before "
+    "quoting exact numbers, dates or wording. Only the current user's memory can be read."
+)
+SAVE_DESCRIPTION = (
+    "Propose a fact for the user's long-term memory. Use it when the user asks you to "
+    "remember or save something (remember, note that, 记住, 保存), or states a durable fact "
+    "worth keeping: a preference, a decision, a plan, personal details they want kept. Write "
+    "one self-contained fact per call. `target`: 'long_term' for lasting facts (default), "
+    "'daily' for today's notes. `category`: 'core' for central facts about the user, 'fact' "
+    "(default), 'episode' for a summary of what happened. The save is only PENDING: nothing "
+    "is stored until the user confirms. After calling it, tell the user what you would "
+    "remember and ask them to confirm; then call memory_confirm (they agree) or "
+    "memory_reject (they decline) with the returned pending id. Never save passwords, keys "
+    "or other secrets."
+)
+CONFIRM_DESCRIPTION = (
+    "Store a pending memory after the user confirmed it (yes, ok, save it, 确认, 好的). Pass "
+    "the pending id returned by memory_save. Never call it without the user's confirmation."
+)
+REJECT_DESCRIPTION = (
+    "Discard a pending memory the user declined (no, cancel, don't save, 不, 取消). Pass the "
+    "pending id returned by memory_save. Nothing is stored."
+)
+UPDATE_DESCRIPTION = (
+    "Correct an existing memory that the user says is wrong or outdated. Pass the memory id "
+    "(from memory_search results) and the complete corrected text, which replaces the old "
+    "text; the old text stays in the memory's history. Search first to find the id."
+)
+FORGET_DESCRIPTION = (
+    "Delete a memory the user asks you to forget. Pass the memory id from memory_search "
+    "results. When it is unclear which memory the user means, search and ask before "
+    "deleting."
+)
+
+# -- argument schemas ---------------------------------------------------------------
+
+
+class MemorySearchInput(BaseModel):
+    """Arguments of ``memory_search``."""
+
+    query: str = Field(
+        min_length=1,
+        description="What to look for, in the user's words (any language); e.g. 'favourite food'.",
+    )
+    k: int | None = Field(
+        default=None, ge=1, le=20, description="How many memories to return (default 5)."
+    )
+
+
+class MemoryGetInput(BaseModel):
+    """Arguments of ``memory_get``."""
+
+    path: str = Field(
+        min_length=1,
+        description="Memory file path or 'path:line' as memory_search cites it, e.g. 'MEMORY.md:12'.",
+    )
+    from_line: int | None = Field(
+        default=None,
+        validation_alias=AliasChoices("from_line", "from"),
+        ge=1,
+        description="First line to read, 1-based (default: 1, or the line of 'path:line').",
+    )
+    lines: int | None = Field(
+        default=None,
+        ge=1,
+        le=GET_MAX_LINES,
+        description=f"How many lines to read (default 40, max {GET_MAX_LINES}).",
+    )
+
+
+class MemorySaveInput(BaseModel):
+    """Arguments of ``memory_save``."""
+
+    text: str = Field(
+        min_length=1,
+        description="The fact to remember, self-contained, e.g. 'User is allergic to peanuts'.",
+    )
+    target: Literal["long_term", "daily"] = Field(
+        default="long_term",
+        description="'long_term' for lasting facts, 'daily' for today's notes.",
+    )
+    category: Literal["core", "fact", "episode"] = Field(
+        default="fact",
+        description="'core' (central facts about the user), 'fact' or 'episode' (what happened).",
+    )
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _normalise_target(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower().replace("-", "_").replace(" ", "_")
+        return value
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _normalise_category(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class PendingIdInput(BaseModel):
+    """Arguments of ``memory_confirm`` and ``memory_reject``."""
+
+    pending_id: str = Field(
+        min_length=1, description="The pending id returned by memory_save, e.g. 'p-1a2b3c4d5e'."
+    )
+
+
+class MemoryUpdateInput(BaseModel):
+    """Arguments of ``memory_update``."""
+
+    memory_id: str = Field(
+        min_length=1, description="Id of the memory to correct, from memory_search results."
+    )
+    text: str = Field(min_length=1, description="The complete corrected text.")
+
+
+class MemoryIdInput(BaseModel):
+    """Arguments of ``memory_forget``."""
+
+    memory_id: str = Field(
+        min_length=1, description="Id of the memory to delete, from memory_search results."
+    )
+
+
+# -- shared helpers (no I/O) ----------------------------------------------------------
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Turn memory-layer errors into tool errors the model can read and act on."""
+    try:
+        yield
+    except LangmemError as e:
+        raise ToolException(str(e)) from e
+
+
+def _validation_message(error: ValidationError | Exception) -> str:
+    if isinstance(error, ValidationError):
+        parts = [
+            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+            for err in error.errors()
+        ]
+        return "Invalid tool arguments (" + "; ".join(parts) + "). Fix them and call again."
+    return f"Invalid tool arguments ({error}). Fix them and call again."
+
+
+def _quote(text: str) -> str:
+    """Memory text as a JSON string: quoted data, never instructions."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _render_search(query: str, hits: Sequence[SearchHit]) -> ToolOutput:
+    data = {"query": query, "hits": [h.model_dump(mode="json") for h in hits]}
+    if not hits:
+        text = (
+            f"Searched the user's memory for {_quote(query)} and found nothing relevant. Tell "
+            "the user you searched their memory but found nothing; do not present a guess as "
+            "a memory."
+        )
+        return text, data
+    lines = [f"Found {len(hits)} {'memory' if len(hits) == 1 else 'memories'} for {_quote(query)}, best first:"]
+    for i, h in enumerate(hits, 1):
+        lines.append(
+            f"{i}. [{h.citation}] {_quote(h.text)} (id {h.id}, {h.category}, "
+            f"{h.created_at:%Y-%m-%d}, score {h.score:.2f})"
+        )
+    lines.append(
+        "Cite memories by path:line. Read the cited lines with memory_get before quoting exact "
+        "numbers, dates or wording."
+    )
+    return "\n".join(lines), data
+
+
+def _render_get(result: GetResult) -> ToolOutput:
+    data = result.model_dump(mode="json")
+    if not result.lines:
+        text = (
+            f"{result.path} has {result.total_lines} lines; there is nothing at line "
+            f"{result.from_line}."
+        )
+        return text, data
+    end = result.from_line + len(result.lines) - 1
+    parts = [f"{result.path} lines {result.from_line}-{end} of {result.total_lines}:", result.text]
+    if result.truncated:
+        parts.append(
+            f"[truncated: {result.total_lines - end} more lines; call memory_get with "
+            f"from_line={result.next_from} to continue]"
+        )
+    return "\n".join(parts), data
+
+
+def _render_pending(item: PendingItem) -> ToolOutput:
+    where = "long-term memory" if item.target == "long_term" else "today's notes"
+    text = (
+        f"Pending memory {item.id} (NOT stored yet): {_quote(item.text)} -> {where}, category "
+        f"{item.category}; expires {item.expires_at:%Y-%m-%d %H:%M} UTC. Ask the user to "
+        f"confirm saving it. If they agree, call memory_confirm with pending_id \"{item.id}\"; "
+        "if they decline, call memory_reject."
+    )
+    return text, item.model_dump(mode="json")
+
+
+def _render_confirmed(entry: MemoryEntry) -> ToolOutput:
+    text = (
+        f"Confirmed and stored as memory {entry.id} at {entry.citation}: {_quote(entry.text)}. "
+        "Tell the user it is saved."
+    )
+    return text, entry.model_dump(mode="json")
+
+
+def _render_rejected(item: PendingItem) -> ToolOutput:
+    return (
+        f"Discarded pending memory {item.id}; nothing was stored.",
+        item.model_dump(mode="json"),
+    )
+
+
+def _render_updated(entry: MemoryEntry) -> ToolOutput:
+    text = (
+        f"Updated memory {entry.id} at {entry.citation}; it now reads {_quote(entry.text)}. "
+        "The previous text is kept in its history."
+    )
+    return text, entry.model_dump(mode="json")
+
+
+def _render_forgotten(memory_id: str) -> ToolOutput:
+    text = f"Forgot memory {memory_id}; it no longer appears in searches."
+    return text, {"id": memory_id, "deleted": True}
+
+
+# -- tools ----------------------------------------------------------------------------
+
+
+class _MemoryTool(BaseTool):
+    """Shared fields and scope resolution of the memory tools (no I/O)."""
+
+    memory: Memory
+    """The memory service the tool reads and writes."""
+    scope: str = MAIN_SCOPE
+    """Scope used when the run's config names neither a ``scope`` nor a ``user_id``."""
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    handle_tool_error: bool = True  # type: ignore[assignment]
+    handle_validation_error: Any = _validation_message
+
+    @field_validator("scope")
+    @classmethod
+    def _valid_scope(cls, value: str) -> str:
+        return check_scope(value)
+
+    def _scope_of(self, config: RunnableConfig | None) -> str:
+        return scope_from_config(config, self.scope)
+
+
+class MemorySearchTool(_MemoryTool):
+    """``memory_search``: hybrid search of the caller's memory, with ``path:line`` citations.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemorySearchTool
+
+            memory = Memory("./memory-ws")
+            memory.add("User likes ramen", scope="user_alice")
+            tool = MemorySearchTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            config = {"configurable": {"user_id": "alice"}}   # scope 'user_alice'
+            print(tool.invoke({"query": "ramen"}, config))
+
+        .. code-block:: none
+
+            Found 1 memory for "ramen", best first:
+            1. [memory/scopes/user_alice/LONG_TERM.md:4] "User likes ramen" (id m-…, fact, …)
+            Cite memories by path:line. …
+
+    Async:
+        .. code-block:: python
+
+            text = await tool.ainvoke({"query": "ramen"}, config)
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            call = {"name": "memory_search", "args": {"query": "ramen"}, "id": "c1",
+                    "type": "tool_call"}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]}, config)
+            print(out["messages"][-1].content)
+    """
+
+    name: str = "memory_search"
+    description: str = SEARCH_DESCRIPTION
+    args_schema: type[BaseModel] = MemorySearchInput
+
+    def _run(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            hits = self.memory.search(query, scope=self._scope_of(config), k=k)
+            return _render_search(query, hits)
+
+    async def _arun(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            hits: list[SearchHit] = await self.memory.asearch(
+                query, scope=self._scope_of(config), k=k
+            )
+            return _render_search(query, hits)
+
+
+class MemoryGetTool(_MemoryTool):
+    """``memory_get``: read exact lines of a memory file of the caller's scope.
+
+    Paths of other scopes, ``..``, absolute paths and symlinks out of the scope are
+    refused with a tool error.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryGetTool
+
+            memory = Memory("./memory-ws")
+            memory.add("User likes ramen", scope="main")
+            tool = MemoryGetTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"path": "MEMORY.md:4", "lines": 1}))
+
+        .. code-block:: none
+
+            MEMORY.md lines 4-4 of 4:
+            4: - User likes ramen ^m-…
+
+    Async:
+        .. code-block:: python
+
+            text = await tool.ainvoke({"path": "MEMORY.md", "from_line": 1, "lines": 10})
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            call = {"name": "memory_get", "args": {"path": "MEMORY.md"}, "id": "c1",
+                    "type": "tool_call"}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
+            print(out["messages"][-1].content)
+    """
+
+    name: str = "memory_get"
+    description: str = GET_DESCRIPTION
+    args_schema: type[BaseModel] = MemoryGetInput
+
+    def _run(
+        self,
+        path: str,
+        from_line: int | None = None,
+        lines: int | None = None,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            scope = self._scope_of(config)
+            return _render_get(self.memory.get(path, scope=scope, from_line=from_line, lines=lines))
+
+    async def _arun(
+        self,
+        path: str,
+        from_line: int | None = None,
+        lines: int | None = None,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            scope = self._scope_of(config)
+            result: GetResult = await self.memory.aget(
+                path, scope=scope, from_line=from_line, lines=lines
+            )
+            return _render_get(result)
+
+
+class MemorySaveTool(_MemoryTool):
+    """``memory_save``: propose a memory; it is stored only once the user confirms.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemorySaveTool
+
+            memory = Memory("./memory-ws")
+            tool = MemorySaveTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            config = {"configurable": {"user_id": "alice"}}
+            print(tool.invoke({"text": "User is allergic to peanuts"}, config))
+            pending_id = memory.list_pending(scope="user_alice")[0].id
+
+        .. code-block:: none
+
+            Pending memory p-… (NOT stored yet): "User is allergic to peanuts" -> long-term
+            memory, category fact; expires … UTC. Ask the user to confirm saving it. …
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"text": "Met Bob at the fair", "target": "daily",
+                                "category": "episode"}, config)
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            call = {"name": "memory_save", "args": {"text": "User lives in Lyon"}, "id": "c1",
+                    "type": "tool_call"}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]}, config)
+            out["messages"][-1].artifact["id"]   # the pending id, for a confirm step
+    """
+
+    name: str = "memory_save"
+    description: str = SAVE_DESCRIPTION
+    args_schema: type[BaseModel] = MemorySaveInput
+
+    def _run(
+        self,
+        text: str,
+        target: str = "long_term",
+        category: str = "fact",
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            scope = self._scope_of(config)
+            item = self.memory.save(text, scope=scope, target=target, category=category)
+            return _render_pending(item)
+
+    async def _arun(
+        self,
+        text: str,
+        target: str = "long_term",
+        category: str = "fact",
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            scope = self._scope_of(config)
+            item: PendingItem = await self.memory.asave(
+                text, scope=scope, target=target, category=category
+            )
+            return _render_pending(item)
+
+
+class MemoryConfirmTool(_MemoryTool):
+    """``memory_confirm``: store a pending memory the user agreed to.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryConfirmTool
+
+            memory = Memory("./memory-ws")
+            tool = MemoryConfirmTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            pending = memory.save("User likes ramen", scope="main")
+            print(tool.invoke({"pending_id": pending.id}))
+
+        .. code-block:: none
+
+            Confirmed and stored as memory m-… at MEMORY.md:4: "User likes ramen". …
+
+    Async:
+        .. code-block:: python
+
+            pending = memory.save("User likes tea", scope="main")
+            await tool.ainvoke({"pending_id": pending.id})
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            pending = memory.save("User likes jazz", scope="main")
+            call = {"name": "memory_confirm", "args": {"pending_id": pending.id}, "id": "c1",
+                    "type": "tool_call"}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
+            print(out["messages"][-1].content)
+    """
+
+    name: str = "memory_confirm"
+    description: str = CONFIRM_DESCRIPTION
+    args_schema: type[BaseModel] = PendingIdInput
+
+    def _run(
+        self,
+        pending_id: str,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            return _render_confirmed(self.memory.confirm(pending_id, scope=self._scope_of(config)))
+
+    async def _arun(
+        self,
+        pending_id: str,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            entry: MemoryEntry = await self.memory.aconfirm(
+                pending_id, scope=self._scope_of(config)
+            )
+            return _render_confirmed(entry)
+
+
+class MemoryRejectTool(_MemoryTool):
+    """``memory_reject``: discard a pending memory the user declined.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryRejectTool
+
+            memory = Memory("./memory-ws")
+            tool = MemoryRejectTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            pending = memory.save("User hates Mondays", scope="main")
+            print(tool.invoke({"pending_id": pending.id}))
+
+        .. code-block:: none
+
+            Discarded pending memory p-…; nothing was stored.
+
+    Async:
+        .. code-block:: python
+
+            pending = memory.save("User hates Tuesdays", scope="main")
+            await tool.ainvoke({"pending_id": pending.id})
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            pending = memory.save("User hates Fridays", scope="main")
+            call = {"name": "memory_reject", "args": {"pending_id": pending.id}, "id": "c1",
+                    "type": "tool_call"}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
+            print(out["messages"][-1].content)
+    """
+
+    name: str = "memory_reject"
+    description: str = REJECT_DESCRIPTION
+    args_schema: type[BaseModel] = PendingIdInput
+
+    def _run(
+        self,
+        pending_id: str,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            return _render_rejected(self.memory.reject(pending_id, scope=self._scope_of(config)))
+
+    async def _arun(
+        self,
+        pending_id: str,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            item: PendingItem = await self.memory.areject(pending_id, scope=self._scope_of(config))
+            return _render_rejected(item)
+
+
+class MemoryUpdateTool(_MemoryTool):
+    """``memory_update``: replace a memory's text; the old text stays in its history.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryUpdateTool
+
+            memory = Memory("./memory-ws")
+            memory_id = memory.add("User lives in Paris", scope="main")
+            tool = MemoryUpdateTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"memory_id": memory_id, "text": "User lives in Lyon"}))
+            memory.history(memory_id, scope="main")[-1]["old_text"]   # 'User lives in Paris'
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"memory_id": memory_id, "text": "User lives in Nice"})
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            call = {"name": "memory_update", "id": "c1", "type": "tool_call",
+                    "args": {"memory_id": memory_id, "text": "User lives in Lille"}}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
+            print(out["messages"][-1].content)
+    """
+
+    name: str = "memory_update"
+    description: str = UPDATE_DESCRIPTION
+    args_schema: type[BaseModel] = MemoryUpdateInput
+
+    def _run(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            return _render_updated(self.memory.update(memory_id, text, scope=self._scope_of(config)))
+
+    async def _arun(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            entry: MemoryEntry = await self.memory.aupdate(
+                memory_id, text, scope=self._scope_of(config)
+            )
+            return _render_updated(entry)
+
+
+class MemoryForgetTool(_MemoryTool):
+    """``memory_forget``: delete a memory by id (its edit history is kept in the ledger).
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryForgetTool
+
+            memory = Memory("./memory-ws")
+            memory_id = memory.add("User's locker code is on a sticky note", scope="main")
+            tool = MemoryForgetTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"memory_id": memory_id}))
+
+        .. code-block:: none
+
+            Forgot memory m-…; it no longer appears in searches.
+
+    Async:
+        .. code-block:: python
+
+            other = memory.add("User once owned a red bike", scope="main")
+            await tool.ainvoke({"memory_id": other})
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain_core.messages import AIMessage
+            from langgraph.graph import START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode
+
+            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
+            graph = graph.add_edge(START, "tools").compile()
+
+            third = memory.add("User dislikes olives", scope="main")
+            call = {"name": "memory_forget", "args": {"memory_id": third}, "id": "c1",
+                    "type": "tool_call"}
+            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
+            print(out["messages"][-1].content)
+    """
+
+    name: str = "memory_forget"
+    description: str = FORGET_DESCRIPTION
+    args_schema: type[BaseModel] = MemoryIdInput
+
+    def _run(
+        self,
+        memory_id: str,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            self.memory.delete(memory_id, scope=self._scope_of(config))
+            return _render_forgotten(memory_id)
+
+    async def _arun(
+        self,
+        memory_id: str,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> ToolOutput:
+        with _tool_errors():
+            await self.memory.adelete(memory_id, scope=self._scope_of(config))
+            return _render_forgotten(memory_id)
+
+
+# -- factories --------------------------------------------------------------------------
+
+
+def create_memory_search_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemorySearchTool:
+    """The ``memory_search`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemorySearchTool(memory=memory, scope=scope)
+
+
+def create_memory_get_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryGetTool:
+    """The ``memory_get`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemoryGetTool(memory=memory, scope=scope)
+
+
+def create_memory_save_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemorySaveTool:
+    """The ``memory_save`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemorySaveTool(memory=memory, scope=scope)
+
+
+def create_memory_confirm_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryConfirmTool:
+    """The ``memory_confirm`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemoryConfirmTool(memory=memory, scope=scope)
+
+
+def create_memory_reject_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryRejectTool:
+    """The ``memory_reject`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemoryRejectTool(memory=memory, scope=scope)
+
+
+def create_memory_update_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryUpdateTool:
+    """The ``memory_update`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemoryUpdateTool(memory=memory, scope=scope)
+
+
+def create_memory_forget_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryForgetTool:
+    """The ``memory_forget`` tool over ``memory`` (``scope``: default when the config names none)."""
+    return MemoryForgetTool(memory=memory, scope=scope)
+
+
+_FACTORIES: dict[str, Callable[..., BaseTool]] = {
+    "memory_search": create_memory_search_tool,
+    "memory_get": create_memory_get_tool,
+    "memory_save": create_memory_save_tool,
+    "memory_confirm": create_memory_confirm_tool,
+    "memory_reject": create_memory_reject_tool,
+    "memory_update": create_memory_update_tool,
+    "memory_forget": create_memory_forget_tool,
+}
+
+
+def create_memory_tools(
+    memory: Memory,
+    *,
+    scope: str = MAIN_SCOPE,
+    include: Sequence[str] | None = None,
+) -> list[BaseTool]:
+    """The memory tools over one :class:`~langmem_ext.Memory`, ready for an agent.
+
+    Args:
+        memory: The memory service.
+        scope: Scope used when the run's ``config["configurable"]`` names neither a
+            ``scope`` nor a ``user_id``.
+        include: Tool names to return (default: all of :data:`TOOL_NAMES`), e.g.
+            ``["memory_search", "memory_get"]`` for a read-only agent.
+
+    Returns:
+        The tools, in the order of :data:`TOOL_NAMES`.
+
+    Raises:
+        ValueError: for an unknown tool name in ``include``.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install langmem-ext
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import create_memory_tools
+
+            memory = Memory("./memory-ws")
+            tools = create_memory_tools(memory)
+            [t.name for t in tools][:3]   # ['memory_search', 'memory_get', 'memory_save']
+
+    Invoke:
+        .. code-block:: python
+
+            by_name = {t.name: t for t in tools}
+            config = {"configurable": {"user_id": "alice", "thread_id": "t1"}}
+            saved = by_name["memory_save"].invoke(
+                {"name": "memory_save", "args": {"text": "User likes ramen"}, "id": "1",
+                 "type": "tool_call"},
+                config,
+            )
+            by_name["memory_confirm"].invoke({"pending_id": saved.artifact["id"]}, config)
+            print(by_name["memory_search"].invoke({"query": "ramen"}, config))
+
+    Async:
+        .. code-block:: python
+
+            print(await by_name["memory_search"].ainvoke({"query": "ramen"}, config))
+
+    Use in a graph:
+        .. code-block:: python
+
+            from langchain.agents import create_agent
+            from langchain_ollama import ChatOllama
+
+            agent = create_agent(ChatOllama(model="qwen3"), tools=tools)
+            # agent.invoke({"messages": [("user", "What food do I like?")]}, config)
+    """
+    names = list(TOOL_NAMES) if include is None else list(include)
+    unknown = [n for n in names if n not in _FACTORIES]
+    if unknown:
+        msg = f"Unknown memory tool(s) {unknown}: choose from {', '.join(TOOL_NAMES)}."
+        raise ValueError(msg)
+    wanted = set(names)
+    return [_FACTORIES[n](memory, scope=scope) for n in TOOL_NAMES if n in wanted]
+
+
+__all__ = [
+    "TOOL_NAMES",
+    "MemoryConfirmTool",
+    "MemoryForgetTool",
+    "MemoryGetTool",
+    "MemoryRejectTool",
+    "MemorySaveTool",
+    "MemorySearchTool",
+    "MemoryUpdateTool",
+    "create_memory_confirm_tool",
+    "create_memory_forget_tool",
+    "create_memory_get_tool",
+    "create_memory_reject_tool",
+    "create_memory_save_tool",
+    "create_memory_search_tool",
+    "create_memory_tools",
+    "create_memory_update_tool",
+]

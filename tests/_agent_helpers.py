@@ -1,0 +1,80 @@
+"""A scripted chat model for agent tests (tools, middleware, langmem compatibility)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+Step = AIMessage | str | Callable[[list[BaseMessage]], AIMessage | str]
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """``GenericFakeChatModel`` whose script steps may look at the conversation.
+
+    A step is an ``AIMessage``, a string, or a callable receiving the messages sent
+    to the model (so a step can use the pending id a tool returned). Every request
+    is recorded in ``seen``. ``bind_tools`` returns the model itself, so it works in
+    ``create_agent`` and hand-built graphs.
+    """
+
+    messages: Iterator[Any]
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, steps: Sequence[Step]) -> ScriptedChatModel:
+        return cls(messages=iter(steps), seen=[])
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.seen.append(list(messages))
+        step = next(self.messages)
+        if callable(step):
+            step = step(messages)
+        message = AIMessage(content=step) if isinstance(step, str) else step
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def call(name: str, args: dict[str, Any], call_id: str = "c1") -> AIMessage:
+    """An AI message calling one tool."""
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}]
+    )
+
+
+def last_tool(messages: Sequence[BaseMessage]) -> ToolMessage:
+    """The last tool message of a conversation."""
+    return next(m for m in reversed(messages) if isinstance(m, ToolMessage))
+
+
+def pending_id_in(messages: Sequence[BaseMessage]) -> str:
+    """The pending id the model saw in the last ``memory_save`` result."""
+    for m in reversed(messages):
+        if isinstance(m, ToolMessage) and m.name == "memory_save":
+            found = re.search(r"\bp-[0-9a-f]+\b", str(m.content))
+            if found:
+                return found.group(0)
+    raise AssertionError("no pending id in the conversation")
+
+
+def citation_in(messages: Sequence[BaseMessage]) -> str:
+    """The first ``path:line`` citation of the last ``memory_search`` result."""
+    for m in reversed(messages):
+        if isinstance(m, ToolMessage) and m.name == "memory_search":
+            found = re.search(r"\[([^\]\s]+\.md:\d+)\]", str(m.content))
+            if found:
+                return found.group(1)
+    raise AssertionError("no citation in the conversation")
