@@ -43,7 +43,7 @@ import threading
 import time
 import unicodedata
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -322,7 +322,7 @@ class SessionLog:
         memory: Memory,
         *,
         max_results: int = DEFAULT_MAX_RESULTS,
-        clock: Any = time.time,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if max_results < 1:
             raise InvalidInputError(f"max_results must be at least 1, got {max_results}.")
@@ -577,8 +577,9 @@ class SessionLog:
                 otherwise.
 
         Returns:
-            ``SearchHit(source="session", category="episode")`` with the transcript
-            ``path:line``, best first.
+            ``SearchHit(source="session", category="episode")``, best first; the
+            text is prefixed with who said it (``User: …``, ``Assistant: …``,
+            ``Summary: …``) and ``path:line`` is the transcript line.
         """
         now = float(self._clock())
         if intent is None:

@@ -1,0 +1,983 @@
+"""Sessions: short-term history, checkpoints, flush, episodes (seeds 000, 003, 004).
+
+:class:`SessionManager` is seed 004's session API over a :class:`~langmem_ext.Memory`
+and an optional chat model:
+
+=========================  ===================================================
+seed 004                   here
+=========================  ===================================================
+``QueryMemoryContext``     :meth:`SessionManager.query_context`
+``WriteTurn``              :meth:`SessionManager.write_turn`
+``CheckpointShortMemory``  :meth:`SessionManager.checkpoint`
+``FinalizeSessionMemory``  :meth:`SessionManager.finalize_session`
+=========================  ===================================================
+
+plus seed 003's first-turn injection of today's and yesterday's daily notes
+(:meth:`~SessionManager.first_turn_context`) and seed 000's idle summarisation
+(:meth:`~SessionManager.idle_sessions`, :meth:`~SessionManager.summarize_idle`).
+
+Storage (all in the workspace ledger, ``state.db``):
+
+- ``session_messages``: every message of every conversation as LangChain JSON
+  (``messages_to_dict``), in order. A checkpoint *marks* the messages it summarised
+  as compacted; nothing is ever deleted, so the full history stays available.
+- ``checkpoints``: each checkpoint's running summary, cut position and time.
+- ``sessions``: per conversation — last activity, what was already turned into an
+  episode, whether the first-turn notes were injected.
+  ``flushed_seq`` remembers which messages the flush has seen, so a fact is
+  proposed once, not again at every checkpoint.
+
+Every user / assistant message and every summary also goes to the hot log
+(:class:`~langmem_ext.memory.events.SessionLog`), which search consults on recall
+questions.
+
+A checkpoint never loses a fact: first the *flush*
+(:func:`langmem_ext.memory.flush.flush_to_pending`, shared with the graph: one silent
+model turn with :data:`~langmem_ext.short_term.flush.FLUSH_PROMPT` and a
+``memory_save`` tool whose saves go to the pending store, its ``NO_REPLY`` never
+stored; without a model or when the model fails, the deterministic
+:func:`~langmem_ext.short_term.flush.extract_candidate_facts`), and only once those
+saves are committed the checkpoint itself. If the checkpoint fails, nothing is
+marked and the next :meth:`~SessionManager.query_context` still says
+``should_checkpoint``.
+
+Concurrency: calls on one conversation serialise on a per-``(scope, thread)``
+lock inside a process; writes are ``BEGIN IMMEDIATE`` transactions of the ledger,
+and a checkpoint commits only if no other checkpoint of the conversation landed
+since it read the history, so processes sharing a workspace cannot interleave
+half-turns or compact twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    messages_from_dict,
+    messages_to_dict,
+)
+
+from langmem_ext.config import Settings
+from langmem_ext.errors import EntryNotFoundError, InvalidInputError, LangmemError
+from langmem_ext.memory._utils import async_method, to_epoch, utc
+from langmem_ext.memory.events import NewEvent, SessionLog, check_thread_id
+from langmem_ext.memory.flush import FlushResult, flush_to_pending
+from langmem_ext.memory.service import Memory
+from langmem_ext.short_term.checkpoint import (
+    Checkpoint,
+    MemoryMode,
+    make_checkpoint,
+    plan_context,
+)
+from langmem_ext.short_term.checkpoint import finalize_session as finalize_checkpoint
+from langmem_ext.short_term.content import clip, message_text
+from langmem_ext.short_term.flush import is_flush_message, is_no_reply
+from langmem_ext.short_term.summarizer import Summarizer
+from langmem_ext.short_term.validity import safe_cut_index, validate_messages
+from langmem_ext.workspace.layout import check_scope
+
+logger = logging.getLogger(__name__)
+
+SESSION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS session_messages (
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    at REAL NOT NULL,
+    compacted INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (scope, thread_id, seq)
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    summarized_seq INTEGER NOT NULL DEFAULT 0,
+    flushed_seq INTEGER NOT NULL DEFAULT 0,
+    first_turn_at REAL,
+    episode_id TEXT,
+    episode_day TEXT,
+    PRIMARY KEY (scope, thread_id)
+);
+CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated_at);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    cut_seq INTEGER NOT NULL,
+    compacted INTEGER NOT NULL,
+    used_fallback INTEGER NOT NULL,
+    flushed INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    conversation_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS checkpoints_thread ON checkpoints(scope, thread_id, id);
+"""
+"""Ledger schema of sessions (created with ``Ledger.ensure_schema``)."""
+
+DAILY_NOTES_HEADER = (
+    "Daily notes of today and yesterday (background only; search memory before quoting details):"
+)
+"""First line of the first-turn injection."""
+_BLOCK_ID_RE = re.compile(r"\s*\^m-[0-9a-z]{4,32}\s*$")
+
+
+# --- results ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """What to send to the model for one conversation (seed 004 ``MemoryContext``).
+
+    Attributes:
+        scope: The scope.
+        thread_id: The conversation.
+        history: Messages to send: the summary message (``SUMMARY_N``) and the
+            messages not yet compacted. Always passes ``validate_messages``.
+        full_history: Every stored message, compacted ones included, oldest first.
+        mode: ``FULL_HISTORY`` (no checkpoint yet) or ``SUMMARY_N``.
+        estimated_tokens: Tokens of ``history`` plus the ``system_tokens`` passed in.
+        ratio: ``estimated_tokens / context_window``.
+        should_checkpoint: The ratio is over ``checkpoint_ratio`` and a checkpoint
+            can remove something: call :meth:`SessionManager.checkpoint`.
+        summary: The running summary, or ``None``.
+        budget_tokens: ``checkpoint_ratio * context_window``.
+    """
+
+    scope: str
+    thread_id: str
+    history: list[BaseMessage]
+    full_history: list[BaseMessage]
+    mode: MemoryMode
+    estimated_tokens: int
+    ratio: float
+    should_checkpoint: bool
+    summary: str | None
+    budget_tokens: int
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What :meth:`SessionManager.write_turn` stored (seed 004 ``MemoryWriteResult``).
+
+    Attributes:
+        scope: The scope.
+        thread_id: The conversation.
+        mode: The memory mode after the write.
+        updated_at: Time of the turn.
+        stored: False when the turn was a flush turn and was not stored.
+        first_seq: Sequence number of the turn's first message (0 when not stored).
+        last_seq: Sequence number of its last message.
+    """
+
+    scope: str
+    thread_id: str
+    mode: MemoryMode
+    updated_at: datetime
+    stored: bool
+    first_seq: int = 0
+    last_seq: int = 0
+
+
+@dataclass(frozen=True)
+class CheckpointResult:
+    """What :meth:`SessionManager.checkpoint` did.
+
+    Attributes:
+        made: A checkpoint was stored and messages were compacted.
+        reason: ``made``, ``not_due``, ``nothing_to_compact``, ``conflict`` or
+            ``failed``.
+        summary: The new running summary.
+        compacted: Messages marked compacted.
+        cut_seq: Sequence number of the last compacted message.
+        checkpoint_id: Ledger id of the checkpoint.
+        episode_id: Memory entry holding the summary as an episode (``None`` when
+            storing it failed; a later :meth:`SessionManager.finalize_session`
+            stores it).
+        flush: What the flush saved first (``None`` when it did not run: switched
+            off, or no message was new since the last flush).
+        summary_used_fallback: The extractive summary fallback wrote the summary.
+        error: What went wrong when ``reason == "failed"``.
+    """
+
+    made: bool
+    reason: str
+    summary: str | None = None
+    compacted: int = 0
+    cut_seq: int = 0
+    checkpoint_id: int | None = None
+    episode_id: str | None = None
+    flush: FlushResult | None = None
+    summary_used_fallback: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One conversation's bookkeeping.
+
+    Attributes:
+        scope: The scope.
+        thread_id: The conversation.
+        created_at: First activity.
+        updated_at: Time of the last message.
+        message_count: Messages stored.
+        summarized_count: Messages already turned into an episode.
+        episode_id: The conversation's latest episode entry, if any.
+    """
+
+    scope: str
+    thread_id: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+    summarized_count: int
+    episode_id: str | None
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """What :meth:`SessionManager.finalize_session` stored.
+
+    Attributes:
+        scope: The scope.
+        thread_id: The conversation.
+        summary: The summary of the whole conversation.
+        episode_id: The episode memory entry.
+        compacted: Messages marked compacted by the final checkpoint.
+        used_fallback: The extractive fallback wrote the summary.
+    """
+
+    scope: str
+    thread_id: str
+    summary: str
+    episode_id: str
+    compacted: int
+    used_fallback: bool
+
+
+class _Conflict(Exception):
+    """Another checkpoint of the conversation landed while this one was computed."""
+
+
+@dataclass
+class _Stored:
+    seq: int
+    message: BaseMessage
+    at: float
+
+
+@dataclass
+class _State:
+    live: list[_Stored]
+    summary: str | None
+    last_checkpoint_id: int
+    full: list[BaseMessage]
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        return [s.message for s in self.live]
+
+
+def _leading_system_count(messages: Sequence[BaseMessage]) -> int:
+    count = 0
+    for message in messages:
+        if not isinstance(message, SystemMessage):
+            break
+        count += 1
+    return count
+
+
+def _encode(message: BaseMessage) -> str:
+    return json.dumps(messages_to_dict([message])[0], ensure_ascii=False)
+
+
+def _decode(raw: str) -> BaseMessage:
+    return messages_from_dict([json.loads(raw)])[0]
+
+
+def _strip_ids(notes: str) -> str:
+    lines = [_BLOCK_ID_RE.sub("", line) for line in notes.splitlines()]
+    return "\n".join(line for line in lines if not line.startswith("# ")).strip()
+
+
+# --- the manager ------------------------------------------------------------------
+
+
+class SessionManager:
+    """Short-term memory of conversations: history, checkpoints, flush, episodes.
+
+    Setup:
+        Needs a :class:`~langmem_ext.Memory`; a chat model is optional (without one
+        the flush and the summaries use their deterministic fallbacks).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_ollama import ChatOllama
+            from langmem_ext import Memory
+            from langmem_ext.memory.session import SessionManager
+
+            memory = Memory("./memory-ws")
+            sessions = SessionManager(memory, ChatOllama(model="qwen2.5:7b"))
+
+    Invoke:
+        .. code-block:: python
+
+            ctx = sessions.query_context("main", "thread-1")
+            if ctx.should_checkpoint:
+                sessions.checkpoint("main", "thread-1")   # flush first, then summarise
+                ctx = sessions.query_context("main", "thread-1")
+            notes = sessions.first_turn_context("main", "thread-1")  # "" after turn 1
+            answer = model.invoke([*ctx.history, HumanMessage(question)])
+            sessions.write_turn("main", "thread-1", question, answer)
+
+    Async:
+        .. code-block:: python
+
+            ctx = await sessions.aquery_context("main", "thread-1")
+            await sessions.awrite_turn("main", "thread-1", question, answer)
+            await sessions.asummarize_idle()
+
+    Args:
+        memory: The memory service (workspace, ledger, settings).
+        model: Chat model for the flush turn and the summaries.
+        summarizer: Writes checkpoint summaries; default ``Summarizer(model)``.
+        log: The hot log; default a new :class:`SessionLog`, attached to the
+            memory's search (once per engine).
+        clock: Returns "now" in epoch seconds.
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        model: BaseChatModel | None = None,
+        *,
+        summarizer: Summarizer | None = None,
+        log: SessionLog | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.memory = memory
+        self.model = model
+        self.summarizer = summarizer or Summarizer(model)
+        self.log = log if log is not None else SessionLog(memory, clock=clock).attach()
+        self._clock = clock
+        self._ledger = memory.workspace.ledger
+        self._ledger.ensure_schema(SESSION_SCHEMA)
+        self._locks: dict[tuple[str, str], threading.RLock] = {}
+        self._locks_guard = threading.Lock()
+
+    @property
+    def settings(self) -> Settings:
+        """The memory's settings tree."""
+        return self.memory.settings
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _ids(self, scope: str | None, thread_id: str) -> tuple[str, str]:
+        return check_scope(scope or self.settings.default_scope), check_thread_id(thread_id)
+
+    @contextmanager
+    def _conversation(self, scope: str, thread_id: str) -> Iterator[None]:
+        """Hold the per-conversation lock (calls on one thread serialise)."""
+        with self._locks_guard:
+            lock = self._locks.setdefault((scope, thread_id), threading.RLock())
+        with lock:
+            yield
+
+    def _load(self, scope: str, thread_id: str, *, full: bool = False) -> _State:
+        """The conversation's live messages and running summary (all messages if ``full``)."""
+        sql = "SELECT seq, message, at, compacted FROM session_messages WHERE scope = ? AND thread_id = ?"
+        if not full:
+            sql += " AND compacted = 0"
+        rows = self._ledger.query(sql + " ORDER BY seq", (scope, thread_id))
+        cps = self._ledger.query(
+            "SELECT id, summary FROM checkpoints WHERE scope = ? AND thread_id = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (scope, thread_id),
+        )
+        stored = [(_Stored(int(r[0]), _decode(r[1]), float(r[2])), bool(r[3])) for r in rows]
+        return _State(
+            live=[s for s, compacted in stored if not compacted],
+            summary=str(cps[0][1]) if cps else None,
+            last_checkpoint_id=int(cps[0][0]) if cps else 0,
+            full=[s.message for s, _ in stored] if full else [],
+        )
+
+    def _session_row(self, scope: str, thread_id: str) -> tuple[Any, ...] | None:
+        rows = self._ledger.query(
+            "SELECT created_at, updated_at, last_seq, summarized_seq, first_turn_at, "
+            "episode_id, episode_day, flushed_seq FROM sessions WHERE scope = ? AND thread_id = ?",
+            (scope, thread_id),
+        )
+        return rows[0] if rows else None
+
+    # -- query ---------------------------------------------------------------------
+
+    def query_context(
+        self, scope: str | None, thread_id: str, *, system_tokens: int = 0
+    ) -> MemoryContext:
+        """What to send to the model for this conversation (``QueryMemoryContext``).
+
+        Args:
+            scope: Whose conversation (default ``settings.default_scope``).
+            thread_id: The conversation.
+            system_tokens: Tokens sent besides the history (system prompt, recalled
+                memories, the new user message), counted against the window.
+
+        Returns:
+            The history to send, the full history, mode, token estimate, ratio and
+            whether to checkpoint first.
+        """
+        scope, thread_id = self._ids(scope, thread_id)
+        with self._conversation(scope, thread_id):
+            state = self._load(scope, thread_id, full=True)
+        plan = plan_context(
+            state.messages,
+            running_summary=state.summary,
+            settings=self.settings.short_term,
+            system_tokens=system_tokens,
+        )
+        return MemoryContext(
+            scope=scope,
+            thread_id=thread_id,
+            history=plan.messages_to_send,
+            full_history=state.full,
+            mode=plan.mode,
+            estimated_tokens=plan.estimated_tokens,
+            ratio=plan.ratio,
+            should_checkpoint=plan.should_checkpoint,
+            summary=state.summary,
+            budget_tokens=plan.budget_tokens,
+        )
+
+    # -- write ---------------------------------------------------------------------
+
+    def write_turn(
+        self,
+        scope: str | None,
+        thread_id: str,
+        human: HumanMessage | str,
+        ai: AIMessage | str,
+        *,
+        tool_messages: Sequence[BaseMessage] = (),
+        at: datetime | float | None = None,
+    ) -> TurnResult:
+        """Store one turn and log it to the hot log (``WriteTurn``).
+
+        The turn is stored as ``human``, then ``tool_messages`` (AI tool calls and
+        their results, in order), then ``ai``. It is validated first: a turn whose
+        tool calls lack results is refused and nothing is written.
+
+        Args:
+            scope: Whose conversation.
+            thread_id: The conversation.
+            human: The user's message.
+            ai: The assistant's final answer.
+            tool_messages: The turn's intermediate tool-call and tool-result messages.
+            at: When the turn happened (default now).
+
+        Returns:
+            Sequence numbers of the stored messages and the memory mode.
+
+        Raises:
+            InvalidInputError: A message of the wrong type, or a turn that strict
+                providers would reject (``InvalidMessageListError``).
+        """
+        scope, thread_id = self._ids(scope, thread_id)
+        h = HumanMessage(human) if isinstance(human, str) else human
+        a = AIMessage(ai) if isinstance(ai, str) else ai
+        if not isinstance(h, HumanMessage):
+            raise InvalidInputError(f"human must be a HumanMessage or str, got {type(h).__name__}.")
+        if not isinstance(a, AIMessage):
+            raise InvalidInputError(f"ai must be an AIMessage or str, got {type(a).__name__}.")
+        when = to_epoch(at, float(self._clock()))
+        if is_flush_message(h) or is_no_reply(a):
+            logger.info("flush turn passed to write_turn: not stored (flush turns stay silent)")
+            return TurnResult(scope, thread_id, self._mode(scope, thread_id), utc(when), False)
+        turn = [h, *tool_messages, a]
+        validate_messages(turn)
+        turn = [m if m.id else m.model_copy(update={"id": f"msg-{uuid.uuid4().hex}"}) for m in turn]
+        with self._conversation(scope, thread_id):
+            with self._ledger.transaction() as conn:
+                last = int(
+                    conn.execute(
+                        "SELECT COALESCE(MAX(seq), 0) FROM session_messages "
+                        "WHERE scope = ? AND thread_id = ?",
+                        (scope, thread_id),
+                    ).fetchone()[0]
+                )
+                conn.executemany(
+                    "INSERT INTO session_messages (scope, thread_id, seq, message_id, message, at)"
+                    " VALUES (?,?,?,?,?,?)",
+                    [
+                        (scope, thread_id, last + i + 1, str(m.id), _encode(m), when)
+                        for i, m in enumerate(turn)
+                    ],
+                )
+                conn.execute(
+                    "INSERT INTO sessions (scope, thread_id, created_at, updated_at, last_seq) "
+                    "VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
+                    "updated_at = MAX(updated_at, excluded.updated_at), "
+                    "last_seq = excluded.last_seq",
+                    (scope, thread_id, when, when, last + len(turn)),
+                )
+            events = [
+                NewEvent(role, text, when)
+                for role, text in (("user", message_text(h)), ("assistant", message_text(a)))
+                if text.strip()
+            ]
+            try:
+                self.log.append_many(scope, thread_id, events)
+            except LangmemError as e:  # the turn itself is committed; keep going
+                logger.error("turn stored but not logged to the session log: %s", e)
+            mode = self._mode(scope, thread_id)
+        return TurnResult(
+            scope,
+            thread_id,
+            mode,
+            utc(when),
+            True,
+            last + 1,
+            last + len(turn),
+        )
+
+    def _mode(self, scope: str, thread_id: str) -> MemoryMode:
+        rows = self._ledger.query(
+            "SELECT 1 FROM checkpoints WHERE scope = ? AND thread_id = ? LIMIT 1",
+            (scope, thread_id),
+        )
+        return MemoryMode.SUMMARY_N if rows else MemoryMode.FULL_HISTORY
+
+    # -- flush ---------------------------------------------------------------------
+
+    def _flush(self, scope: str, thread_id: str, state: _State) -> FlushResult | None:
+        """Flush the messages no earlier flush has seen; saves are committed on return."""
+        row = self._session_row(scope, thread_id)
+        flushed_seq = int(row[7]) if row is not None else 0
+        fresh = [s for s in state.live if s.seq > flushed_seq]
+        if not fresh:
+            return None
+        result = flush_to_pending(self.memory, scope, [s.message for s in fresh], self.model)
+        with self._ledger.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET flushed_seq = MAX(flushed_seq, ?) "
+                "WHERE scope = ? AND thread_id = ?",
+                (fresh[-1].seq, scope, thread_id),
+            )
+        logger.info(
+            "flush of %s/%s: %d pending saves%s",
+            scope,
+            thread_id,
+            len(result.pending_ids),
+            " (extractive fallback)" if result.used_fallback else "",
+        )
+        return result
+
+    # -- checkpoint ----------------------------------------------------------------
+
+    def checkpoint(
+        self,
+        scope: str | None,
+        thread_id: str,
+        *,
+        force: bool = False,
+        system_tokens: int = 0,
+    ) -> CheckpointResult:
+        """Flush, then summarise the old part of the conversation (``CheckpointShortMemory``).
+
+        Steps: (1) the flush saves durable facts as pending items; (2) only then
+        the summary of everything before the last ``keep_last_turns`` turns is
+        written (previous summary rolled in); (3) the checkpoint is stored and the
+        summarised messages are marked compacted (never deleted); (4) the summary
+        is logged as a session event and stored as an ``episode`` memory dated to
+        the conversation. If (2) or (3) fails nothing is marked, the result says
+        ``failed`` and the next :meth:`query_context` still says
+        ``should_checkpoint``.
+
+        Args:
+            scope: Whose conversation.
+            thread_id: The conversation.
+            force: Checkpoint even when the history is under the threshold.
+            system_tokens: Tokens sent besides the history (as in
+                :meth:`query_context`).
+
+        Returns:
+            What was done; ``made`` is False when nothing was due or it failed.
+        """
+        scope, thread_id = self._ids(scope, thread_id)
+        st = self.settings.short_term
+        with self._conversation(scope, thread_id):
+            state = self._load(scope, thread_id)
+            messages = state.messages
+            plan = plan_context(
+                messages, running_summary=state.summary, settings=st, system_tokens=system_tokens
+            )
+            body = messages[_leading_system_count(messages) :]
+            if not plan.should_checkpoint and not (force and safe_cut_index(body, 1) > 0):
+                return CheckpointResult(False, "not_due")
+            flush: FlushResult | None = None
+            if st.flush_before_checkpoint:
+                try:
+                    flush = self._flush(scope, thread_id, state)
+                except Exception as e:  # the pending store could not be written
+                    logger.exception("flush could not save: checkpoint postponed")
+                    return CheckpointResult(False, "failed", error=f"flush: {e}")
+            try:
+                cp = make_checkpoint(
+                    messages, state.summary, self.summarizer, st, system_tokens=system_tokens
+                )
+                if cp.removed_count == 0:
+                    return CheckpointResult(False, "nothing_to_compact", flush=flush)
+                cp_id, removed = self._commit(scope, thread_id, state, cp, flush, "checkpoint")
+            except _Conflict:
+                logger.warning(
+                    "another checkpoint of %s/%s landed first; skipped", scope, thread_id
+                )
+                return CheckpointResult(False, "conflict", flush=flush)
+            except Exception as e:
+                logger.exception("checkpoint failed; nothing compacted, retry later")
+                return CheckpointResult(
+                    False, "failed", flush=flush, error=f"{type(e).__name__}: {e}"
+                )
+            conversation_at = max(s.at for s in removed)
+            self._log_summary(scope, thread_id, cp.summary, conversation_at)
+            episode_id = self._episode_or_none(
+                scope, thread_id, cp.summary, conversation_at, removed[-1].seq
+            )
+        logger.info(
+            "checkpoint of %s/%s: %d messages compacted, summary %d chars%s",
+            scope,
+            thread_id,
+            len(removed),
+            len(cp.summary),
+            " (extractive fallback)" if cp.used_fallback else "",
+        )
+        return CheckpointResult(
+            made=True,
+            reason="made",
+            summary=cp.summary,
+            compacted=len(removed),
+            cut_seq=removed[-1].seq,
+            checkpoint_id=cp_id,
+            episode_id=episode_id,
+            flush=flush,
+            summary_used_fallback=cp.used_fallback,
+        )
+
+    def _commit(
+        self,
+        scope: str,
+        thread_id: str,
+        state: _State,
+        cp: Checkpoint,
+        flush: FlushResult | None,
+        kind: str,
+    ) -> tuple[int, list[_Stored]]:
+        """Store a checkpoint and mark its messages compacted, in one transaction."""
+        pinned = _leading_system_count(state.messages)
+        removed = state.live[pinned : pinned + cp.removed_count]
+        expected = [str(s.message.id) for s in removed if s.message.id]
+        if cp.removed_ids and cp.removed_ids != expected:
+            raise RuntimeError("checkpoint removed messages other than the oldest ones")
+        cut_seq = removed[-1].seq if removed else 0
+        conversation_at = max((s.at for s in removed), default=float(self._clock()))
+        with self._ledger.transaction() as conn:
+            latest = conn.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM checkpoints WHERE scope = ? AND thread_id = ?",
+                (scope, thread_id),
+            ).fetchone()[0]
+            if int(latest) != state.last_checkpoint_id:
+                raise _Conflict
+            cur = conn.execute(
+                "INSERT INTO checkpoints (scope, thread_id, kind, summary, cut_seq, compacted, "
+                "used_fallback, flushed, created_at, conversation_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    scope,
+                    thread_id,
+                    kind,
+                    cp.summary,
+                    cut_seq,
+                    len(removed),
+                    int(cp.used_fallback),
+                    len(flush.pending_ids) if flush else 0,
+                    float(self._clock()),
+                    conversation_at,
+                ),
+            )
+            conn.executemany(
+                "UPDATE session_messages SET compacted = 1 "
+                "WHERE scope = ? AND thread_id = ? AND seq = ? AND compacted = 0",
+                [(scope, thread_id, s.seq) for s in removed],
+            )
+        return int(cur.lastrowid or 0), removed
+
+    def _log_summary(self, scope: str, thread_id: str, summary: str, at: float) -> None:
+        if not summary.strip():
+            return
+        try:
+            self.log.append(scope, thread_id, "summary", summary, at=at)
+        except LangmemError as e:
+            logger.error("summary not logged to the session log: %s", e)
+
+    def _store_episode(self, scope: str, thread_id: str, summary: str, at: float) -> str:
+        """Store (or update) the conversation's episode of the day of ``at``."""
+        day = datetime.fromtimestamp(at).date().isoformat()
+        text = clip(
+            f"Conversation {thread_id} on {day}, summary:\n{summary.strip()}",
+            self.settings.max_text_chars,
+        )
+        row = self._session_row(scope, thread_id)
+        if row is not None and row[5] and row[6] == day:
+            try:
+                self.memory.update(str(row[5]), text, scope=scope)
+                return str(row[5])
+            except EntryNotFoundError:
+                logger.info("episode %s was deleted; storing a new one", row[5])
+        entry_id = self.memory.add(
+            text, scope=scope, category="episode", target="daily", created_at=at, source="session"
+        )
+        with self._ledger.transaction() as conn:
+            conn.execute(
+                "INSERT INTO sessions (scope, thread_id, created_at, updated_at, episode_id, "
+                "episode_day) VALUES (?,?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
+                "episode_id = excluded.episode_id, episode_day = excluded.episode_day",
+                (scope, thread_id, at, at, entry_id, day),
+            )
+        return entry_id
+
+    def _mark_summarized(self, scope: str, thread_id: str, seq: int) -> None:
+        with self._ledger.transaction() as conn:
+            conn.execute(
+                "UPDATE sessions SET summarized_seq = MAX(summarized_seq, ?) "
+                "WHERE scope = ? AND thread_id = ?",
+                (seq, scope, thread_id),
+            )
+
+    def _episode_or_none(
+        self, scope: str, thread_id: str, summary: str, at: float, seq: int
+    ) -> str | None:
+        try:
+            episode_id = self._store_episode(scope, thread_id, summary, at)
+        except Exception as e:  # the checkpoint stands; finalize_session stores it later
+            logger.error("checkpoint summary not stored as an episode (%s); will retry", e)
+            return None
+        self._mark_summarized(scope, thread_id, seq)
+        return episode_id
+
+    # -- finalize / idle -----------------------------------------------------------
+
+    def finalize_session(self, scope: str | None, thread_id: str) -> EpisodeResult | None:
+        """Summarise what is not yet in an episode into one (``FinalizeSessionMemory``).
+
+        The summary covers the whole conversation (running summary rolled in);
+        it is stored as the conversation's ``episode`` memory of that day, logged as
+        a session event, and stored as a final checkpoint (the last turns stay for a
+        resumed session). Calling it again without new messages does nothing.
+
+        Args:
+            scope: Whose conversation.
+            thread_id: The conversation.
+
+        Returns:
+            The episode, or ``None`` when everything was already summarised.
+        """
+        scope, thread_id = self._ids(scope, thread_id)
+        with self._conversation(scope, thread_id):
+            row = self._session_row(scope, thread_id)
+            if row is None or int(row[2]) <= int(row[3]):
+                return None
+            state = self._load(scope, thread_id)
+            if not state.live:
+                return None
+            cp = finalize_checkpoint(
+                state.messages, state.summary, self.summarizer, self.settings.short_term
+            )
+            if not cp.summary.strip():
+                return None
+            last = state.live[-1]
+            episode_id = self._store_episode(scope, thread_id, cp.summary, last.at)
+            removed: list[_Stored] = []
+            if cp.removed_count:  # else the history stays as it is: nothing to condense
+                try:
+                    _, removed = self._commit(scope, thread_id, state, cp, None, "final")
+                except _Conflict:
+                    logger.info("a checkpoint of %s/%s landed meanwhile", scope, thread_id)
+            self._mark_summarized(scope, thread_id, int(row[2]))
+            self._log_summary(scope, thread_id, cp.summary, last.at)
+        logger.info("session %s/%s summarised into episode %s", scope, thread_id, episode_id)
+        return EpisodeResult(
+            scope, thread_id, cp.summary, episode_id, len(removed), cp.used_fallback
+        )
+
+    def idle_sessions(self, now: datetime | float | None = None) -> list[SessionInfo]:
+        """Conversations idle for ``short_term.idle_episode_hours`` with unsummarised messages.
+
+        Args:
+            now: The current time (default the clock).
+
+        Returns:
+            Those conversations, least recently active first, in every scope.
+        """
+        cutoff = to_epoch(now, float(self._clock())) - (
+            float(self.settings.short_term.idle_episode_hours) * 3600.0
+        )
+        rows = self._ledger.query(
+            "SELECT scope, thread_id, created_at, updated_at, last_seq, summarized_seq, episode_id"
+            " FROM sessions WHERE updated_at <= ? AND last_seq > summarized_seq "
+            "ORDER BY updated_at",
+            (cutoff,),
+        )
+        return [
+            SessionInfo(
+                r[0],
+                r[1],
+                utc(r[2]),
+                utc(r[3]),
+                int(r[4]),
+                int(r[5]),
+                r[6],
+            )
+            for r in rows
+        ]
+
+    def summarize_idle(self, now: datetime | float | None = None) -> list[EpisodeResult]:
+        """Turn every idle conversation into an episode, once (seed 000).
+
+        Args:
+            now: The current time (default the clock).
+
+        Returns:
+            The episodes stored (a conversation that failed is logged and retried
+            on the next call).
+        """
+        out: list[EpisodeResult] = []
+        for info in self.idle_sessions(now):
+            try:
+                result = self.finalize_session(info.scope, info.thread_id)
+            except Exception:
+                logger.exception("idle session %s/%s not summarised", info.scope, info.thread_id)
+                continue
+            if result is not None:
+                out.append(result)
+        return out
+
+    # -- first turn ----------------------------------------------------------------
+
+    def first_turn_context(
+        self, scope: str | None, thread_id: str, now: datetime | float | None = None
+    ) -> str:
+        """Today's and yesterday's daily notes, once per conversation (seed 003).
+
+        Only the daily Markdown files are read (no search). The text is capped at
+        ``injection.first_turn_daily_chars``: today's notes get at least half, and
+        the rest of the budget when yesterday's are short. Block ids are removed.
+
+        Args:
+            scope: Whose notes.
+            thread_id: The conversation; after the first call it returns ``""``.
+            now: The current time (default the clock).
+
+        Returns:
+            The block to put in front of the model, or ``""`` (already injected,
+            or no notes).
+        """
+        scope, thread_id = self._ids(scope, thread_id)
+        when = to_epoch(now, float(self._clock()))
+        budget = int(self.settings.injection.first_turn_daily_chars)
+        with self._conversation(scope, thread_id):
+            row = self._session_row(scope, thread_id)
+            if row is not None and row[4] is not None:
+                return ""
+            today = datetime.fromtimestamp(when).date()
+            notes = self._daily_block(scope, today, budget)
+            with self._ledger.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO sessions (scope, thread_id, created_at, updated_at, first_turn_at)"
+                    " VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
+                    "first_turn_at = excluded.first_turn_at",
+                    (scope, thread_id, when, when, when),
+                )
+        return notes
+
+    def _daily_block(self, scope: str, today: date, budget: int) -> str:
+        days = [(today, "today"), (today - timedelta(days=1), "yesterday")]
+        texts = [
+            (d, label, _strip_ids(self.memory.daily_notes(d, scope=scope))) for d, label in days
+        ]
+        texts = [t for t in texts if t[2]]
+        if not texts or budget <= len(DAILY_NOTES_HEADER) + 40:
+            return ""
+        room = budget - len(DAILY_NOTES_HEADER) - 1
+        parts: list[str] = []
+        for i, (d, label, text) in enumerate(texts):
+            header = f"## {d.isoformat()} ({label})\n"
+            later = sum(len(t[2]) + 20 for t in texts[i + 1 :])
+            share = max(room // (len(texts) - i), room - later)
+            body = clip(text, max(0, share - len(header) - 2))
+            if body:
+                parts.append(header + body)
+                room -= len(header) + len(body) + 2
+        block = "\n\n".join([DAILY_NOTES_HEADER, *parts]) if parts else ""
+        return clip(block, budget)
+
+    # -- info ----------------------------------------------------------------------
+
+    def session_info(self, scope: str | None, thread_id: str) -> SessionInfo | None:
+        """Bookkeeping of one conversation, or ``None`` when it has none."""
+        scope, thread_id = self._ids(scope, thread_id)
+        row = self._session_row(scope, thread_id)
+        if row is None:
+            return None
+        return SessionInfo(
+            scope,
+            thread_id,
+            utc(row[0]),
+            utc(row[1]),
+            int(row[2]),
+            int(row[3]),
+            row[5],
+        )
+
+    # -- async twins ---------------------------------------------------------------
+
+    aquery_context = async_method(query_context)
+    awrite_turn = async_method(write_turn)
+    acheckpoint = async_method(checkpoint)
+    afinalize_session = async_method(finalize_session)
+    aidle_sessions = async_method(idle_sessions)
+    asummarize_idle = async_method(summarize_idle)
+    afirst_turn_context = async_method(first_turn_context)
+    asession_info = async_method(session_info)
+
+
+__all__ = [
+    "DAILY_NOTES_HEADER",
+    "SESSION_SCHEMA",
+    "CheckpointResult",
+    "EpisodeResult",
+    "MemoryContext",
+    "SessionInfo",
+    "SessionManager",
+    "TurnResult",
+]
