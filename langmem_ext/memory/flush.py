@@ -21,10 +21,12 @@ from langchain_core.tools import StructuredTool
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.service import Memory
 from langmem_ext.short_term.flush import extract_candidate_facts, flush_message, is_no_reply
+from langmem_ext.workspace.markdown import normalise_text
 
 logger = logging.getLogger(__name__)
 
 MAX_FLUSH_ROUNDS = 4
+MAX_FALLBACK_FACTS = 40
 
 
 @dataclass
@@ -37,8 +39,12 @@ class FlushResult:
 
 
 def _already_known(memory: Memory, scope: str, text: str) -> bool:
-    key = text.strip()
-    return any(p.text == key for p in memory.list_pending(scope=scope))
+    """Proposed before (pending, confirmed or rejected), or already stored verbatim."""
+    key = normalise_text(text)
+    ws = memory.workspace
+    if ws.ledger.query("SELECT 1 FROM pending WHERE scope = ? AND text = ? LIMIT 1", (scope, key)):
+        return True
+    return ws.keyword.has_text(scope, key)
 
 
 def _save(memory: Memory, scope: str, text: str, category: str, result: FlushResult) -> str:
@@ -57,7 +63,7 @@ def _fallback(
     memory: Memory, scope: str, messages: Sequence[BaseMessage], result: FlushResult
 ) -> None:
     result.used_fallback = True
-    facts = extract_candidate_facts(messages)
+    facts = extract_candidate_facts(messages, max_facts=MAX_FALLBACK_FACTS)
     logger.info("pre-compaction flush: extractive fallback proposes %d facts", len(facts))
     for fact in facts:
         _save(memory, scope, fact, "fact", result)
@@ -121,6 +127,11 @@ def flush_to_pending(
     except Exception as e:  # the model failed: fall back, never drop anything
         logger.warning("flush model turn failed (%s); using the extractive fallback", e)
         result.error = str(e)
+        _fallback(memory, scope, history, result)
+        return result
+    if not result.pending_ids:
+        # The model saved nothing: the deterministic extractor gets a say (its
+        # proposals are pending, so the user still decides).
         _fallback(memory, scope, history, result)
     return result
 

@@ -126,7 +126,8 @@ class SearchEngine:
         hits = [self._hit(c, scope) for c in ranked]
         for source in self._sources:
             try:
-                hits.extend(source(q, scope, k, intent))
+                extra = source(q, scope, k, intent)
+                hits.extend(h for h in extra if not category or h.category == category)
             except Exception as e:  # an extra source must never break search
                 self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
         hits.sort(key=lambda h: -h.score)

@@ -87,13 +87,20 @@ DURABLE_RE = re.compile(
     r"|我是(?!说|說|不是)|我叫|我姓|我住在|我住|我来自|我來自|我在.{1,20}?(?:工作|上班|上学|上學|读书|讀書)"
     r"|我的.{1,15}?(?:是|叫|在|为|為)|我们的.{1,15}?(?:是|叫|在|为|為)|我對.{1,15}?過敏|我对.{1,15}?过敏"
     r"|过敏|過敏|我不吃|我不喝|我吃素|记住|記住|请记|請記"
+    # Family, friends, colleagues; codes and passwords.
+    r"|我(?:的)?(?:女儿|女兒|儿子|兒子|妻子|老婆|丈夫|老公|太太|先生|妈妈|媽媽|爸爸|父亲|父親|母亲|母親"
+    r"|哥哥|姐姐|弟弟|妹妹|孩子|朋友|同事|老板|老闆|室友|邻居|鄰居)"
+    r"|密码|密碼|门禁|門禁|验证码|驗證碼"
     # English.
     r"|\bI (?:really |also |do |don'?t |do not |absolutely )?(?:like|love|hate|prefer|enjoy|dislike|eat|drink)\b"
     r"|\bmy name is\b|\bcall me\b|\bI live in\b|\bI(?:'m| am) from\b|\ballergic\b"
     r"|\bmy\s+[\w'’ -]{1,40}?\s(?:is|are|was)\b|\bour\s+[\w'’ -]{1,40}?\s(?:is|are)\b"
     r"|\bI work (?:at|for|as|in)\b|\bI(?:'m| am) an? (?!bit\b|little\b|lot\b)\w+"
     r"|\bremember (?:that|this|:|,)|\bplease remember\b|\bkeep in mind\b"
-    r"|\bI have (?:a|an|two|three|\d+) (?!question|quick|problem|doubt|idea\b)",
+    r"|\bI have (?:a|an|two|three|\d+) (?!question|quick|problem|doubt|idea\b)"
+    r"|\bmy (?:wife|husband|partner|son|daughter|mother|mom|mum|father|dad|sister|brother"
+    r"|kids?|children|friend|boss|colleague|roommate|neighbou?r)\b"
+    r"|\b(?:code|password|passcode|pin)\s+(?:is|=)",
     re.IGNORECASE,
 )
 """A durable personal fact or preference."""

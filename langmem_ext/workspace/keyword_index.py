@@ -167,6 +167,10 @@ class KeywordIndex:
             params.append(category)
         return [_doc(r) for r in self._q(sql + " ORDER BY path, line", params)]
 
+    def has_text(self, scope: str, text: str) -> bool:
+        """Whether a scope already stores exactly this text."""
+        return bool(self._q("SELECT 1 FROM docs WHERE scope = ? AND text = ? LIMIT 1", (scope, text)))
+
     def count(self, scope: str | None = None) -> int:
         """Number of docs (in a scope)."""
         if scope:
