@@ -89,7 +89,8 @@ def test_save_confirm_then_recall_in_a_new_thread(
     # Days later, a new thread: the recall question forces a search.
     out = say(graph, "上次我说我喜欢吃什么？", cfg("t2"))
     assert out["messages"][-1].content == "你上次说你喜欢吃拉面。"
-    assert out["recalled"] and out["recalled"][0]["text"] == "主人喜欢吃拉面"
+    # Recalled: the confirmed memory, and (from the session hot log) what was said.
+    assert "主人喜欢吃拉面" in [h["text"] for h in out["recalled"]]
     assert "<memory_context>" in memory_block(model.calls[-1])
     # The answer used the memory: it was boosted.
     assert memory.get_entry(entry.id, scope="user_alice").importance > 1.0
@@ -226,3 +227,14 @@ def test_human_in_the_loop_confirmation(memory: Memory) -> None:
     assert intr.value["pending"][0]["text"] == "主人喜欢吃拉面"
     graph.invoke(Command(resume="yes"), config)
     assert [e.text for e in memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
+
+
+def test_turns_go_to_the_session_hot_log(graph_parts: tuple[Any, ScriptedChatModel, Memory]) -> None:
+    graph, _, memory = graph_parts
+    say(graph, "My favourite tea is oolong from Taiwan, by the way.", cfg("log-1"))
+    from langmem_ext import SessionLog
+
+    events = SessionLog(memory).recent("user_alice", thread_id="log-1")
+    assert [e.role for e in events] == ["user", "assistant"]
+    hits = memory.search("what did I say about tea earlier?", scope="user_alice")
+    assert any(h.source == "session" and "oolong" in h.text for h in hits)

@@ -34,6 +34,7 @@ from langmem_ext.graph.nodes import (
 )
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
+from langmem_ext.memory.events import NewEvent, SessionLog
 from langmem_ext.tools import create_memory_tools
 
 
@@ -71,6 +72,7 @@ def build_memory_graph(
     scope: str = "main",
     confirm_mode: Literal["reply", "interrupt"] = "reply",
     on_turn: Callable[[str, str, str, str], None] | None = None,
+    session_log: SessionLog | Literal[False] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the memory agent graph.
 
@@ -106,12 +108,24 @@ def build_memory_graph(
             ``"interrupt"``: the graph pauses with ``interrupt()`` after a save and
             resumes with ``Command(resume="yes" | "no" | {"confirm": [...], ...})``.
         on_turn: Called with ``(scope, thread_id, user_text, answer_text)`` after each
-            answer (e.g. the session hot log's append).
+            answer, besides the session log.
+        session_log: The session hot log every user and assistant message goes to
+            (searchable for "what did I ask yesterday"); default a
+            :class:`~langmem_ext.SessionLog` on ``memory``; ``False`` turns it off.
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
     """
     chat = resolve_model(model)
+    log = SessionLog(memory).attach() if session_log is None else session_log or None
+
+    def record_turn(scope_: str, thread: str, user_text: str, answer: str) -> None:
+        if log is not None:
+            events = [NewEvent("user", user_text)] if user_text else []
+            log.append_many(scope_, thread, [*events, NewEvent("assistant", answer)])
+        if on_turn is not None:
+            on_turn(scope_, thread, user_text, answer)
+
     all_tools = [*create_memory_tools(memory, scope=scope), *tools]
     settings = memory.settings
 
@@ -119,9 +133,9 @@ def build_memory_graph(
     g.add_node(PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope))
     g.add_node(ANSWER, create_answer_node(chat, all_tools))
     g.add_node(TOOLS, ToolNode(all_tools))
-    g.add_node(BOOST_USED, create_boost_node(memory, default_scope=scope, on_turn=on_turn))
+    g.add_node(BOOST_USED, create_boost_node(memory, default_scope=scope, on_turn=record_turn))
     g.add_node(PRE_COMPACTION_FLUSH, create_flush_node(memory, chat, default_scope=scope))
-    g.add_node(CHECKPOINT_SUMMARIZE, create_checkpoint_node(memory, chat, default_scope=scope))
+    g.add_node(CHECKPOINT_SUMMARIZE, create_checkpoint_node(memory, chat, default_scope=scope, session_log=log or None))
 
     def route_after_boost(state: MemoryState) -> str:
         if needs_checkpoint(state, settings):

@@ -32,6 +32,7 @@ from langmem_ext.errors import LangmemError
 from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
+from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
@@ -354,10 +355,12 @@ def create_checkpoint_node(
     *,
     settings: Settings | None = None,
     default_scope: str = "main",
+    session_log: SessionLog | None = None,
 ) -> Node:
     """Node that checkpoints: summary + last turns; old messages removed.
 
-    The summary is stored as an ``episode`` memory dated to the conversation.
+    The summary is stored as an ``episode`` memory dated to the conversation, and
+    logged to the session hot log when one is given.
     """
     s = settings or memory.settings
     summarizer = Summarizer(model)
@@ -379,6 +382,8 @@ def create_checkpoint_node(
             )
         except LangmemError as e:
             logger.warning("checkpoint summary not stored as an episode: %s", e)
+        if session_log is not None:
+            session_log.append(scope, _thread(config), "summary", cp.summary)
         return {
             "messages": cp.remove_messages(),
             "summary": cp.summary,

@@ -240,6 +240,8 @@ class NewEvent:
 
 
 _COLUMNS = "id, scope, thread_id, role, text, at, path, line"
+SESSION_WEIGHT = 0.6
+"""Scale of session-event scores next to memory hits (for topic recall questions)."""
 
 
 def _event(row: Sequence[Any]) -> SessionEvent:
@@ -645,8 +647,16 @@ class SessionLog:
                 score = (0.55 if windowed else 0.5) + 0.1 * recency
             if focus.role is None and row[3] == "summary":
                 score += 0.03
-            debug = {"overlap": overlap, "recency": recency, "window": 1.0 if windowed else 0.0}
-            scored.append((min(score, 1.0), debug, row))
+            # A confirmed memory outranks what was merely said, unless the question is
+            # about the conversation itself ("what did I ask ...").
+            weight = 1.0 if focus.role is not None else SESSION_WEIGHT
+            debug = {
+                "overlap": overlap,
+                "recency": recency,
+                "window": 1.0 if windowed else 0.0,
+                "weight": weight,
+            }
+            scored.append((min(score, 1.0) * weight, debug, row))
         if focus.tokens:
             matched = [s for s in scored if s[1]["overlap"] > 0]
             # With no window, events off the topic are noise; within a window, the
