@@ -19,6 +19,7 @@ punctuation and emoji. With the default of 5 a CJK text needs 3 characters
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -185,6 +186,7 @@ def is_meta_question(text: str) -> bool:
     return _META_RES[0].match(norm) is not None or any(p.match(raw) for p in _META_RES[1:])
 
 
+@functools.lru_cache(maxsize=65536)
 def is_noise(text: str, *, min_chars: int = 5) -> bool:
     """Whether ``text`` is noise: not worth storing or returning as a memory.
 

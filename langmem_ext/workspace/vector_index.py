@@ -57,6 +57,7 @@ class VectorIndex:
         self.prefix = _slug(prefix)
         self._client: Any = None
         self._collections: dict[str, Any] = {}
+        self._counts: dict[str, int] = {}
         self._lock = threading.RLock()
 
     def collection_name(self, scope: str) -> str:
@@ -98,6 +99,7 @@ class VectorIndex:
         with self._lock:
             client, self._client = self._client, None
             self._collections.clear()
+            self._counts.clear()
             if client is not None:
                 try:
                     client.close()  # releases Chroma's per-path shared system
@@ -143,6 +145,7 @@ class VectorIndex:
         if not ids:
             return
         col = self._collection(scope, create=True)
+        self._counts.pop(scope, None)
         try:
             step = 4000
             for i in range(0, len(ids), step):
@@ -162,6 +165,7 @@ class VectorIndex:
         col = self._collection(scope, create=False)
         if col is None:
             return
+        self._counts.pop(scope, None)
         try:
             col.delete(ids=list(ids))
         except Exception as e:
@@ -177,7 +181,9 @@ class VectorIndex:
             return []
         include = ["distances", "embeddings"] if with_embeddings else ["distances"]
         try:
-            count = col.count()
+            count = self._counts.get(scope)
+            if count is None:  # cached: Chroma's count() costs as much as a query
+                count = self._counts[scope] = int(col.count())
             if count == 0:
                 return []
             res = col.query(
@@ -209,6 +215,7 @@ class VectorIndex:
                 with contextlib.suppress(Exception):
                     self._client.delete_collection(self.collection_name(scope))
             self._collections.clear()
+            self._counts.clear()
 
 
 __all__ = ["VectorHit", "VectorIndex"]
