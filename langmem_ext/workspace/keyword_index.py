@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_scope_category ON docs(scope, category);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, tokenize = 'unicode61');
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL,

@@ -1,0 +1,565 @@
+"""A LangServe app: the memory graph at ``/agent``, the retriever at ``/memory``.
+
+:func:`create_app` returns a FastAPI app with
+
+* ``/agent/invoke`` (``/batch``, ``/stream``, ``/stream_events``, ``/playground``, ...)
+  — the memory agent graph of :func:`~langmem_ext.graph.build_memory_graph`.
+  Input ``{"messages": [{"type": "human", "content": "..."}]}``: send only the new
+  message; the server keeps the thread in its checkpointer.
+* ``/memory/invoke`` (...) — :class:`~langmem_ext.retrievers.MemoryRetriever`;
+  input is the query string, output a list of documents.
+* ``/healthz`` — ``200 {"status": "ok", ...}`` once the app has started.
+
+Both routes take ``config.configurable`` with ``thread_id`` (``/agent`` only,
+required), ``user_id`` and ``scope``.
+
+What the server trusts:
+
+* **Who the caller is.** With ``authenticate=`` (a function of the request, e.g.
+  one that checks a bearer token or reads the header an authenticating proxy sets)
+  its result is the user id, and a request it returns ``None`` for gets ``401``; a
+  client-sent ``user_id`` that differs gets ``403``. Without it the server trusts
+  the client's ``configurable.user_id`` as given — fine on 127.0.0.1 (the default
+  bind) or behind a gateway that checks it, not on an open port.
+* **Which scope a request touches** is decided here, never by the client: the
+  caller's own scope (``scope_for_user(user_id)``, e.g. ``user_alice``). A
+  client-sent ``scope`` is accepted only when it is that same scope or one of the
+  ``shared_scopes`` the server lists; anything else gets ``403``. A request with
+  no user is refused (``401``) unless the server sets ``default_scope``.
+* **Threads are per user.** The checkpointer stores thread ``t1`` of scope
+  ``user_alice`` as ``user_alice/t1``, so one user cannot read or continue
+  another's thread by guessing its id.
+* Every other ``configurable`` key (``checkpoint_id``, ``checkpoint_ns``, ...) and
+  every state field besides ``messages`` is dropped.
+
+Checkpointer: ``AsyncSqliteSaver`` on ``checkpoints.db`` in the workspace (the file
+the sync graph uses), opened in the app's lifespan; ``InMemorySaver`` when
+``aiosqlite`` is missing (logged). The app must run with its lifespan
+(uvicorn does; in tests use ``with TestClient(app):``); until then ``/agent``
+answers ``503``.
+
+:func:`serve` runs the app with uvicorn (127.0.0.1 by default);
+:func:`serve_in_thread` runs it in a background thread for tests, notebooks and
+examples. Importing this module loads neither FastAPI, LangServe, uvicorn nor a model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import ConfigurableFieldSpec, RunnableBinding
+from langchain_core.runnables.utils import get_unique_config_specs
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, Field, field_validator
+
+from langmem_ext._scoping import scope_for_user
+from langmem_ext.config import Settings
+from langmem_ext.errors import LangmemError
+from langmem_ext.memory.service import Memory
+from langmem_ext.workspace.layout import check_scope
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
+
+logger = logging.getLogger(__name__)
+
+Authenticate = Callable[["Request"], "str | Awaitable[str | None] | None"]
+"""``authenticate(request) -> user id | None`` (sync or async)."""
+
+_INSTALL_HINT = (
+    "Serving needs the `serve` extra: pip install 'langmem-ext[serve]' "
+    "(langserve, fastapi, uvicorn, sse-starlette)."
+)
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+_THREAD_SPEC = ConfigurableFieldSpec(
+    id="thread_id",
+    annotation=str | None,
+    name="Thread id",
+    description="The conversation; the server keeps its history. Required.",
+    default=None,
+)
+_USER_SPEC = ConfigurableFieldSpec(
+    id="user_id",
+    annotation=str | int | None,
+    name="User id",
+    description="The caller's user id (checked against the server's authentication, if any).",
+    default=None,
+)
+_SCOPE_SPEC = ConfigurableFieldSpec(
+    id="scope",
+    annotation=str | None,
+    name="Scope",
+    description="A memory scope; only the caller's own scope or a shared scope the server allows.",
+    default=None,
+)
+
+
+class AgentInput(BaseModel):
+    """Input of ``/agent``: the new message(s) of the user.
+
+    Each message is a human message: ``{"type": "human", "content": "..."}``, a
+    ``["human" | "user", "..."]`` pair (what ``RemoteRunnable`` sends for tuples), or
+    a plain string. Other message types are refused: the server keeps the thread.
+    """
+
+    messages: list[HumanMessage] = Field(
+        ...,
+        min_length=1,
+        description="The new user message(s); the server keeps earlier turns of the thread.",
+        json_schema_extra={"widget": {"type": "chat", "input": "messages"}},
+    )
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _human_shorthands(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        out: list[Any] = []
+        for m in value:
+            if isinstance(m, str):
+                m = {"type": "human", "content": m}
+            elif isinstance(m, list | tuple) and len(m) == 2 and m[0] in ("human", "user"):
+                m = {"type": "human", "content": m[1]}
+            out.append(m)
+        return out
+
+
+class _ServedGraph(RunnableBinding[Any, Any]):
+    """The memory graph, declaring the ``configurable`` keys clients may send."""
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        return get_unique_config_specs(
+            [*self.bound.config_specs, _THREAD_SPEC, _USER_SPEC, _SCOPE_SPEC]
+        )
+
+
+class _ServedRetriever(RunnableBinding[Any, Any]):
+    """The memory retriever, declaring the ``configurable`` keys clients may send."""
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        return get_unique_config_specs([*self.bound.config_specs, _USER_SPEC, _SCOPE_SPEC])
+
+
+@dataclass
+class ServingState:
+    """What the app holds (``app.state.langmem``).
+
+    Attributes:
+        memory: The memory service.
+        graph: The compiled memory graph served at ``/agent``.
+        owns_memory: The app created ``memory`` and closes it on shutdown.
+        checkpointer: Name of the checkpointer in use (``""`` before start-up).
+        started: The lifespan has run; ``/agent`` accepts requests.
+        shared_scopes: Scopes every caller may name.
+        default_scope: Scope of requests without a user (``None``: refused).
+    """
+
+    memory: Memory
+    graph: Any
+    owns_memory: bool
+    checkpointer: str = ""
+    started: bool = False
+    shared_scopes: frozenset[str] = field(default_factory=frozenset)
+    default_scope: str | None = None
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a request is and what it may touch (see the module docstring)."""
+
+    user_id: str | None
+    scope: str
+    owner: str
+    """Namespace of the caller's threads: its own scope, or ``scope`` without a user."""
+
+
+def resolve_caller(
+    user_id: str | int | None,
+    requested_scope: str | None,
+    *,
+    shared_scopes: Collection[str] = (),
+    default_scope: str | None = None,
+) -> Caller:
+    """The scope a request may use; pure policy, no I/O.
+
+    Args:
+        user_id: The (authenticated or trusted) user id, or ``None``.
+        requested_scope: ``configurable.scope`` sent by the client, or ``None``.
+        shared_scopes: Scopes any caller may name.
+        default_scope: Scope of requests without a user; ``None`` refuses them.
+
+    Returns:
+        The caller.
+
+    Raises:
+        PermissionError: the client named a scope it may not use, or sent no user
+            while the server has no ``default_scope``.
+        LangmemError: the user id or scope is not valid (``InvalidScopeError``).
+    """
+    user = None if user_id is None or str(user_id).strip() == "" else str(user_id).strip()
+    own = scope_for_user(user) if user is not None else None
+    if requested_scope is not None and str(requested_scope).strip():
+        wanted = check_scope(str(requested_scope).strip())
+        if wanted in shared_scopes or wanted == own:
+            return Caller(user, wanted, own or wanted)
+        msg = (
+            f"scope {wanted!r} is not allowed for this caller; omit `scope` to use "
+            f"the caller's own scope ({own or 'none: send config.configurable.user_id'})"
+        )
+        raise PermissionError(msg)
+    if own is not None:
+        return Caller(user, own, own)
+    if default_scope is not None:
+        return Caller(None, default_scope, default_scope)
+    msg = "no user: send config.configurable.user_id (or authenticate the request)"
+    raise PermissionError(msg)
+
+
+def _config_modifier(
+    state: ServingState,
+    authenticate: Authenticate | None,
+    *,
+    threads: bool,
+) -> Callable[[dict[str, Any], Request], Awaitable[dict[str, Any]]]:
+    """LangServe ``per_req_config_modifier``: apply the trust rules to one request."""
+    from fastapi import HTTPException
+
+    async def modify(config: dict[str, Any], request: Request) -> dict[str, Any]:
+        if threads and not state.started:
+            raise HTTPException(
+                503,
+                "The app has not started: run it with uvicorn (or `with TestClient(app):`) "
+                "so its lifespan opens the checkpointer.",
+            )
+        sent = dict(config.get("configurable") or {})
+        user: Any = sent.get("user_id")
+        if authenticate is not None:
+            found = authenticate(request)
+            who = await found if inspect.isawaitable(found) else found
+            if not who:
+                raise HTTPException(401, "Not authenticated.")
+            if user not in (None, "") and str(user) != str(who):
+                raise HTTPException(403, "config.configurable.user_id is not the caller's.")
+            user = who
+        try:
+            caller = resolve_caller(
+                user,
+                sent.get("scope"),
+                shared_scopes=state.shared_scopes,
+                default_scope=state.default_scope,
+            )
+        except PermissionError as e:
+            raise HTTPException(401 if "no user" in str(e) else 403, str(e)) from e
+        except LangmemError as e:
+            raise HTTPException(422, str(e)) from e
+        configurable: dict[str, Any] = {"scope": caller.scope}
+        if caller.user_id is not None:
+            configurable["user_id"] = caller.user_id
+        if threads:
+            thread = sent.get("thread_id")
+            if thread is None or not str(thread).strip():
+                raise HTTPException(422, "Send config.configurable.thread_id (any string).")
+            configurable["thread_id"] = f"{caller.owner}/{str(thread).strip()}"
+        return {**config, "configurable": configurable}
+
+    return modify
+
+
+@asynccontextmanager
+async def open_async_checkpointer(path: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """``AsyncSqliteSaver`` on ``path``; ``InMemorySaver`` (logged) without aiosqlite."""
+    try:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    except ImportError:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        logger.warning(
+            "aiosqlite is not installed: serving with InMemorySaver, threads are lost "
+            "on restart (pip install aiosqlite for AsyncSqliteSaver on %s)",
+            path,
+        )
+        yield InMemorySaver()
+        return
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        logger.info("serving checkpointer: AsyncSqliteSaver on %s", path)
+        yield saver
+
+
+def create_app(
+    memory: Memory | None = None,
+    model: BaseChatModel | str | None = None,
+    *,
+    settings: Settings | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    authenticate: Authenticate | None = None,
+    shared_scopes: Collection[str] = (),
+    default_scope: str | None = None,
+    durability: Literal["sync", "async", "exit"] | None = None,
+    title: str = "langmem-ext",
+) -> FastAPI:
+    """A LangServe app serving the memory agent and the memory retriever.
+
+    Setup:
+        .. code-block:: bash
+
+            pip install 'langmem-ext[serve]'
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.serving import create_app
+
+            memory = Memory("./memory-ws")
+            app = create_app(memory, "ollama:qwen2.5:7b")
+            # run it: uvicorn my_module:app --host 127.0.0.1 --port 8000, or serve()
+
+    Invoke:
+        .. code-block:: python
+
+            import httpx
+            from langmem_ext.serving import serve_in_thread
+
+            memory.add("User likes ramen", scope="user_alice")
+            with serve_in_thread(app) as url:
+                config = {"configurable": {"thread_id": "t1", "user_id": "alice"}}
+                r = httpx.post(f"{url}/memory/invoke", json={"input": "ramen", "config": config})
+                print(r.json()["output"][0]["page_content"])     # User likes ramen
+                # the agent (needs the model to be reachable):
+                # httpx.post(f"{url}/agent/invoke", json={
+                #     "input": {"messages": [{"type": "human", "content": "我喜欢吃拉面，记住"}]},
+                #     "config": config}).json()["output"]["messages"][-1]["content"]
+
+    Args:
+        memory: The memory service; default ``Memory(settings=settings)``, closed on
+            shutdown.
+        model: Chat model or ``init_chat_model`` string; default
+            ``settings.chat_model``.
+        settings: Settings; default ``memory.settings`` or ``Settings()``.
+        checkpointer: An async-capable checkpointer to use instead of the
+            ``AsyncSqliteSaver`` opened on start-up (e.g. ``AsyncPostgresSaver``);
+            the caller opens and closes it.
+        authenticate: ``authenticate(request) -> user id | None`` (sync or async).
+            When given, it alone decides the user; without it the client's
+            ``configurable.user_id`` is trusted (see the module docstring).
+        shared_scopes: Scopes any caller may name with ``configurable.scope``.
+        default_scope: Scope of requests without a user; ``None`` (default) refuses
+            them with ``401``.
+        durability: LangGraph durability of every ``/agent`` run: ``"exit"`` writes
+            one checkpoint per turn instead of one per step (faster; a turn that
+            crashes midway is not resumable); ``None`` keeps LangGraph's default.
+            Confirmed memories are durable either way.
+        title: The app's title in its OpenAPI docs.
+
+    Returns:
+        The FastAPI app; ``app.state.langmem`` is its :class:`ServingState`.
+    """
+    try:
+        from fastapi import FastAPI
+        from fastapi.responses import JSONResponse
+        from langserve import add_routes
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from e
+
+    from langmem_ext.graph import build_memory_graph
+    from langmem_ext.retrievers import MemoryRetriever
+
+    owns_memory = memory is None
+    if memory is None:
+        memory = Memory(settings=settings or Settings())
+    settings = settings or memory.settings
+    chat = model if model is not None else settings.chat_model
+    graph = build_memory_graph(chat, memory, checkpointer=checkpointer or False)
+    shared = frozenset(check_scope(s) for s in shared_scopes)
+    state = ServingState(
+        memory=memory,
+        graph=graph,
+        owns_memory=owns_memory,
+        shared_scopes=shared,
+        default_scope=check_scope(default_scope) if default_scope is not None else None,
+    )
+    if authenticate is None:
+        logger.info(
+            "no authenticate= given: the client's configurable.user_id is trusted "
+            "(serve on 127.0.0.1 or behind a gateway that checks it)"
+        )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if checkpointer is None:
+                saver = await stack.enter_async_context(
+                    open_async_checkpointer(memory.root / "checkpoints.db")
+                )
+                graph.checkpointer = saver
+            state.checkpointer = type(graph.checkpointer).__name__
+            state.started = True
+            try:
+                yield
+            finally:
+                state.started = False
+                if checkpointer is None:
+                    graph.checkpointer = None
+                if owns_memory:
+                    memory.close()
+
+    app = FastAPI(
+        title=title,
+        description="langmem-ext memory agent and memory retriever (LangServe).",
+        lifespan=lifespan,
+    )
+    app.state.langmem = state
+
+    @app.get("/healthz")
+    async def healthz() -> JSONResponse:
+        """``200`` once started (``503`` before): status, checkpointer, chat model."""
+        body = {
+            "status": "ok" if state.started else "starting",
+            "checkpointer": state.checkpointer,
+            "chat_model": chat if isinstance(chat, str) else type(chat).__name__,
+        }
+        return JSONResponse(body, status_code=200 if state.started else 503)
+
+    run_kwargs = {"durability": durability} if durability else {}
+    served_graph = _ServedGraph(bound=graph, kwargs=run_kwargs, config={}).with_types(
+        input_type=AgentInput
+    )
+    add_routes(
+        app,
+        served_graph,
+        path="/agent",
+        config_keys=("configurable",),
+        per_req_config_modifier=_config_modifier(state, authenticate, threads=True),
+    )
+    retriever = MemoryRetriever(memory=memory)
+    add_routes(
+        app,
+        _ServedRetriever(bound=retriever, kwargs={}, config={}),
+        path="/memory",
+        config_keys=("configurable",),
+        per_req_config_modifier=_config_modifier(state, authenticate, threads=False),
+    )
+    return app
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    memory: Memory | None = None,
+    model: BaseChatModel | str | None = None,
+    settings: Settings | None = None,
+    authenticate: Authenticate | None = None,
+    shared_scopes: Collection[str] = (),
+    default_scope: str | None = None,
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info",
+) -> None:
+    """Run :func:`create_app` with uvicorn (blocks until stopped).
+
+    Binds 127.0.0.1 by default. Binding another address without ``authenticate``
+    logs a warning: every client could then claim any ``user_id``.
+    """
+    try:
+        import uvicorn
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from e
+
+    if authenticate is None and host not in _LOOPBACK:
+        logger.warning(
+            "serving on %s without authenticate=: any client can claim any user_id", host
+        )
+    app = create_app(
+        memory,
+        model,
+        settings=settings,
+        authenticate=authenticate,
+        shared_scopes=shared_scopes,
+        default_scope=default_scope,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+@contextmanager
+def serve_in_thread(
+    app: FastAPI,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    timeout: float = 60.0,
+    log_level: str = "warning",
+) -> Iterator[str]:
+    """Run ``app`` with uvicorn in a background thread; yields its base URL.
+
+    For tests, notebooks and examples: ``port=0`` picks a free port (the socket is
+    bound here, so there is no race for it). The server runs its lifespan, and is
+    stopped and joined when the block exits.
+
+    Example:
+        .. code-block:: python
+
+            import httpx
+            from langchain_core.messages import AIMessage
+            from langmem_ext import Memory
+            from langmem_ext.scripted import ScriptedChatModel
+            from langmem_ext.serving import create_app, serve_in_thread
+
+            model = ScriptedChatModel(policy=lambda messages: AIMessage("hi"))
+            app = create_app(Memory("./memory-ws"), model)
+            with serve_in_thread(app) as url:
+                print(httpx.get(f"{url}/healthz").json()["status"])   # ok
+    """
+    import socket
+    import threading
+    import time
+
+    try:
+        import uvicorn
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from e
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level=log_level))
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="langmem-uvicorn", daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                msg = f"the server did not start on {host}:{sock.getsockname()[1]}; see its log"
+                raise RuntimeError(msg)
+            time.sleep(0.02)
+        bound = sock.getsockname()[1]
+        yield f"http://[{host}]:{bound}" if family == socket.AF_INET6 else f"http://{host}:{bound}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+        sock.close()
+
+
+__all__ = [
+    "AgentInput",
+    "Authenticate",
+    "Caller",
+    "ServingState",
+    "create_app",
+    "open_async_checkpointer",
+    "resolve_caller",
+    "serve",
+    "serve_in_thread",
+]
