@@ -96,10 +96,16 @@ def scope_from_config(config: Mapping[str, Any] | None, default: str = MAIN_SCOP
         'team_a'
         >>> scope_from_config(None, "main")
         'main'
+        >>> scope_from_config({"configurable": {"langgraph_auth_user_id": "7", "scope": "x"}})
+        'user_7'
     """
     configurable = (config or {}).get("configurable") or {}
     if not isinstance(configurable, Mapping):
         configurable = {}
+    # An authenticated user set by the LangGraph server outranks anything the client sent.
+    auth_user: Any = configurable.get("langgraph_auth_user_id")
+    if _present(auth_user):
+        return scope_for_user(auth_user)
     scope: Any = configurable.get("scope")
     if _present(scope):
         return check_scope(scope.strip() if isinstance(scope, str) else scope)
