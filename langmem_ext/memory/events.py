@@ -592,7 +592,13 @@ class SessionLog:
         if not (intent.forced or focus.asks_about_session):
             return []
         scope = check_scope(scope)
-        rows = self._candidates(scope, intent, focus, now)
+        # The same question asked before is not an answer to itself.
+        asked = _one_line(query).strip().lower()
+        rows = [
+            r
+            for r in self._candidates(scope, intent, focus, now)
+            if not (r[3] == "user" and _one_line(r[4]).strip().lower() == asked)
+        ]
         if not rows:
             return []
         hits = self._score(rows, intent, focus, now)
