@@ -59,6 +59,11 @@ def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     conn = sqlite3.connect(memory.root / "checkpoints.db", check_same_thread=False)
+    # WAL + synchronous=NORMAL: a step's checkpoint survives a killed process; only
+    # an OS crash can lose the last steps (the memories themselves live in the
+    # ledger and Markdown, which sync fully).
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
     return SqliteSaver(conn)
 
 
