@@ -99,6 +99,11 @@ class RetrievalSettings(BaseModel):
     """Length normalisation ``* 1 / (1 + 0.5 * log2(len / anchor))`` for longer texts."""
     time_decay_days: float = 60.0
     """Time decay ``* (0.5 + 0.5 * exp(-age_days / this))``."""
+    age_categories: list[str] = Field(default_factory=lambda: ["episode"])
+    """Categories the recency boost and the time decay apply to. Facts, core and
+    system memories do not go stale because they are old (a fact fades through
+    the lifecycle, when it goes unused); episodes do. On LoCoMo (facts months
+    old) applying both to facts cost 10-22 points of recall@10 (BENCHMARKS.md)."""
     min_score: float = 0.3
     """Hits below this score are dropped (soft threshold)."""
     hard_min_score: float = 0.35

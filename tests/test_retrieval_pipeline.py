@@ -12,11 +12,14 @@ from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 
 RS = RetrievalSettings()
+# The age stages apply to episodes by default; these tests exercise their
+# mechanics on facts too.
+AGED = RetrievalSettings(age_categories=["episode", "fact"])
 
 
 def test_newer_memory_beats_equally_similar_older_one() -> None:
     vector = [cand("old", cos=0.5, age_days=120), cand("new", cos=0.5, age_days=1)]
-    assert ids(rank(vector, [], k=5, settings=RS, now=NOW)) == ["new", "old"]
+    assert ids(rank(vector, [], k=5, settings=AGED, now=NOW)) == ["new", "old"]
 
 
 def test_relevant_use_level_hits_survive_the_default_pipeline() -> None:
@@ -95,9 +98,9 @@ def test_k_is_clamped_and_zero_returns_nothing() -> None:
 
 def test_options_switch_stages_off() -> None:
     vector = [cand("old", cos=0.55, age_days=200), cand("new", cos=0.5)]
-    assert ids(rank(vector, [], k=2, settings=RS, now=NOW)) == ["new", "old"]
+    assert ids(rank(vector, [], k=2, settings=AGED, now=NOW)) == ["new", "old"]
     no_age = PipelineOptions(recency=False, time_decay=False)
-    assert ids(rank(vector, [], k=2, settings=RS, now=NOW, options=no_age)) == ["old", "new"]
+    assert ids(rank(vector, [], k=2, settings=AGED, now=NOW, options=no_age)) == ["old", "new"]
     weak = [cand("weak", cos=0.05)]
     assert rank(weak, [], k=2, settings=RS, now=NOW) == []
     keep = PipelineOptions(thresholds=False)

@@ -26,6 +26,9 @@ from langmem_ext.retrieval.scoring import (
 )
 
 RS = RetrievalSettings()
+# The age stages apply to episodes by default; these tests exercise their
+# mechanics on facts too.
+AGED = RetrievalSettings(age_categories=["episode", "fact"])
 
 
 def scored(
@@ -49,14 +52,14 @@ def scored(
 
 def test_recency_newer_memory_beats_equally_similar_older_one() -> None:
     old, new = scored("old", 0.5, age_days=90), scored("new", 0.5, age_days=1)
-    out = recency_boost([old, new], RS, NOW)
+    out = recency_boost([old, new], AGED, NOW)
     assert ids(out) == ["new", "old"]
     assert out[0].debug["recency"] == pytest.approx(0.10 * math.exp(-1 / 14))
     assert out[0].score == pytest.approx(0.5 + 0.10 * math.exp(-1 / 14))
 
 
 def test_recency_does_not_overturn_a_clearly_better_match() -> None:
-    out = recency_boost([scored("old", 0.8, age_days=365), scored("new", 0.5)], RS, NOW)
+    out = recency_boost([scored("old", 0.8, age_days=365), scored("new", 0.5)], AGED, NOW)
     assert ids(out) == ["old", "new"]
 
 
@@ -78,12 +81,12 @@ def test_length_norm_long_chunk_loses_to_short_precise_memory() -> None:
 
 
 def test_time_decay_older_fact_ranks_lower_core_never_decays() -> None:
-    out = time_decay([scored("old", 0.5, age_days=60), scored("new", 0.5)], RS, NOW)
+    out = time_decay([scored("old", 0.5, age_days=60), scored("new", 0.5)], AGED, NOW)
     assert ids(out) == ["new", "old"]
     assert out[1].debug["time_decay"] == pytest.approx(0.5 + 0.5 * math.exp(-1))
-    core = time_decay([scored("c", 0.5, age_days=400, category="core")], RS, NOW)[0]
+    core = time_decay([scored("c", 0.5, age_days=400, category="core")], AGED, NOW)[0]
     assert core.score == 0.5 and core.debug["time_decay"] == 1.0
-    floor = time_decay([scored("f", 1.0, age_days=10_000)], RS, NOW)[0]
+    floor = time_decay([scored("f", 1.0, age_days=10_000)], AGED, NOW)[0]
     assert floor.score == pytest.approx(0.5)
 
 
@@ -102,15 +105,15 @@ def test_min_score_drops_weak_matches_and_keeps_exempt_ones() -> None:
 
 
 def test_hard_min_keeps_a_borderline_match_only_while_it_is_fresh() -> None:
-    fresh = recency_boost([scored("fresh", 0.32, age_days=2)], RS, NOW)
-    stale = recency_boost([scored("stale", 0.32, age_days=40)], RS, NOW)
+    fresh = recency_boost([scored("fresh", 0.32, age_days=2)], AGED, NOW)
+    stale = recency_boost([scored("stale", 0.32, age_days=40)], AGED, NOW)
     assert ids(hard_min_filter(fresh, RS)) == ["fresh"]
     assert hard_min_filter(stale, RS) == []
 
 
 def test_hard_min_ignores_age_and_importance_penalties_of_a_clear_match() -> None:
     c = scored("old", 0.5, age_days=300)
-    out = time_decay(importance_weight(recency_boost([c], RS, NOW), RS), RS, NOW)
+    out = time_decay(importance_weight(recency_boost([c], AGED, NOW), AGED), AGED, NOW)
     assert out[0].score < RS.hard_min_score  # the ranking score fell below 0.35 ...
     assert ids(hard_min_filter(out, RS)) == ["old"]  # ... the memory is still returned
 
@@ -171,10 +174,23 @@ def test_time_window_boosts_only_hits_inside_the_window() -> None:
 def test_stages_do_not_change_their_input() -> None:
     c = scored("a", 0.5, age_days=3)
     for out in (
-        recency_boost([c], RS, NOW),
+        recency_boost([c], AGED, NOW),
         importance_weight([c], RS),
-        time_decay([c], RS, NOW),
+        time_decay([c], AGED, NOW),
         mmr_demote([c], RS),
     ):
         assert out[0] is not c
     assert c.score == 0.5 and c.debug == {"relevance": 0.5}
+
+
+def test_by_default_only_episodes_age() -> None:
+    """A months-old fact is as true as a new one; an old episode fades."""
+    facts = time_decay(
+        recency_boost([scored("old", 0.5, age_days=300), scored("new", 0.5)], RS, NOW), RS, NOW
+    )
+    assert [round(c.score, 9) for c in facts] == [0.5, 0.5]
+    eps = [
+        scored("old", 0.5, age_days=300, category="episode"),
+        scored("new", 0.5, category="episode"),
+    ]
+    assert ids(time_decay(recency_boost(eps, RS, NOW), RS, NOW)) == ["new", "old"]

@@ -102,6 +102,8 @@ def recency_boost(
 ) -> list[Candidate]:
     """Add ``exp(-age_days / recency_half_life_days) * recency_weight``.
 
+    Only categories in ``settings.age_categories`` get it (episodes by default).
+
     Args:
         candidates: Scored candidates.
         settings: ``recency_half_life_days`` and ``recency_weight``.
@@ -112,11 +114,12 @@ def recency_boost(
         when the half-life is not positive.
     """
     half_life = settings.recency_half_life_days
+    aged = set(settings.age_categories)
     out: list[Candidate] = []
     for c in candidates:
         m = c.copy()
         boost = 0.0
-        if half_life > 0:
+        if half_life > 0 and m.category in aged:
             boost = math.exp(-age_days(m, now) / half_life) * settings.recency_weight
         m.score += boost
         m.debug["recency"] = boost
@@ -177,7 +180,8 @@ def time_decay(
 ) -> list[Candidate]:
     """Multiply by ``0.5 + 0.5 * exp(-age_days / time_decay_days)``; floor 0.5.
 
-    Core and system memories are exempt (factor 1.0).
+    Only categories in ``settings.age_categories`` decay (episodes by default);
+    core and system memories never do.
 
     Args:
         candidates: Scored candidates.
@@ -188,9 +192,10 @@ def time_decay(
         New candidates, re-sorted; ``debug["time_decay"]`` is the factor.
     """
     days = settings.time_decay_days
+    aged = set(settings.age_categories) - NO_DECAY_CATEGORIES
 
     def factor(c: Candidate) -> float:
-        if days <= 0 or c.category in NO_DECAY_CATEGORIES:
+        if days <= 0 or c.category not in aged:
             return 1.0
         return 0.5 + 0.5 * math.exp(-age_days(c, now) / days)
 
