@@ -209,11 +209,14 @@ class Memory:
         return layout.daily(scope, day), day.isoformat()
 
     def _fresh_id(self, taken: set[str]) -> str:
-        entry_id = new_entry_id()
-        while entry_id in taken:
+        """A new entry id, never one the ledger has used (live or deleted)."""
+        ledger = self.workspace.ledger
+        while True:
             entry_id = new_entry_id()
-        taken.add(entry_id)
-        return entry_id
+            if entry_id in taken or ledger.query("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
+                continue
+            taken.add(entry_id)
+            return entry_id
 
     # -- pending -----------------------------------------------------------
 
@@ -256,7 +259,7 @@ class Memory:
             )
         now = time.time()
         pid = "p-" + secrets.token_hex(5)
-        entry_id = self._fresh_id(self.workspace.ledger.all_ids())
+        entry_id = self._fresh_id(set())
         ttl = self.settings.lifecycle.pending_ttl_hours * 3600
         imp = (
             self.settings.lifecycle.default_importance if importance is None else float(importance)
@@ -494,7 +497,7 @@ class Memory:
         ws = self.workspace
         ids: list[str] = []
         with ws.lock.hold():
-            taken = ws.ledger.all_ids()
+            taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
             for text, cat, ts in zip(clean, cats, times, strict=True):
                 when = ts if ts is not None else now

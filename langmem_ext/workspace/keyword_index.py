@@ -147,6 +147,10 @@ class KeywordIndex:
             for d in map(_doc, self._q(f"SELECT {_DOC_COLS} FROM docs WHERE path = ?", (path,)))
         }
 
+    def lines_of_path(self, path: str) -> dict[str, int]:
+        """``id -> line`` of one file's docs."""
+        return {r[0]: int(r[1]) for r in self._q("SELECT id, line FROM docs WHERE path = ?", (path,))}
+
     def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
         """Docs by id (missing ids are absent from the result)."""
         out: dict[str, Doc] = {}
@@ -185,8 +189,10 @@ class KeywordIndex:
         deletes: Sequence[tuple[str, str]] = (),
         files: Sequence[FileStamp] = (),
         drop_files: Sequence[str] = (),
+        lines: Sequence[tuple[int, str]] = (),
     ) -> None:
-        """Apply doc upserts, deletes ``(id, scope)`` and file stamps in one transaction.
+        """Apply doc upserts, deletes ``(id, scope)``, line moves ``(line, id)`` and file
+        stamps in one transaction.
 
         A doc whose text changed loses its ``vec_hash`` (it must be re-embedded); a
         deleted doc is queued in ``vec_deletes``.
@@ -256,6 +262,7 @@ class KeywordIndex:
                             "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
                             (rowid, " ".join(index_tokens(d.text))),
                         )
+                c.executemany("UPDATE docs SET line = ? WHERE id = ?", list(lines))
                 for p in drop_files:
                     c.execute("DELETE FROM files WHERE path = ?", (p,))
                 for f in files:

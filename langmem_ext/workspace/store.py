@@ -181,8 +181,7 @@ class Workspace:
         """
         self._sync_paths(scope, [path])
         content = read_text(path)
-        present = {e.id for e in parse_entries(content)}
-        todo = [e for e in entries if e.id not in present]
+        todo = [e for e in entries if f"^{e.id}" not in content]
         if todo:
             content = insert_entries(
                 content, [(e.id, e.text, e.category) for e in todo], title=title
@@ -211,7 +210,50 @@ class Workspace:
                     ),
                 )
                 record_history(conn, e.id, scope, "add", None, e.text, now)
-        self._reconcile(scope, path, content)
+        self._reconcile_insert(scope, path, content, entries, now)
+
+    def _reconcile_insert(
+        self, scope: str, path: Path, content: str, entries: Sequence[NewEntry], now: float
+    ) -> None:
+        """Index after an append: add the new entries, move the lines that shifted.
+
+        The texts of the other entries did not change, so unlike :meth:`_reconcile`
+        nothing else is hashed, compared or read from the ledger: a confirm into a
+        10k-entry file stays cheap.
+        """
+        rel = self.layout.rel(path)
+        new = {e.id: e for e in entries}
+        old_lines = self.keyword.lines_of_path(rel)
+        upserts: list[Doc] = []
+        moved: list[tuple[int, str]] = []
+        for p in parse_entries(content):
+            if p.id is None:
+                continue
+            if p.id in new:
+                e = new[p.id]
+                upserts.append(
+                    Doc(
+                        id=e.id,
+                        scope=scope,
+                        path=rel,
+                        line=p.line,
+                        category=p.category,
+                        text=p.text,
+                        text_hash=text_hash(p.text),
+                        created_at=e.created_at,
+                        updated_at=now,
+                        importance=e.importance,
+                    )
+                )
+            elif old_lines.get(p.id, p.line) != p.line:
+                moved.append((p.line, p.id))
+        s = path.stat()
+        self.keyword.apply(
+            upserts=upserts,
+            files=[FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size)],
+            lines=moved,
+        )
+        self.bump_generation()
 
     def rewrite_entry(self, scope: str, path: Path, entry_id: str, new_text: str | None) -> str:
         """Replace (or remove, with ``None``) one entry's bullet; returns the old text.
