@@ -1,0 +1,868 @@
+"""Shared harness of the retrieval benchmarks (``locomo.py``, ``memdaily.py``).
+
+A dataset is a set of corpora (one scope each: the memories to store, each with an
+external id such as a LoCoMo ``dia_id``) and questions (a scope, the question text,
+the time it is asked, the external ids of its evidence). The harness
+
+1. ingests every corpus through :meth:`langmem_ext.Memory.add_many` into a fresh
+   workspace (one per ingest variant), embedding cache off, timed;
+2. for every question, in the same loop so all methods see the same machine noise:
+   times ``embed_query`` alone, then times a real ``SearchEngine.search`` of each
+   *main* method (plain BM25, plain dense, RRF without stages, the full pipeline);
+3. with ``--ablation``, fetches the engines' candidates once per question and
+   re-ranks them with :func:`langmem_ext.retrieval.pipeline.rank` under each
+   variant (a stage switched off, another fusion, other weights, a recall intent)
+   — exactly what ``SearchEngine.search`` does after fetching; a consistency check
+   confirms the re-ranked full pipeline equals the timed one;
+4. prints Markdown tables (or JSON).
+
+Metrics follow ``/work/shared/bench/README.md``: recall@1/5/10/20 (share of a
+question's evidence in the top k, averaged over questions), MRR@20, hit@5 (any
+evidence in the top 5), p50/p95 search latency. Every search asks for k = 20 and
+the smaller cut-offs are read from that list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langmem_ext import Memory
+from langmem_ext.config import EmbeddingSettings, RetrievalSettings, Settings
+from langmem_ext.embeddings import E5SmallEmbeddings, UniversalSentenceEmbeddings
+from langmem_ext.memory.search import SearchEngine
+from langmem_ext.retrieval import scoring
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
+from langmem_ext.retrieval.pipeline import PipelineOptions, rank
+from langmem_ext.workspace.markdown import normalise_text
+
+K_MAX = 20
+RECALL_KS = (1, 5, 10, 20)
+EMBEDDERS = ("use", "e5")
+ALL_OFF = PipelineOptions(
+    recency=False, importance=False, length_norm=False, time_decay=False,
+    thresholds=False, noise=False, mmr=False,
+)  # fmt: skip
+CONTEXT_SEP = " | "
+"""Joins the previous turn and the turn in the chunking variants."""
+
+
+# -- data model --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One memory to store.
+
+    Attributes:
+        ext_id: The dataset's id (LoCoMo ``dia_id``, MemDaily ``<tid>/<mid>``).
+        text: The memory text.
+        created_at: Epoch seconds (naive local time, as ``Memory`` reads it).
+        context: The previous turn / message, for the chunking variants.
+    """
+
+    ext_id: str
+    text: str
+    created_at: float
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    """One retrieval question."""
+
+    qid: str
+    scope: str
+    text: str
+    now: float
+    evidence: frozenset[str]
+    category: str
+
+
+@dataclass
+class Dataset:
+    """Corpora by scope, and questions."""
+
+    name: str
+    corpora: dict[str, list[Item]]
+    questions: list[Question]
+    notes: list[str] = field(default_factory=list)
+
+    def subset(self, limit: int | None) -> Dataset:
+        """Every n-th question so that ``limit`` are left, spread over all scopes.
+
+        Scopes without a selected question are not ingested.
+        """
+        if not limit or limit >= len(self.questions):
+            return self
+        step = len(self.questions) / limit
+        qs = [self.questions[int(i * step)] for i in range(limit)]
+        scopes = {q.scope for q in qs}
+        corpora = {s: items for s, items in self.corpora.items() if s in scopes}
+        note = (
+            f"subset: {limit} of {len(self.questions)} questions (every "
+            f"{step:.2f}-th), {len(corpora)} of {len(self.corpora)} scopes ingested"
+        )
+        return Dataset(self.name, corpora, qs, [*self.notes, note])
+
+
+# -- methods and variants ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of ranking.
+
+    Attributes:
+        name: Row label.
+        mode: Engines used: ``hybrid``, ``vector`` or ``fts``.
+        options: Pipeline stages.
+        retrieval: Overrides of ``RetrievalSettings`` (fusion, weights, ...).
+        intent: Pass the recall intent detected in the question at its ``now``.
+        ingest: ``turn`` (the metric's setup), ``ctx-embed`` (the turn embedded with
+            the previous turn as context, indexed for BM25 alone) or ``ctx-text``
+            (the stored text is ``previous | turn``).
+        fill_cos: Prototype: give candidates only the keyword engine found their
+            cosine to the query, from their stored embeddings (fusion otherwise
+            counts them as cos = 0).
+        k: Results asked for; ``pool`` is then ``max(4 k, 20)`` as in
+            ``SearchEngine.search`` (k = 5 is ``Memory.search``'s default).
+        resort: Re-sort ``rank()``'s output by score, as ``SearchEngine.search``
+            does before returning (this undoes MMR's demotion order); ``False``
+            keeps ``rank()``'s order.
+        note: What it tests.
+    """
+
+    name: str
+    mode: str = "hybrid"
+    options: PipelineOptions = field(default_factory=PipelineOptions)
+    retrieval: tuple[tuple[str, Any], ...] = ()
+    intent: bool = False
+    ingest: str = "turn"
+    fill_cos: bool = False
+    k: int = K_MAX
+    resort: bool = True
+    note: str = ""
+
+
+def _off(**kw: bool) -> PipelineOptions:
+    return PipelineOptions(**kw)
+
+
+EQUAL = (("vector_weight", 0.5), ("bm25_weight", 0.5))
+RRF = (("fusion", "rrf"),)
+RRF_EQUAL = (*RRF, *EQUAL)
+MAIN_METHODS: tuple[Variant, ...] = (
+    Variant("BM25 (plain)", "fts", ALL_OFF, note="FTS5 BM25 alone, no stages"),
+    Variant("dense (plain)", "vector", ALL_OFF, note="Chroma cosine alone, no stages"),
+    Variant("RRF (equal weights, k=60), no stages", "hybrid", ALL_OFF, RRF_EQUAL,
+            note="plain reciprocal-rank fusion of the two, nothing else"),
+    Variant("hybrid pipeline (default)", note="what Memory.search runs (default settings)"),
+)  # fmt: skip
+
+
+def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
+    """The ablation rows: each stage off, fusions, weights, prototypes, chunking."""
+    no_age = _off(recency=False, time_decay=False)
+    gentle = (("recency_weight", 0.02), ("time_decay_days", 365.0))
+    out = [
+        Variant("full pipeline (default)", note="reference row"),
+        Variant("- recency boost", options=_off(recency=False)),
+        Variant("- importance weight", options=_off(importance=False)),
+        Variant("- length norm", options=_off(length_norm=False)),
+        Variant("- time decay", options=_off(time_decay=False)),
+        Variant("- thresholds (min / hard min)", options=_off(thresholds=False)),
+        Variant("- noise filter", options=_off(noise=False)),
+        Variant("- MMR demotion", options=_off(mmr=False)),
+        Variant("MMR order kept (no final re-sort)", resort=False,
+                note="rank()'s own order; SearchEngine.search re-sorts by score"),
+        Variant("- recency - time decay", options=no_age),
+        Variant("gentler age: recency 0.02, decay 365 d", retrieval=gentle),
+        Variant("no stages: weighted 0.7 / 0.3 (default)", options=ALL_OFF),
+        Variant("no stages: weighted 0.5 / 0.5", options=ALL_OFF, retrieval=EQUAL),
+        Variant("no stages: weighted 0.3 / 0.7", options=ALL_OFF,
+                retrieval=(("vector_weight", 0.3), ("bm25_weight", 0.7))),
+        Variant("no stages: RRF 0.7 / 0.3", options=ALL_OFF, retrieval=RRF),
+        Variant("no stages: RRF 0.5 / 0.5", options=ALL_OFF, retrieval=RRF_EQUAL),
+        Variant("all stages: RRF 0.7 / 0.3", retrieval=RRF),
+        Variant("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
+        Variant("all stages: weighted 0.5 / 0.5", retrieval=EQUAL),
+        Variant("weighted 0.5 / 0.5 - recency - decay", options=no_age, retrieval=EQUAL),
+        Variant("RRF 0.5 / 0.5 - recency - decay", options=no_age, retrieval=RRF_EQUAL),
+        Variant("cos filled: no stages, weighted 0.7 / 0.3", options=ALL_OFF, fill_cos=True,
+                note="BM25-only candidates get their cosine from the stored embedding"),
+        Variant("cos filled: all stages, weighted 0.7 / 0.3", fill_cos=True),
+        Variant("cos filled: weighted 0.5 / 0.5 - recency - decay", options=no_age,
+                retrieval=EQUAL, fill_cos=True),
+        Variant("cos filled: weighted 0.5 / 0.5, gentler age", retrieval=(*EQUAL, *gentle),
+                fill_cos=True),
+        Variant("full pipeline + recall intent", intent=True,
+                note="intent detected in the question at its now"),
+        Variant("weighted 0.5 / 0.5 - recency - decay + intent", options=no_age,
+                retrieval=EQUAL, intent=True),
+        Variant("k=5 call: BM25 (plain)", "fts", ALL_OFF, k=5,
+                note="k=5, pool 20: Memory.search's default; R@10/R@20 are of 5 hits"),
+        Variant("k=5 call: full pipeline (default)", k=5),
+        Variant("k=5 call: weighted 0.5 / 0.5 - recency - decay", options=no_age,
+                retrieval=EQUAL, k=5),
+    ]  # fmt: skip
+    for kind in chunking:
+        out += [
+            Variant(f"{kind}: dense (plain)", "vector", ALL_OFF, ingest=kind),
+            Variant(f"{kind}: BM25 (plain)", "fts", ALL_OFF, ingest=kind),
+            Variant(f"{kind}: RRF 0.5 / 0.5, no stages", options=ALL_OFF, retrieval=RRF_EQUAL,
+                    ingest=kind),
+            Variant(f"{kind}: full pipeline", ingest=kind),
+            Variant(f"{kind}: weighted 0.5 / 0.5 - recency - decay", options=no_age,
+                    retrieval=EQUAL, ingest=kind),
+        ]  # fmt: skip
+    return out
+
+
+def retrieval_settings(
+    base: RetrievalSettings, overrides: Iterable[tuple[str, Any]]
+) -> RetrievalSettings:
+    """``base`` with ``overrides`` applied."""
+    upd = dict(overrides)
+    return base.model_copy(update=upd) if upd else base
+
+
+# -- embedders ---------------------------------------------------------------
+
+
+def make_embedder(name: str) -> Embeddings:
+    """The raw (uncached) embedder ``use`` or ``e5``."""
+    if name == "use":
+        return UniversalSentenceEmbeddings()
+    if name == "e5":
+        return E5SmallEmbeddings()
+    raise ValueError(f"unknown embedder {name!r}")
+
+
+class TimedEmbeddings(Embeddings):
+    """Adds up the time spent in ``embed_documents`` (to split ingest time)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.model_name = getattr(inner, "model_name", type(inner).__name__)
+        self.seconds = 0.0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents, timed."""
+        t0 = time.perf_counter()
+        try:
+            return self.inner.embed_documents(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query (not timed here)."""
+        return self.inner.embed_query(text)
+
+
+class QueryMemo(Embeddings):
+    """Serves query vectors computed (and timed) once; passes documents through."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.model_name = getattr(inner, "model_name", type(inner).__name__)
+        self.memo: dict[str, list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents with the inner embedder."""
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """The memoised query vector (computed now if new)."""
+        vec = self.memo.get(text)
+        if vec is None:
+            vec = self.memo[text] = self.inner.embed_query(text)
+        return vec
+
+
+class ContextEmbeddings(Embeddings):
+    """Embeds a stored turn as ``previous | turn``; the index keeps the turn alone.
+
+    Args:
+        inner: The embedder.
+        contexts: For each stored text, its contexts in ingest order (a text that
+            occurs several times gets each occurrence's own context).
+    """
+
+    def __init__(self, inner: Embeddings, contexts: dict[str, deque[str | None]]) -> None:
+        self.inner = inner
+        self.model_name = getattr(inner, "model_name", type(inner).__name__)
+        self.contexts = contexts
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed each text with its context prepended."""
+        out: list[str] = []
+        for t in texts:
+            queue = self.contexts.get(t)
+            ctx = queue.popleft() if queue else None
+            out.append(f"{ctx}{CONTEXT_SEP}{t}" if ctx else t)
+        return self.inner.embed_documents(out)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query as is."""
+        return self.inner.embed_query(text)
+
+
+# -- ingest ------------------------------------------------------------------
+
+
+@dataclass
+class Store:
+    """A workspace filled with one dataset under one ingest variant."""
+
+    kind: str
+    memory: Memory
+    ext_of: dict[str, str]
+    index_seconds: float
+    embed_seconds: float
+    n_items: int
+    root: Path
+
+
+def _ingest_text(item: Item, kind: str) -> str:
+    if kind == "ctx-text" and item.context:
+        return f"{item.context}{CONTEXT_SEP}{item.text}"
+    return item.text
+
+
+def build_store(
+    dataset: Dataset,
+    embedder: Embeddings,
+    provider: str,
+    kind: str,
+    workdir: Path,
+    log: Callable[[str], None],
+) -> Store:
+    """Ingest every corpus of ``dataset`` into a fresh workspace, timed.
+
+    The time covers ``add_many`` end to end (Markdown, ledger, FTS5, embedding,
+    Chroma), with the embedding cache off.
+    """
+    root = workdir / f"ws-{provider}-{kind}"
+    if root.exists():
+        shutil.rmtree(root)
+    settings = Settings(
+        workspace=root,
+        embeddings=EmbeddingSettings(provider=provider, cache=False),  # type: ignore[arg-type]
+    )
+    emb = embedder
+    if kind == "ctx-embed":
+        ctx: dict[str, deque[str | None]] = defaultdict(deque)
+        for items in dataset.corpora.values():
+            for it in items:
+                ctx[normalise_text(it.text)].append(it.context)
+        emb = ContextEmbeddings(embedder, ctx)
+    timed = TimedEmbeddings(emb)
+    memory = Memory(root, settings=settings, embeddings=timed)
+    ext_of: dict[str, str] = {}
+    n = 0
+    t0 = time.perf_counter()
+    for scope, items in dataset.corpora.items():
+        ids = memory.add_many(
+            [_ingest_text(it, kind) for it in items],
+            scope=scope,
+            created_at=[it.created_at for it in items],
+            embed=True,
+        )
+        for it, entry_id in zip(items, ids, strict=True):
+            ext_of[entry_id] = it.ext_id
+        n += len(items)
+    seconds = time.perf_counter() - t0
+    log(f"  ingest {kind}: {n} memories in {seconds:.1f} s ({n / max(seconds, 1e-9):.0f}/s), "
+        f"embedding {timed.seconds:.1f} s")  # fmt: skip
+    return Store(kind, memory, ext_of, seconds, timed.seconds, n, root)
+
+
+# -- metrics -----------------------------------------------------------------
+
+
+def question_metrics(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str, float]:
+    """recall@k, MRR@20 and hit@5 of one ranked list of external ids."""
+    seen: list[str] = []
+    for r in ranked:
+        if r not in seen:
+            seen.append(r)
+    top = seen[:K_MAX]
+    out = {f"R@{k}": len(evidence & set(top[:k])) / len(evidence) for k in RECALL_KS}
+    rr = next((1.0 / (i + 1) for i, r in enumerate(top) if r in evidence), 0.0)
+    out["MRR@20"] = rr
+    out["hit@5"] = 1.0 if evidence & set(top[:5]) else 0.0
+    return out
+
+
+@dataclass
+class Tally:
+    """Per-question metrics and latencies of one method."""
+
+    per_q: list[dict[str, float]] = field(default_factory=list)
+    cats: list[str] = field(default_factory=list)
+    latency_ms: list[float] = field(default_factory=list)
+    returned: list[int] = field(default_factory=list)
+
+    def add(self, m: dict[str, float], cat: str, n_returned: int, ms: float | None = None) -> None:
+        """Record one question."""
+        self.per_q.append(m)
+        self.cats.append(cat)
+        self.returned.append(n_returned)
+        if ms is not None:
+            self.latency_ms.append(ms)
+
+    def summary(self) -> dict[str, Any]:
+        """Means, per-category hit@5 / recall@10, latency percentiles."""
+        keys = [f"R@{k}" for k in RECALL_KS] + ["MRR@20", "hit@5"]
+        out: dict[str, Any] = {k: float(np.mean([q[k] for q in self.per_q])) for k in keys}
+        out["n"] = len(self.per_q)
+        out["mean_returned"] = float(np.mean(self.returned)) if self.returned else 0.0
+        by_cat: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for q, c in zip(self.per_q, self.cats, strict=True):
+            by_cat[c].append(q)
+        out["by_category"] = {
+            c: {"n": len(qs), "hit@5": float(np.mean([q["hit@5"] for q in qs])),
+                "R@10": float(np.mean([q["R@10"] for q in qs]))}
+            for c, qs in sorted(by_cat.items())
+        }  # fmt: skip
+        if self.latency_ms:
+            out["p50_ms"] = float(np.percentile(self.latency_ms, 50))
+            out["p95_ms"] = float(np.percentile(self.latency_ms, 95))
+        return out
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 / mean of a list of milliseconds."""
+    return {
+        "p50_ms": float(np.percentile(values, 50)),
+        "p95_ms": float(np.percentile(values, 95)),
+        "mean_ms": float(np.mean(values)),
+    }
+
+
+# -- the run -----------------------------------------------------------------
+
+
+def _intent(q: Question) -> RecallIntent | None:
+    return detect_recall_intent(q.text, datetime.fromtimestamp(q.now))
+
+
+def _candidates(
+    engine: SearchEngine, q: Question, pool: int
+) -> tuple[list[Candidate], list[Candidate]]:
+    """What ``SearchEngine.search`` fetches before ranking (hybrid mode)."""
+    vector = engine._vector(q.text, q.scope, pool)
+    keyword = engine._keyword(q.text, q.scope, pool, fts=True)
+    return vector, keyword
+
+
+def _fill_cos(
+    store: Store, scope: str, qvec: Sequence[float], cands: tuple[list[Candidate], list[Candidate]]
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Prototype: cosine of keyword-only candidates from their stored embeddings."""
+    vector, keyword = cands
+    have = {c.id for c in vector}
+    missing = [c.id for c in keyword if c.id not in have]
+    if not missing:
+        return cands
+    col = store.memory.workspace.vectors._collection(scope, create=False)
+    if col is None:
+        return cands
+    got = col.get(ids=missing, include=["embeddings"])
+    q = np.asarray(qvec, dtype=np.float64)
+    q /= np.linalg.norm(q) or 1.0
+    emb = {
+        i: np.asarray(e, dtype=np.float64)
+        for i, e in zip(got["ids"], got["embeddings"], strict=True)
+    }
+    filled: list[Candidate] = []
+    for c in keyword:
+        m = c.copy()
+        e = emb.get(c.id)
+        if e is not None:
+            m.vector_score = float(e @ q / (np.linalg.norm(e) or 1.0))
+            m.embedding = e.tolist()
+        filled.append(m)
+    return vector, filled
+
+
+@contextmanager
+def memoised_noise_check() -> Iterator[None]:
+    """Memoise the (pure) noise check of the scoring stages while re-ranking variants.
+
+    Same results, far less time when ~40 variants re-rank the same candidates; the
+    timed searches never run under it.
+    """
+    original = scoring.is_noise
+    scoring.is_noise = functools.lru_cache(maxsize=1 << 16)(original)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        scoring.is_noise = original  # type: ignore[assignment]
+
+
+def _rank_variant(
+    v: Variant,
+    cands: tuple[list[Candidate], list[Candidate]],
+    q: Question,
+    base: RetrievalSettings,
+) -> list[Candidate]:
+    vector, keyword = cands
+    pool = max(v.k * base.candidate_multiplier, 20)
+    # SearchEngine.search passes an empty list (not None) for an engine it did not run.
+    vec = vector[:pool] if v.mode in ("hybrid", "vector") else []
+    kw = keyword[:pool] if v.mode in ("hybrid", "fts") else []
+    ranked = rank(
+        vec,
+        kw,
+        k=v.k,
+        settings=retrieval_settings(base, v.retrieval),
+        now=q.now,
+        options=v.options,
+        intent=_intent(q) if v.intent else None,
+    )
+    if v.resort:  # SearchEngine.search: hits.sort(key=lambda h: -h.score), score rounded to 6
+        ranked.sort(key=lambda c: -round(float(c.score), 6))
+    return ranked
+
+
+def _ranked_for(
+    v: Variant,
+    cands: dict[str, tuple[list[Candidate], list[Candidate]]],
+    filled: dict[str, tuple[list[Candidate], list[Candidate]]],
+    stores: dict[str, Store],
+    q: Question,
+    memo: QueryMemo,
+    rs: RetrievalSettings,
+    fill_ms: list[float],
+) -> list[Candidate]:
+    use = cands[v.ingest]
+    if v.fill_cos:
+        if v.ingest not in filled:
+            t0 = time.perf_counter()
+            filled[v.ingest] = _fill_cos(stores[v.ingest], q.scope, memo.memo[q.text], use)
+            fill_ms.append((time.perf_counter() - t0) * 1000)
+        use = filled[v.ingest]
+    return _rank_variant(v, use, q, rs)
+
+
+def run_embedder(
+    dataset: Dataset,
+    provider: str,
+    *,
+    ablation: bool,
+    chunking: Sequence[str],
+    workdir: Path,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """Ingest and evaluate ``dataset`` with one embedder; returns the results."""
+    raw = make_embedder(provider)
+    raw.embed_query("warm up")  # load the model outside every timing
+    memo = QueryMemo(raw)
+    kinds = ["turn", *([k for k in chunking] if ablation else [])]
+    stores = {k: build_store(dataset, raw, provider, k, workdir, log) for k in kinds}
+    base_settings = stores["turn"].memory.settings
+    rs = base_settings.retrieval
+    pool = max(K_MAX * rs.candidate_multiplier, 20)
+
+    timed_engines = {
+        v.name: SearchEngine(
+            stores["turn"].memory.workspace,
+            raw,
+            base_settings.model_copy(update={"retrieval": retrieval_settings(rs, v.retrieval)}),
+        )
+        for v in MAIN_METHODS
+    }
+    fetchers = {k: SearchEngine(s.memory.workspace, memo, base_settings) for k, s in stores.items()}
+    variants = ablation_variants(chunking) if ablation else []
+
+    # warm every scope's collection and FTS pages outside the timings
+    for scope in dataset.corpora:
+        for v in MAIN_METHODS:
+            timed_engines[v.name].search(
+                "warm up", scope=scope, k=K_MAX, mode=v.mode, options=v.options
+            )
+        for f in fetchers.values():
+            f.search("warm up", scope=scope, k=K_MAX)
+
+    embed_ms: list[float] = []
+    main = {v.name: Tally() for v in MAIN_METHODS}
+    abl = {v.name: Tally() for v in variants}
+    mismatches = 0
+    fill_ms: list[float] = []
+    t_start = time.perf_counter()
+    for i, q in enumerate(dataset.questions):
+        t0 = time.perf_counter()
+        memo.memo[q.text] = raw.embed_query(q.text)
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+        ext_of = stores["turn"].ext_of
+        full_ids: list[str] = []
+        for v in MAIN_METHODS:
+            eng = timed_engines[v.name]
+            t0 = time.perf_counter()
+            hits = eng.search(
+                q.text, scope=q.scope, k=K_MAX, mode=v.mode, options=v.options, now=q.now
+            )
+            ms = (time.perf_counter() - t0) * 1000
+            ranked = [ext_of[h.id] for h in hits]
+            main[v.name].add(question_metrics(ranked, q.evidence), q.category, len(hits), ms)
+            if v.name == MAIN_METHODS[-1].name:
+                full_ids = [h.id for h in hits]
+        if variants:
+            cands = {k: _candidates(f, q, pool) for k, f in fetchers.items()}
+            filled: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
+            with memoised_noise_check():
+                ablated = [(v, _ranked_for(v, cands, filled, stores, q, memo, rs, fill_ms))
+                           for v in variants]  # fmt: skip
+            for v, got in ablated:
+                ranked = [stores[v.ingest].ext_of[c.id] for c in got]
+                abl[v.name].add(question_metrics(ranked, q.evidence), q.category, len(got))
+                if v.name == variants[0].name and [c.id for c in got] != full_ids:
+                    mismatches += 1
+        if (i + 1) % 100 == 0 or i + 1 == len(dataset.questions):
+            el = time.perf_counter() - t_start
+            log(f"  {provider}: {i + 1}/{len(dataset.questions)} questions, {el:.0f} s")
+    for s in stores.values():
+        s.memory.close()
+    result: dict[str, Any] = {
+        "embedder": provider,
+        "model": getattr(raw, "model_name", provider),
+        "memories": stores["turn"].n_items,
+        "questions": len(dataset.questions),
+        "index_seconds": {k: s.index_seconds for k, s in stores.items()},
+        "embed_seconds": {k: s.embed_seconds for k, s in stores.items()},
+        "query_embedding": percentiles(embed_ms),
+        "methods": {name: t.summary() for name, t in main.items()},
+    }
+    if variants:
+        result["ablation"] = {name: t.summary() for name, t in abl.items()}
+        result["ablation_notes"] = {v.name: v.note for v in variants if v.note}
+        result["ablation_consistency_mismatches"] = mismatches
+        if fill_ms:
+            result["fill_cos_latency"] = percentiles(fill_ms)
+    return result
+
+
+# -- output ------------------------------------------------------------------
+
+
+def _f(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _ms(x: float | None) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _metric_rows(methods: dict[str, dict[str, Any]], latency: bool) -> list[list[str]]:
+    rows = []
+    for name, s in methods.items():
+        row = [name] + [_f(s[f"R@{k}"]) for k in RECALL_KS] + [_f(s["MRR@20"]), _f(s["hit@5"])]
+        if latency:
+            row += [_ms(s.get("p50_ms")), _ms(s.get("p95_ms"))]
+        rows.append(row)
+    return rows
+
+
+def render(results: dict[str, Any]) -> str:
+    """All tables of a run as Markdown."""
+    out: list[str] = []
+    ds = results["dataset"]
+    out.append(f"## {ds} retrieval — {results['date']}, {results['machine']}\n")
+    out.append(f"Command: `{results['command']}`\n")
+    for note in results.get("notes", []):
+        out.append(f"- {note}")
+    out.append("")
+    for r in results["runs"]:
+        out.append(f"### Embedder `{r['embedder']}` ({r['model']})\n")
+        qe = r["query_embedding"]
+        idx = ", ".join(
+            f"{k}: {v:.1f} s (embedding {r['embed_seconds'][k]:.1f} s)"
+            for k, v in r["index_seconds"].items()
+        )
+        out.append(
+            f"{r['memories']} memories, {r['questions']} questions. Indexing "
+            f"(add_many end to end, cache off): {idx}; "
+            f"{r['memories'] / r['index_seconds']['turn']:.0f} memories/s. "
+            f"Query embedding alone: p50 {qe['p50_ms']:.1f} ms, p95 {qe['p95_ms']:.1f} ms.\n"
+        )
+        header = ["method", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5", "p50 ms", "p95 ms"]
+        out.append(markdown_table(header, _metric_rows(r["methods"], latency=True)))
+        out.append("")
+        cats = sorted({c for s in r["methods"].values() for c in s["by_category"]})
+        head = ["method"] + [
+            f"{c} (n={next(iter(r['methods'].values()))['by_category'][c]['n']})" for c in cats
+        ]
+        out.append("hit@5 / recall@10 per category:\n")
+        rows = [
+            [name]
+            + [
+                f"{s['by_category'][c]['hit@5']:.3f} / {s['by_category'][c]['R@10']:.3f}"
+                for c in cats
+            ]
+            for name, s in r["methods"].items()
+        ]
+        out.append(markdown_table(head, rows))
+        out.append("")
+        if "ablation" in r:
+            ref = r["ablation"][next(iter(r["ablation"]))]
+            out.append("Ablation (re-ranking the same candidates; Δ against the first row):\n")
+            header = ["variant", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5",
+                      "Δ R@10", "Δ MRR", "mean hits"]  # fmt: skip
+            rows = []
+            for name, s in r["ablation"].items():
+                row = _metric_rows({name: s}, latency=False)[0]
+                row += [
+                    f"{s['R@10'] - ref['R@10']:+.3f}",
+                    f"{s['MRR@20'] - ref['MRR@20']:+.3f}",
+                    f"{s['mean_returned']:.1f}",
+                ]
+                rows.append(row)
+            out.append(markdown_table(header, rows))
+            mm = r.get("ablation_consistency_mismatches", 0)
+            out.append(
+                f"\nConsistency: the re-ranked default pipeline differed from the timed "
+                f"`SearchEngine.search` on {mm} of {r['questions']} questions."
+            )
+            if "fill_cos_latency" in r:
+                fl = r["fill_cos_latency"]
+                out.append(
+                    f"Cost of the cos-filled prototype (one Chroma `get` of the BM25-only "
+                    f"ids): p50 {fl['p50_ms']:.1f} ms, p95 {fl['p95_ms']:.1f} ms per search."
+                )
+            out.append("")
+        out.append(floor_line(r, results.get("floor_points", 0.0)))
+        out.append("")
+    return "\n".join(out)
+
+
+def floor_line(r: dict[str, Any], points: float) -> str:
+    """The issue's floors: hybrid recall@10 vs the best plain baseline, p95 latency."""
+    m = r["methods"]
+    hyb = m[MAIN_METHODS[-1].name]
+    best_name = max(("BM25 (plain)", "dense (plain)"), key=lambda n: m[n]["R@10"])
+    gap = (hyb["R@10"] - m[best_name]["R@10"]) * 100
+    need = hyb["p95_ms"] <= r["query_embedding"]["p95_ms"] + 10
+    need50 = hyb["p95_ms"] <= r["query_embedding"]["p50_ms"] + 10
+    return (
+        f"**Floors.** Hybrid recall@10 {hyb['R@10']:.3f} vs best plain baseline "
+        f"({best_name}) {m[best_name]['R@10']:.3f}: {gap:+.1f} points (floor +{points:.0f}: "
+        f"{'met' if gap >= points else 'NOT met'}). Hybrid search p95 {hyb['p95_ms']:.1f} ms vs "
+        f"query-embedding p95 {r['query_embedding']['p95_ms']:.1f} ms + 10 ms: "
+        f"{'met' if need else 'NOT met'} (against query-embedding p50 + 10 ms: "
+        f"{'met' if need50 else 'NOT met'})."
+    )
+
+
+# -- CLI ---------------------------------------------------------------------
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """Arguments shared by the retrieval benchmarks."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--data", type=Path, required=True, help="folder of the dataset's JSON files")
+    p.add_argument("--embedder", choices=[*EMBEDDERS, "both"], default="use")
+    p.add_argument("--limit", type=int, default=None,
+                   help="evaluate N questions, spread evenly over the dataset")  # fmt: skip
+    p.add_argument("--ablation", action="store_true",
+                   help="each stage off, fusions, weights, intent, chunking variants")  # fmt: skip
+    p.add_argument("--chunking", choices=["ctx-embed", "ctx-text", "both", "none"],
+                   default="both", help="chunking ingest variants run with --ablation")  # fmt: skip
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                   help="write the results as JSON to PATH ('-' or no value: stdout, "
+                        "instead of the Markdown tables)")  # fmt: skip
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="where the temporary workspaces go (default: a temp dir, removed)")  # fmt: skip
+    return p
+
+
+def run_cli(
+    argv: Sequence[str] | None,
+    description: str,
+    load: Callable[[Path], Dataset],
+    floor_points: float,
+) -> dict[str, Any]:
+    """Parse arguments, run the benchmark, print tables / JSON; returns the results."""
+    args = parser(description).parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    dataset = load(args.data).subset(args.limit)
+    chunking = {"both": ["ctx-embed", "ctx-text"], "none": []}.get(args.chunking, [args.chunking])
+    embedders = list(EMBEDDERS) if args.embedder == "both" else [args.embedder]
+    tmp = Path(tempfile.mkdtemp(prefix="langmem-bench-", dir=args.workdir))
+    load_start = os.getloadavg()
+    log(f"{dataset.name}: {sum(len(c) for c in dataset.corpora.values())} memories, "
+        f"{len(dataset.questions)} questions; workspaces in {tmp}")  # fmt: skip
+    try:
+        runs = [
+            run_embedder(
+                dataset, e, ablation=args.ablation, chunking=chunking, workdir=tmp, log=log
+            )
+            for e in embedders
+        ]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    results = {
+        "dataset": dataset.name,
+        "date": "2026-11-21",
+        "machine": "2 cores",
+        "command": "python "
+        + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
+        "notes": [
+            *dataset.notes,
+            "load average (1/5/15 min) at start {:.1f}/{:.1f}/{:.1f}, at end {:.1f}/{:.1f}/{:.1f} "
+            "(other processes share the 2 cores: latencies are comparable within a run "
+            "only)".format(*load_start, *os.getloadavg()),
+        ],
+        "floor_points": floor_points,
+        "runs": runs,
+    }
+    if args.json is not None and args.json != "-":
+        Path(args.json).write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    if args.json == "-":
+        print(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        print(render(results))
+    return results
+
+
+__all__ = [
+    "ALL_OFF",
+    "Dataset",
+    "Item",
+    "Question",
+    "Variant",
+    "markdown_table",
+    "percentiles",
+    "question_metrics",
+    "render",
+    "run_cli",
+]

@@ -1,0 +1,502 @@
+"""Ingest and search throughput at 1k / 10k memories (issue 2).
+
+For each size, in one process and on the same deterministic bilingual texts:
+
+* **raw embedder** — ``embed_documents`` alone (batches of
+  ``Settings.embeddings.batch_size``), and ``embed_query`` alone per query;
+* **plain Chroma** — a ``chromadb.PersistentClient`` collection (cosine), ``add``
+  of the precomputed vectors with the same metadata and batch size the store uses,
+  and ``query`` with the precomputed query vectors for the same candidate pool;
+* **langmem_ext** — ``Memory.add_many`` end to end (Markdown, ledger, FTS5,
+  embedding, Chroma) with the embedding cache off, and ``Memory.search`` (hybrid,
+  the default pipeline) per query; plus a breakdown of one search into its parts and
+  the latency of single ``Memory.add`` calls on the filled store.
+
+The store's own overhead per memory is ``(add_many - embedding inside add_many) / N``.
+Floors (issue 2): overhead <= 1 ms per memory; search p95 <= query embedding + 10 ms
+at 10k.
+
+Usage::
+
+    python benchmarks/ingest.py --sizes 1000 10000 --embedder use
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import ALL_OFF, QueryMemo, TimedEmbeddings, make_embedder, markdown_table, percentiles
+
+from langmem_ext import Memory
+from langmem_ext.config import EmbeddingSettings, Settings
+from langmem_ext.memory.search import SearchEngine
+from langmem_ext.retrieval.pipeline import PipelineOptions, rank
+
+SCOPE = "main"
+K = 10
+N_QUERIES = 200
+N_SINGLE_ADDS = 20
+SEED = 20261121
+
+# -- deterministic bilingual texts --------------------------------------------
+
+
+def _w(words: str, sep: str = " ") -> list[str]:
+    return words.split(sep)
+
+
+_EN_NAMES = _w(
+    "Alice Bob Carol David Emma Frank Grace Henry Iris Jack Kate Liam Mia Noah Olivia Paul Quinn Rosa Sam Tina Uma Victor Wendy Xavier Yara Zoe"
+)
+_ZH_NAMES = _w(
+    "小王 小李 老张 阿明 小红 大伟 丽丽 建国 晓燕 志强 婷婷 浩然 思雨 子涵 雨轩 欣怡 俊杰 佳琪 文博 梓萱"
+)
+_EN_FOODS = _w(
+    "ramen sushi dumplings pizza tacos curry pho croissants oatmeal mango peanuts shrimp tofu kimchi bagels lasagna falafel paella"
+)
+_ZH_FOODS = _w(
+    "拉面 寿司 饺子 火锅 烤鸭 小笼包 麻辣烫 豆腐 芒果 花生 虾 米线 煎饼 粽子 月饼 凉皮 酸菜鱼 红烧肉"
+)
+_EN_PLACES = _w(
+    "the gym|the library|Central Park|the office|a jazz bar|the lake house|the farmers market|the airport|the dentist|the bookstore|the climbing wall|the museum",
+    "|",
+)
+_ZH_PLACES = _w(
+    "健身房 图书馆 公园 公司 咖啡馆 菜市场 机场 医院 书店 博物馆 游泳馆 电影院 超市 学校"
+)
+_EN_ACTS = _w(
+    "running|painting|playing chess|reading poetry|cooking curry|swimming|practising guitar|learning Japanese|hiking|baking bread|doing yoga|watching documentaries",
+    "|",
+)
+_ZH_ACTS = _w(
+    "跑步 画画 下棋 读诗 做饭 游泳 弹吉他 学日语 爬山 烤面包 练瑜伽 看纪录片 打羽毛球 写日记"
+)
+_EN_CITIES = _w(
+    "Paris Tokyo Berlin Lisbon Seattle Toronto Sydney Seoul Madrid Chicago Oslo Nairobi"
+)
+_ZH_CITIES = _w("北京 上海 广州 深圳 杭州 成都 西安 南京 武汉 重庆 厦门 青岛")
+_EN_RELS = _w("sister brother mother father cousin colleague neighbour roommate boss friend")
+_ZH_RELS = _w("姐姐 哥哥 妈妈 爸爸 表妹 同事 邻居 室友 老板 朋友")
+_EN_JOBS = _w(
+    "nurse|software engineer|teacher|chef|lawyer|photographer|architect|pilot|accountant|vet",
+    "|",
+)
+_ZH_JOBS = _w("护士 工程师 老师 厨师 律师 摄影师 建筑师 飞行员 会计 医生")
+_EN_ITEMS = _w(
+    "a bicycle|running shoes|a laptop|a winter coat|concert tickets|a coffee grinder|a tent|headphones|a plant|a watch",
+    "|",
+)
+_ZH_ITEMS = _w("自行车 跑鞋 笔记本电脑 羽绒服 演唱会门票 咖啡机 帐篷 耳机 绿植 手表")
+_WEEKDAYS = _w("Monday Tuesday Wednesday Thursday Friday Saturday Sunday")
+_ZH_WEEKDAYS = _w("周一 周二 周三 周四 周五 周六 周日")
+_MONTHS = _w(
+    "January February March April May June July August September October November December"
+)
+
+
+def _en(r: random.Random) -> str:
+    n, n2 = r.choice(_EN_NAMES), r.choice(_EN_NAMES)
+    t = r.randrange(12)
+    if t == 0:
+        return (
+            f"{n} likes {r.choice(_EN_ACTS)} at {r.choice(_EN_PLACES)} on {r.choice(_WEEKDAYS)}s."
+        )
+    if t == 1:
+        return f"My {r.choice(_EN_RELS)} {n} works as a {r.choice(_EN_JOBS)} in {r.choice(_EN_CITIES)}."
+    if t == 2:
+        return f"Remind me to call {n} on {r.choice(_WEEKDAYS)} at {r.randint(7, 21)}:{r.choice(['00', '15', '30', '45'])}."
+    if t == 3:
+        return f"I am allergic to {r.choice(_EN_FOODS)}, so never order it for me."
+    if t == 4:
+        return f"{n}'s birthday is on {r.choice(_MONTHS)} {r.randint(1, 28)}; they love {r.choice(_EN_FOODS)}."
+    if t == 5:
+        return f"I paid {r.randint(5, 900)} dollars for {r.choice(_EN_ITEMS)} at a shop in {r.choice(_EN_CITIES)}."
+    if t == 6:
+        return f"{n} and {n2} are planning a trip to {r.choice(_EN_CITIES)} in {r.choice(_MONTHS)}."
+    if t == 7:
+        return f"The user prefers {r.choice(_EN_FOODS)} over {r.choice(_EN_FOODS)} for dinner."
+    if t == 8:
+        return f"{n} recommended a podcast about {r.choice(_EN_ACTS)} and {r.choice(_EN_ACTS)}."
+    if t == 9:
+        return f"Last {r.choice(_WEEKDAYS)} I met {n} at {r.choice(_EN_PLACES)}; we talked about {r.choice(_EN_ACTS)} for {r.randint(1, 5)} hours."
+    if t == 10:
+        return f"My flight to {r.choice(_EN_CITIES)} leaves at {r.randint(5, 23)}:00, gate {r.choice('ABCDE')}{r.randint(1, 40)}."
+    return f"{n} borrowed {r.choice(_EN_ITEMS)} from me and promised to return it by {r.choice(_MONTHS)}."
+
+
+def _zh(r: random.Random) -> str:
+    n, n2 = r.choice(_ZH_NAMES), r.choice(_ZH_NAMES)
+    t = r.randrange(12)
+    if t == 0:
+        return (
+            f"{n}喜欢在{r.choice(_ZH_PLACES)}{r.choice(_ZH_ACTS)}，通常是{r.choice(_ZH_WEEKDAYS)}。"
+        )
+    if t == 1:
+        return f"我的{r.choice(_ZH_RELS)}{n}在{r.choice(_ZH_CITIES)}当{r.choice(_ZH_JOBS)}。"
+    if t == 2:
+        return f"提醒我{r.choice(_ZH_WEEKDAYS)}{r.randint(7, 21)}点给{n}打电话。"
+    if t == 3:
+        return f"我对{r.choice(_ZH_FOODS)}过敏，点菜时千万别点。"
+    if t == 4:
+        return f"{n}的生日是{r.randint(1, 12)}月{r.randint(1, 28)}日，最爱吃{r.choice(_ZH_FOODS)}。"
+    if t == 5:
+        return f"我在{r.choice(_ZH_CITIES)}花了{r.randint(5, 900)}元买了{r.choice(_ZH_ITEMS)}。"
+    if t == 6:
+        return f"{n}和{n2}打算{r.randint(1, 12)}月一起去{r.choice(_ZH_CITIES)}旅行。"
+    if t == 7:
+        return f"主人晚饭更喜欢吃{r.choice(_ZH_FOODS)}，不太喜欢{r.choice(_ZH_FOODS)}。"
+    if t == 8:
+        return f"{n}推荐了一个关于{r.choice(_ZH_ACTS)}的播客。"
+    if t == 9:
+        return f"上{r.choice(_ZH_WEEKDAYS)}我在{r.choice(_ZH_PLACES)}遇到{n}，聊了{r.randint(1, 5)}个小时{r.choice(_ZH_ACTS)}。"
+    if t == 10:
+        return f"我去{r.choice(_ZH_CITIES)}的航班{r.randint(5, 23)}点起飞，登机口{r.choice('ABCDE')}{r.randint(1, 40)}。"
+    return f"{n}借走了我的{r.choice(_ZH_ITEMS)}，说{r.randint(1, 12)}月前还。"
+
+
+def _mixed(r: random.Random) -> str:
+    return (
+        f"{r.choice(_EN_NAMES)} 推荐 {r.choice(_ZH_CITIES)} 的 {r.choice(_EN_FOODS)} 店，"
+        f"说 {r.choice(_WEEKDAYS)} 人少。"
+    )
+
+
+def make_texts(n: int, seed: int = SEED) -> list[str]:
+    """``n`` deterministic memories: ~45 % English, ~45 % Chinese, ~10 % mixed."""
+    r = random.Random(seed + n)
+    out: list[str] = []
+    for _ in range(n):
+        x = r.random()
+        out.append(_en(r) if x < 0.45 else _zh(r) if x < 0.9 else _mixed(r))
+    return out
+
+
+def make_queries(n: int, seed: int = SEED) -> list[str]:
+    """``n`` deterministic questions in both languages over the same vocabulary."""
+    r = random.Random(seed - n)
+    en = [
+        lambda: f"What does {r.choice(_EN_NAMES)} like to do?",
+        lambda: f"When is {r.choice(_EN_NAMES)}'s birthday?",
+        lambda: "What am I allergic to?",
+        lambda: f"Who works as a {r.choice(_EN_JOBS)}?",
+        lambda: f"Who is going to {r.choice(_EN_CITIES)}?",
+        lambda: f"How much did I pay for {r.choice(_EN_ITEMS)}?",
+        lambda: f"who borrowed {r.choice(_EN_ITEMS)}",
+    ]
+    zh = [
+        lambda: f"{r.choice(_ZH_NAMES)}喜欢做什么？",
+        lambda: f"{r.choice(_ZH_NAMES)}的生日是哪天？",
+        lambda: "我对什么过敏？",
+        lambda: f"谁在{r.choice(_ZH_CITIES)}工作？",
+        lambda: f"我买{r.choice(_ZH_ITEMS)}花了多少钱？",
+        lambda: f"我什么时候要给{r.choice(_ZH_NAMES)}打电话？",
+    ]
+    return [r.choice(en if i % 2 else zh)() for i in range(n)]
+
+
+# -- the measurement -----------------------------------------------------------
+
+
+def _batches(n: int, size: int) -> list[tuple[int, int]]:
+    return [(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def run_size(
+    n: int, provider: str, workdir: Path, log: Callable[[str], None], n_queries: int
+) -> dict[str, Any]:
+    """Measure one size; returns the figures."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    texts = make_texts(n)
+    queries = make_queries(n_queries)
+    base = datetime(2026, 8, 23, 9, 0)
+    created = [(base + timedelta(minutes=131 * i % (90 * 24 * 60))).timestamp() for i in range(n)]
+    settings = Settings(
+        workspace=workdir / f"ws-{n}",
+        embeddings=EmbeddingSettings(provider=provider, cache=False),  # type: ignore[arg-type]
+    )
+    bs = settings.embeddings.batch_size
+    raw = make_embedder(provider)
+    raw.embed_query("warm up")
+    out: dict[str, Any] = {"n": n, "embedder": provider, "distinct_texts": len(set(texts))}
+
+    # 1. raw embedder on the same texts
+    t0 = time.perf_counter()
+    vectors: list[list[float]] = []
+    for a, b in _batches(n, bs):
+        vectors.extend(raw.embed_documents(texts[a:b]))
+    out["embed_documents_s"] = time.perf_counter() - t0
+    log(f"  {n}: embed_documents {out['embed_documents_s']:.1f} s")
+
+    # 2. plain Chroma with the precomputed vectors
+    client = chromadb.PersistentClient(
+        path=str(workdir / f"plain-chroma-{n}"),
+        settings=ChromaSettings(anonymized_telemetry=False),
+    )
+    col = client.get_or_create_collection(
+        "plain", embedding_function=None, metadata={"hnsw:space": "cosine"}
+    )
+    ids = [f"id-{i}" for i in range(n)]
+    metas: list[Any] = [{"category": "fact", "created_at": c} for c in created]
+    t0 = time.perf_counter()
+    for a, b in _batches(n, bs * 4):  # the store's flush batch: batch_size * 4
+        col.add(ids=ids[a:b], embeddings=vectors[a:b], metadatas=metas[a:b])  # type: ignore[arg-type]
+    out["chroma_add_s"] = time.perf_counter() - t0
+    log(f"  {n}: plain chroma add {out['chroma_add_s']:.1f} s")
+
+    # 3. langmem_ext end to end
+    timed = TimedEmbeddings(raw)
+    memory = Memory(settings=settings, embeddings=timed)
+    t0 = time.perf_counter()
+    memory.add_many(texts, scope=SCOPE, created_at=created)
+    out["add_many_s"] = time.perf_counter() - t0
+    out["embed_in_add_many_s"] = timed.seconds
+    log(f"  {n}: add_many {out['add_many_s']:.1f} s (embedding {timed.seconds:.1f} s)")
+
+    # 4. searches, interleaved per query so every method sees the same noise
+    memo = QueryMemo(raw)
+    ws = memory.workspace
+    pool = max(K * settings.retrieval.candidate_multiplier, 20)
+    for q in queries[:3]:  # warm caches outside the timings
+        memory.search(q, scope=SCOPE, k=K)
+        col.query(query_embeddings=[raw.embed_query(q)], n_results=pool)
+    lat: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "embed_query",
+            "chroma_query_plain",
+            "chroma_query_plain_with_embeddings",
+            "memory_search_hybrid",
+            "memory_search_fts",
+            "memory_search_vector",
+            "part_vector_index_query",
+            "part_bm25",
+            "part_rank",
+            "part_rank_no_noise",
+            "part_rank_no_noise_no_mmr",
+            "part_rank_no_stages",
+        )
+    }
+
+    @contextmanager
+    def clock(key: str) -> Iterator[None]:
+        t = time.perf_counter()
+        yield
+        lat[key].append((time.perf_counter() - t) * 1000)
+
+    rank_options = {
+        "part_rank": PipelineOptions(),
+        "part_rank_no_noise": PipelineOptions(noise=False),
+        "part_rank_no_noise_no_mmr": PipelineOptions(noise=False, mmr=False),
+        "part_rank_no_stages": ALL_OFF,
+    }
+    fetch = SearchEngine(ws, memo, settings)  # candidates without re-embedding the query
+    now = time.time()
+    for q in queries:
+        with clock("embed_query"):
+            qv = raw.embed_query(q)
+        memo.memo[q] = qv
+        with clock("chroma_query_plain"):
+            col.query(query_embeddings=[qv], n_results=pool, include=["distances"])  # type: ignore[list-item]
+        with clock("chroma_query_plain_with_embeddings"):
+            col.query(
+                query_embeddings=[qv],  # type: ignore[list-item]
+                n_results=pool,
+                include=["distances", "embeddings"],  # type: ignore[list-item]
+            )
+        with clock("memory_search_hybrid"):
+            memory.search(q, scope=SCOPE, k=K)
+        with clock("memory_search_fts"):
+            memory.search(q, scope=SCOPE, k=K, mode="fts")
+        with clock("memory_search_vector"):
+            memory.search(q, scope=SCOPE, k=K, mode="vector")
+        with clock("part_vector_index_query"):
+            ws.vectors.query(SCOPE, qv, pool)
+        with clock("part_bm25"):
+            ws.keyword.bm25(SCOPE, q, pool)
+        vec = fetch._vector(q, SCOPE, pool)
+        kw = fetch._keyword(q, SCOPE, pool, fts=True)
+        for key, opts in rank_options.items():
+            with clock(key):
+                rank(vec, kw, k=K, settings=settings.retrieval, now=now, options=opts)
+    out["latency"] = {k: percentiles(v) for k, v in lat.items()}
+
+    # 5. single adds on the filled store (one durable write each)
+    single: list[float] = []
+    extra = make_texts(N_SINGLE_ADDS, seed=SEED + 7)
+    for text in extra:
+        t0 = time.perf_counter()
+        memory.add(text, scope=SCOPE)
+        single.append((time.perf_counter() - t0) * 1000)
+    out["single_add"] = percentiles(single)
+    memory.close()
+    log(f"  {n}: searches and single adds done")
+    return out
+
+
+def derived(r: dict[str, Any]) -> dict[str, float]:
+    """Per-memory figures and the floors."""
+    n = r["n"]
+    lat = r["latency"]
+    overhead_ms = (r["add_many_s"] - r["embed_in_add_many_s"]) / n * 1000
+    return {
+        "ingest_per_s": n / r["add_many_s"],
+        "embed_per_s": n / r["embed_documents_s"],
+        "overhead_ms_per_memory": overhead_ms,
+        "overhead_vs_raw_embed_ms_per_memory": (r["add_many_s"] - r["embed_documents_s"])
+        / n
+        * 1000,
+        "chroma_add_ms_per_memory": r["chroma_add_s"] / n * 1000,
+        "search_budget_p95_ms": lat["embed_query"]["p95_ms"] + 10,
+        "search_budget_p50_ms": lat["embed_query"]["p50_ms"] + 10,
+    }
+
+
+def render(results: dict[str, Any]) -> str:
+    """Markdown tables of a run."""
+    out = [
+        f"## Ingest and search throughput — {results['date']}, {results['machine']}\n",
+        f"Command: `{results['command']}`\n",
+        f"Embedder `{results['embedder']}`, cache off, deterministic bilingual texts "
+        "(~45 % English, ~45 % Chinese, ~10 % mixed), one scope, one `add_many` call; "
+        f"{results['queries']} queries (half Chinese), k = {K}. Load average (1/5/15 min) "
+        "at start {:.1f}/{:.1f}/{:.1f}, at end {:.1f}/{:.1f}/{:.1f}.\n".format(
+            *results["load_average"][0], *results["load_average"][1]
+        ),
+    ]
+    rows = []
+    for r in results["runs"]:
+        d = derived(r)
+        rows.append(
+            [
+                f"{r['n']:,}",
+                f"{r['embed_documents_s']:.1f} s ({d['embed_per_s']:.0f}/s)",
+                f"{r['chroma_add_s']:.2f} s ({d['chroma_add_ms_per_memory']:.3f} ms)",
+                f"{r['add_many_s']:.1f} s ({d['ingest_per_s']:.0f}/s)",
+                f"{r['embed_in_add_many_s']:.1f} s",
+                f"{d['overhead_ms_per_memory']:.3f} ms",
+                f"{d['overhead_vs_raw_embed_ms_per_memory']:.3f} ms",
+                "met" if d["overhead_ms_per_memory"] <= 1.0 else "NOT met",
+            ]
+        )
+    out.append(
+        markdown_table(
+            [
+                "memories",
+                "raw embed_documents",
+                "plain Chroma add (per memory)",
+                "Memory.add_many end to end",
+                "embedding inside add_many",
+                "store overhead / memory",
+                "add_many − raw embed / memory",
+                "floor ≤ 1 ms",
+            ],
+            rows,
+        )
+    )
+    out.append("")
+    keys = [
+        ("embed_query", "embed_query alone"),
+        ("chroma_query_plain", "plain Chroma query (distances)"),
+        ("chroma_query_plain_with_embeddings", "plain Chroma query (+ embeddings)"),
+        ("part_vector_index_query", "store: VectorIndex.query"),
+        ("part_bm25", "store: FTS5 BM25"),
+        ("part_rank", "store: rank() (fusion + stages)"),
+        ("part_rank_no_noise", "store: rank() without noise filter"),
+        ("part_rank_no_noise_no_mmr", "store: rank() without noise filter and MMR"),
+        ("part_rank_no_stages", "store: rank() fusion only"),
+        ("memory_search_fts", "Memory.search fts"),
+        ("memory_search_vector", "Memory.search vector"),
+        ("memory_search_hybrid", "Memory.search hybrid (default)"),
+    ]
+    head = ["latency (ms)"] + [f"{r['n']:,}: p50 / p95" for r in results["runs"]]
+    rows = [
+        [label]
+        + [
+            f"{r['latency'][k]['p50_ms']:.1f} / {r['latency'][k]['p95_ms']:.1f}"
+            for r in results["runs"]
+        ]
+        for k, label in keys
+    ]
+    rows.append(
+        ["single Memory.add on the filled store"]
+        + [
+            f"{r['single_add']['p50_ms']:.1f} / {r['single_add']['p95_ms']:.1f}"
+            for r in results["runs"]
+        ]
+    )
+    out.append(markdown_table(head, rows))
+    out.append("")
+    for r in results["runs"]:
+        d = derived(r)
+        h = r["latency"]["memory_search_hybrid"]["p95_ms"]
+        out.append(
+            f"- {r['n']:,}: hybrid search p95 {h:.1f} ms vs embed_query p95 + 10 ms = "
+            f"{d['search_budget_p95_ms']:.1f} ms → {'met' if h <= d['search_budget_p95_ms'] else 'NOT met'}"
+            f" (vs embed_query p50 + 10 ms = {d['search_budget_p50_ms']:.1f} ms → "
+            f"{'met' if h <= d['search_budget_p50_ms'] else 'NOT met'}); store overhead "
+            f"{d['overhead_ms_per_memory']:.3f} ms/memory → "
+            f"{'met' if d['overhead_ms_per_memory'] <= 1.0 else 'NOT met'}."
+        )
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the ingest benchmark from the command line."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    p.add_argument("--embedder", choices=["use", "e5"], default="use")
+    p.add_argument("--queries", type=int, default=N_QUERIES)
+    p.add_argument(
+        "--json", nargs="?", const="-", default=None, metavar="PATH",
+        help="write JSON to PATH ('-' or no value: stdout instead of Markdown)",
+    )  # fmt: skip
+    p.add_argument("--workdir", type=Path, default=None)
+    args = p.parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    tmp = Path(tempfile.mkdtemp(prefix="langmem-ingest-", dir=args.workdir))
+    load_start = os.getloadavg()
+    try:
+        runs = [run_size(n, args.embedder, tmp, log, args.queries) for n in args.sizes]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    results = {
+        "date": "2026-11-21",
+        "machine": "2 cores",
+        "command": "python "
+        + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
+        "embedder": args.embedder,
+        "queries": args.queries,
+        "load_average": [load_start, os.getloadavg()],
+        "runs": runs,
+        "derived": [derived(r) for r in runs],
+    }
+    if args.json not in (None, "-"):
+        Path(args.json).write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    if args.json == "-":
+        print(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        print(render(results))
+
+
+if __name__ == "__main__":
+    main()
