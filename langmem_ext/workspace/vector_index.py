@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import numpy as np
+
 from langmem_ext.errors import IndexUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ class VectorHit:
 
     id: str
     similarity: float
-    embedding: list[float] | None
+    embedding: Any  # a float32 numpy vector, or None
 
 
 def _slug(text: str) -> str:
@@ -197,7 +199,9 @@ class VectorIndex:
         embs = res.get("embeddings")
         vecs = embs[0] if embs is not None and len(embs) else [None] * len(ids)
         return [
-            VectorHit(i, 1.0 - float(d), None if v is None else [float(x) for x in v])
+            # Embeddings stay numpy arrays (MMR works on them); converting each of
+            # 512 floats to Python costed ~2 ms a query.
+            VectorHit(i, 1.0 - float(d), None if v is None else np.asarray(v, dtype=np.float32))
             for i, d, v in zip(ids, dists, vecs, strict=True)
         ]
 
