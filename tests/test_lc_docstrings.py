@@ -22,8 +22,8 @@ import pytest
 import langmem_ext._scoping
 import langmem_ext.middleware
 import langmem_ext.retrievers
-import langmem_ext.store
 import langmem_ext.serving
+import langmem_ext.store
 import langmem_ext.tools
 from langmem_ext import Memory
 
