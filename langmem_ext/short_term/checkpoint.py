@@ -21,9 +21,10 @@ or removed. Nothing here reads or writes storage.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 
@@ -300,6 +301,28 @@ def _merge(summary: str | None, result: SummaryResult, used_fallback: bool) -> t
     return text, used_fallback or result.used_fallback
 
 
+def _checkpoint_steps(
+    cutter: _Cutter, previous_summary: str | None
+) -> Generator[tuple[list[BaseMessage], str | None], SummaryResult, Checkpoint]:
+    """The checkpoint loop without I/O: yields ``(messages, summary so far)`` to
+    summarise, receives the summarizer's result, returns the checkpoint. The sync
+    and async versions only differ in how they call the summarizer."""
+    summary, used_fallback = previous_summary or "", False
+    summarized = 0
+    while True:
+        if cutter.cut > summarized:
+            result = yield cutter.body[summarized : cutter.cut], summary or None
+            summary, used_fallback = _merge(summary, result, used_fallback)
+            summarized = cutter.cut
+        if cutter.tokens(summary) <= cutter.budget:
+            break
+        later = cutter.next_cut()
+        if later is None:
+            break
+        cutter.cut = later
+    return cutter.finish(summary, used_fallback)
+
+
 def make_checkpoint(
     messages: Sequence[BaseMessage],
     previous_summary: str | None,
@@ -332,21 +355,13 @@ def make_checkpoint(
             ``system_tokens < 0``.
     """
     cutter = _Cutter.start(messages, previous_summary, settings, system_tokens)
-    summary, used_fallback = previous_summary or "", False
-    summarized = 0
-    while True:
-        if cutter.cut > summarized:
-            part = cutter.body[summarized : cutter.cut]
-            result = summarizer.summarize(part, summary or None)
-            summary, used_fallback = _merge(summary, result, used_fallback)
-            summarized = cutter.cut
-        if cutter.tokens(summary) <= cutter.budget:
-            break
-        later = cutter.next_cut()
-        if later is None:
-            break
-        cutter.cut = later
-    return cutter.finish(summary, used_fallback)
+    steps = _checkpoint_steps(cutter, previous_summary)
+    try:
+        part, summary = next(steps)
+        while True:
+            part, summary = steps.send(summarizer.summarize(part, summary))
+    except StopIteration as done:
+        return cast(Checkpoint, done.value)
 
 
 async def amake_checkpoint(
@@ -359,21 +374,13 @@ async def amake_checkpoint(
 ) -> Checkpoint:
     """Async :func:`make_checkpoint` (uses ``summarizer.asummarize``)."""
     cutter = _Cutter.start(messages, previous_summary, settings, system_tokens)
-    summary, used_fallback = previous_summary or "", False
-    summarized = 0
-    while True:
-        if cutter.cut > summarized:
-            part = cutter.body[summarized : cutter.cut]
-            result = await summarizer.asummarize(part, summary or None)
-            summary, used_fallback = _merge(summary, result, used_fallback)
-            summarized = cutter.cut
-        if cutter.tokens(summary) <= cutter.budget:
-            break
-        later = cutter.next_cut()
-        if later is None:
-            break
-        cutter.cut = later
-    return cutter.finish(summary, used_fallback)
+    steps = _checkpoint_steps(cutter, previous_summary)
+    try:
+        part, summary = next(steps)
+        while True:
+            part, summary = steps.send(await summarizer.asummarize(part, summary))
+    except StopIteration as done:
+        return cast(Checkpoint, done.value)
 
 
 def _finalize_cutter(messages: Sequence[BaseMessage], settings: ShortTermSettings) -> _Cutter:
