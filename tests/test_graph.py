@@ -13,7 +13,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langmem_ext import Memory, Settings
-from langmem_ext.graph import build_memory_graph, classify_reply
+from langmem_ext.graph import (
+    ANSWER,
+    BOOST_USED,
+    PENDING_CONFIRM,
+    PREFLIGHT_RECALL,
+    build_memory_graph,
+    classify_reply,
+    create_pending_router,
+)
 from langmem_ext.scripted import ScriptedChatModel, tool_call
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
 from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
@@ -238,3 +246,54 @@ def test_turns_go_to_the_session_hot_log(graph_parts: tuple[Any, ScriptedChatMod
     assert [e.role for e in events] == ["user", "assistant"]
     hits = memory.search("what did I say about tea earlier?", scope="user_alice")
     assert any(h.source == "session" and "oolong" in h.text for h in hits)
+
+
+def node_names(graph: Any, text: str, config: dict[str, Any]) -> list[str]:
+    """The nodes one turn ran, in order (``stream_mode="updates"``)."""
+    chunks = graph.stream({"messages": [HumanMessage(text)]}, config, stream_mode="updates")
+    return [name for chunk in chunks for name in chunk]
+
+
+def test_pending_confirm_runs_only_when_something_is_pending(fake_memory: Memory) -> None:
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=policy), fake_memory, checkpointer=InMemorySaver()
+    )
+    assert node_names(graph, "hello there, how are you doing", cfg("r1")) == [
+        PREFLIGHT_RECALL, ANSWER, BOOST_USED,
+    ]  # fmt: skip
+    # A save proposed outside this thread (another thread, process or tool) is pending.
+    fake_memory.save("主人喜欢吃拉面", scope="user_alice")
+    assert node_names(graph, "确认", cfg("r1")) == [
+        PENDING_CONFIRM, PREFLIGHT_RECALL, ANSWER, BOOST_USED,
+    ]  # fmt: skip
+    assert [e.text for e in fake_memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
+    state = graph.get_state(cfg("r1")).values
+    assert state["pending_ids"] == [] and state["notes"] == []
+    assert node_names(graph, "thanks", cfg("r1"))[0] == PREFLIGHT_RECALL
+
+
+def test_pending_router_also_clears_what_the_state_still_holds(fake_memory: Memory) -> None:
+    route = create_pending_router(fake_memory)
+    config: Any = cfg("x")
+    assert route({"messages": []}, config) == PREFLIGHT_RECALL
+    assert route({"messages": [], "pending_ids": ["p-0123456789"]}, config) == PENDING_CONFIRM
+    assert route({"messages": [], "notes": ["confirmed and stored"]}, config) == PENDING_CONFIRM
+
+
+def test_interrupt_mode_pauses_only_when_something_is_pending(fake_memory: Memory) -> None:
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=policy),
+        fake_memory,
+        checkpointer=InMemorySaver(),
+        confirm_mode="interrupt",
+    )
+    config = cfg("hitl-2")
+    assert node_names(graph, "hello there, how are you doing", config) == [
+        PREFLIGHT_RECALL, ANSWER, BOOST_USED,
+    ]  # fmt: skip
+    assert graph.get_state(config).next == ()
+    names = node_names(graph, "我喜欢吃拉面，请记住", config)
+    assert names[-1] == "__interrupt__" and BOOST_USED in names
+    graph.invoke(Command(resume="no"), config)
+    assert fake_memory.list_pending(scope="user_alice") == []
+    assert fake_memory.list(scope="user_alice") == []

@@ -1,6 +1,11 @@
 """The memory agent graph and its nodes (each usable in a user's own graph)."""
 
-from langmem_ext.graph.builder import build_memory_graph, default_checkpointer, resolve_model
+from langmem_ext.graph.builder import (
+    build_memory_graph,
+    default_checkpointer,
+    resolve_model,
+    sqlite_checkpointer,
+)
 from langmem_ext.graph.nodes import (
     ANSWER,
     BOOST_USED,
@@ -16,6 +21,7 @@ from langmem_ext.graph.nodes import (
     create_flush_node,
     create_pending_confirm_node,
     create_pending_interrupt_node,
+    create_pending_router,
     create_preflight_recall_node,
 )
 from langmem_ext.graph.state import MemoryState
@@ -37,7 +43,9 @@ __all__ = [
     "create_flush_node",
     "create_pending_confirm_node",
     "create_pending_interrupt_node",
+    "create_pending_router",
     "create_preflight_recall_node",
     "default_checkpointer",
     "resolve_model",
+    "sqlite_checkpointer",
 ]

@@ -1,10 +1,17 @@
-"""``build_memory_graph``: pending confirm → preflight recall → answer ⇄ tools → boost
-→ (pre-compaction flush → checkpoint summarisation)."""
+"""``build_memory_graph``: (pending confirm →) preflight recall → answer ⇄ tools → boost
+→ (pre-compaction flush → checkpoint summarisation).
+
+A turn runs ``pending_confirm`` only when there is something to confirm or reject
+(in ``confirm_mode="interrupt"``: after boost, only while saves are pending): on
+the common path a turn is three graph steps (recall, answer, boost), each one a
+checkpoint write.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -29,6 +36,7 @@ from langmem_ext.graph.nodes import (
     create_flush_node,
     create_pending_confirm_node,
     create_pending_interrupt_node,
+    create_pending_router,
     create_preflight_recall_node,
     needs_checkpoint,
 )
@@ -54,17 +62,26 @@ def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
     return init_chat_model(model)
 
 
-def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
-    """``SqliteSaver`` on ``checkpoints.db`` in the workspace (sync use)."""
+def sqlite_checkpointer(path: str | Path) -> BaseCheckpointSaver[Any]:
+    """``SqliteSaver`` on ``path`` in WAL mode with ``synchronous=NORMAL`` (sync use).
+
+    A step's checkpoint survives a killed process as soon as it is written; only an
+    OS crash or power loss can lose the last steps, because commits do not wait for
+    the disk (with SQLite's default journal every step would be an fsynced commit).
+    What the user was told was saved lives in the ledger and Markdown, which sync
+    fully.
+    """
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(memory.root / "checkpoints.db", check_same_thread=False)
-    # WAL + synchronous=NORMAL: a step's checkpoint survives a killed process; only
-    # an OS crash can lose the last steps (the memories themselves live in the
-    # ledger and Markdown, which sync fully).
+    conn = sqlite3.connect(path, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return SqliteSaver(conn)
+
+
+def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
+    """:func:`sqlite_checkpointer` on ``checkpoints.db`` in the workspace."""
+    return sqlite_checkpointer(memory.root / "checkpoints.db")
 
 
 def build_memory_graph(
@@ -104,8 +121,12 @@ def build_memory_graph(
     Args:
         model: A chat model, or an ``init_chat_model`` string (``"ollama:qwen2.5:7b"``).
         memory: The memory service.
-        checkpointer: Any LangGraph checkpointer; default ``SqliteSaver`` in the
-            workspace (``checkpoints.db``); ``False`` compiles without one.
+        checkpointer: Any LangGraph checkpointer; default :func:`sqlite_checkpointer`
+            on ``checkpoints.db`` in the workspace; ``False`` compiles without one.
+            With LangGraph's default durability (``"async"``) every step writes a
+            checkpoint; ``invoke(..., durability="exit")`` writes one per turn (a
+            turn that crashes midway is then not resumable; saved and confirmed
+            memories are durable either way).
         store: A LangGraph store to attach (e.g. :class:`~langmem_ext.ChromaMemoryStore`).
         tools: Extra tools besides the memory tools.
         scope: Scope used when ``config["configurable"]`` names no ``scope`` / ``user_id``.
@@ -149,17 +170,22 @@ def build_memory_graph(
                 if settings.short_term.flush_before_checkpoint
                 else CHECKPOINT_SUMMARIZE
             )
-        return PENDING_CONFIRM if confirm_mode == "interrupt" else END
+        # boost just refreshed ``pending_ids``: the pause is due only when some are left
+        return PENDING_CONFIRM if confirm_mode == "interrupt" and state.get("pending_ids") else END
 
     if confirm_mode == "interrupt":
         g.add_node(PENDING_CONFIRM, create_pending_interrupt_node(memory, default_scope=scope))
         g.add_edge(START, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, PENDING_CONFIRM)
         g.add_edge(PENDING_CONFIRM, END)
-        after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM]
+        after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
     else:
         g.add_node(PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope))
-        g.add_edge(START, PENDING_CONFIRM)
+        g.add_conditional_edges(
+            START,
+            create_pending_router(memory, default_scope=scope),
+            [PENDING_CONFIRM, PREFLIGHT_RECALL],
+        )
         g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, END)
         after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]
@@ -173,4 +199,4 @@ def build_memory_graph(
     return g.compile(checkpointer=saver, store=store, name="memory_agent")
 
 
-__all__ = ["build_memory_graph", "default_checkpointer", "resolve_model"]
+__all__ = ["build_memory_graph", "default_checkpointer", "resolve_model", "sqlite_checkpointer"]

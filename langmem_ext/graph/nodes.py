@@ -163,6 +163,37 @@ def create_pending_confirm_node(memory: Memory, *, default_scope: str = "main") 
     return pending_confirm
 
 
+def create_pending_router(
+    memory: Memory,
+    *,
+    default_scope: str = "main",
+    pending: str = PENDING_CONFIRM,
+    otherwise: str = PREFLIGHT_RECALL,
+) -> Callable[[MemoryState, RunnableConfig], str]:
+    """Routing function that sends a turn to ``pending_confirm`` only when it has work.
+
+    With no pending save in the scope and none left in the state (``pending_ids``,
+    ``notes``), ``pending_confirm`` would only write ``pending_ids=[]`` and
+    ``notes=[]`` back: the turn skips it and saves a graph step (and its checkpoint).
+
+    Args:
+        memory: The memory service.
+        default_scope: Scope when the run's config names none.
+        pending: Where turns with pending saves go.
+        otherwise: Where the other turns go.
+
+    Returns:
+        ``route(state, config) -> node name``, for ``add_conditional_edges``.
+    """
+
+    def route_pending(state: MemoryState, config: RunnableConfig) -> str:
+        if state.get("pending_ids") or state.get("notes"):
+            return pending
+        return pending if memory.list_pending(scope=_scope(config, default_scope)) else otherwise
+
+    return route_pending
+
+
 def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main") -> Node:
     """Human-in-the-loop variant: pause with ``interrupt()`` while saves are pending.
 
@@ -421,6 +452,7 @@ __all__ = [
     "create_flush_node",
     "create_pending_confirm_node",
     "create_pending_interrupt_node",
+    "create_pending_router",
     "create_preflight_recall_node",
     "latest_human_text",
     "needs_checkpoint",

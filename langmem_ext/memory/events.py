@@ -1,6 +1,6 @@
 """The session hot log: every user / assistant message and every summary (seed 003).
 
-Each event is written twice, durably, under the workspace lock:
+Each event is written twice under the workspace lock:
 
 - one line appended (and fsynced) to the scope's daily transcript,
   ``memory/transcripts/YYYY-MM-DD.md`` for scope ``main`` and
@@ -9,6 +9,15 @@ Each event is written twice, durably, under the workspace lock:
 - one row in the ledger table ``session_events`` (scope, thread, role, text, time,
   transcript path and line), purged after ``short_term.session_event_ttl_days``.
   Transcript files are never purged.
+
+Durability: when an append returns, its transcript lines are on disk and its rows
+are committed. The rows do not wait for the disk (the ledger's
+``transaction(durable=False)``): they survive a killed process at once, and an OS
+crash or power loss once the next durable ledger write or WAL checkpoint has synced
+them — the same promise the conversation's checkpoints make (SQLite WAL,
+``synchronous=NORMAL``). The transcript line is synced first, so a row that
+survives always finds its line; what the user was told was *saved* (pending,
+confirmed memories) lives elsewhere and syncs fully.
 
 :meth:`SessionLog.search` is a search source for
 :meth:`langmem_ext.memory.search.SearchEngine.add_source`. It costs one regex pass on
@@ -369,7 +378,7 @@ class SessionLog:
         text: str,
         at: datetime | float | None = None,
     ) -> SessionEvent:
-        """Log one message or summary, durably (transcript line fsynced, row committed).
+        """Log one message or summary (transcript line fsynced, row committed).
 
         Args:
             scope: Whose conversation (default ``settings.default_scope``).
@@ -391,6 +400,9 @@ class SessionLog:
         self, scope: str | None, thread_id: str, events: Sequence[NewEvent]
     ) -> list[SessionEvent]:
         """Log several events of one conversation with one fsync per transcript file.
+
+        The rows are committed without waiting for the disk (see the module
+        docstring): one fsync per file is all an append waits for.
 
         Args:
             scope: Whose conversation.
@@ -438,7 +450,7 @@ class SessionLog:
                 (scope, thread_id, role, text, at, layout.rel(path), line)
                 for (role, text, at), path, line in zip(prepared, paths, lines, strict=True)
             ]
-            with self._ledger.transaction() as conn:
+            with self._ledger.transaction(durable=False) as conn:
                 for row in rows:
                     cur = conn.execute(
                         "INSERT INTO session_events (scope, thread_id, role, text, at, path, line)"
@@ -500,7 +512,7 @@ class SessionLog:
         """
         now = float(self._clock()) if now is None else now
         cutoff = now - self.ttl_seconds
-        with self._ledger.transaction() as conn:
+        with self._ledger.transaction(durable=False) as conn:
             cur = conn.execute("DELETE FROM session_events WHERE at < ?", (cutoff,))
             deleted = int(cur.rowcount or 0)
         self._last_purge = now

@@ -4,7 +4,8 @@ Pending items, per-entry state (importance, created / updated / last access,
 source, verified), the edit history of entries, and (added by other layers through
 :meth:`Ledger.ensure_schema`) session events, checkpoints and boosts. The ledger is
 backed up with the workspace; it is never "derived". WAL mode with
-``synchronous=FULL`` makes a committed transaction durable when ``commit`` returns.
+``synchronous=FULL`` makes a committed transaction durable when ``commit`` returns
+(``transaction(durable=False)`` skips the wait, for the session hot log only).
 """
 
 from __future__ import annotations
@@ -141,16 +142,31 @@ class Ledger:
             self._conn.executescript(script)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), durable on exit."""
+    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``).
+
+        Args:
+            durable: ``True`` (default): on disk when the block exits
+                (``synchronous=FULL``). ``False``: the commit does not wait for the
+                disk (``synchronous=NORMAL``): it survives a killed process at once,
+                and an OS crash or power loss once the next durable commit or WAL
+                checkpoint of the ledger has synced it. Only for rows that may be
+                lost in an OS crash (the session hot log).
+        """
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            if not durable:
+                self._conn.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            finally:
+                if not durable:
+                    self._conn.execute("PRAGMA synchronous=FULL")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run a read query."""
