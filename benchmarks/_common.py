@@ -47,6 +47,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_ext import Memory
 from langmem_ext.config import EmbeddingSettings, RetrievalSettings, Settings
 from langmem_ext.embeddings import E5SmallEmbeddings, UniversalSentenceEmbeddings
+from langmem_ext.memory.neighbours import IndexNeighbours
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
@@ -59,7 +60,7 @@ RECALL_KS = (1, 5, 10, 20)
 EMBEDDERS = ("use", "e5")
 ALL_OFF = PipelineOptions(
     recency=False, importance=False, length_norm=False, time_decay=False,
-    thresholds=False, noise=False, mmr=False,
+    thresholds=False, noise=False, mmr=False, context=False,
 )  # fmt: skip
 CONTEXT_SEP = " | "
 """Joins the previous turn and the turn in the chunking variants."""
@@ -140,9 +141,6 @@ class Variant:
         ingest: ``turn`` (the metric's setup), ``ctx-embed`` (the turn embedded with
             the previous turn as context, indexed for BM25 alone) or ``ctx-text``
             (the stored text is ``previous | turn``).
-        fill_cos: Prototype: give candidates only the keyword engine found their
-            cosine to the query, from their stored embeddings (fusion otherwise
-            counts them as cos = 0).
         k: Results asked for; ``pool`` is then ``max(4 k, 20)`` as in
             ``SearchEngine.search`` (k = 5 is ``Memory.search``'s default).
         resort: Re-sort ``rank()``'s output by score, as ``SearchEngine.search``
@@ -157,7 +155,6 @@ class Variant:
     retrieval: tuple[tuple[str, Any], ...] = ()
     intent: bool = False
     ingest: str = "turn"
-    fill_cos: bool = False
     k: int = K_MAX
     resort: bool = True
     note: str = ""
@@ -180,11 +177,11 @@ MAIN_METHODS: tuple[Variant, ...] = (
 
 
 def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
-    """The ablation rows: each stage off, fusions, weights, prototypes, chunking."""
-    no_age = _off(recency=False, time_decay=False)
-    gentle = (("recency_weight", 0.02), ("time_decay_days", 365.0))
+    """The ablation rows: each stage off, fusions, weights, context settings, chunking."""
+    seed = (("vector_weight", 0.7), ("bm25_weight", 0.3))
     out = [
         Variant("full pipeline (default)", note="reference row"),
+        Variant("- context (neighbours)", options=_off(context=False)),
         Variant("- recency boost", options=_off(recency=False)),
         Variant("- importance weight", options=_off(importance=False)),
         Variant("- length norm", options=_off(length_norm=False)),
@@ -194,35 +191,29 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         Variant("- MMR demotion", options=_off(mmr=False)),
         Variant("MMR order kept (no final re-sort)", resort=False,
                 note="rank()'s own order; SearchEngine.search re-sorts by score"),
-        Variant("- recency - time decay", options=no_age),
-        Variant("gentler age: recency 0.02, decay 365 d", retrieval=gentle),
-        Variant("no stages: weighted 0.7 / 0.3 (default)", options=ALL_OFF),
+        Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF),
+        Variant("no stages: weighted 0.7 / 0.3 (seed 000)", options=ALL_OFF, retrieval=seed),
         Variant("no stages: weighted 0.5 / 0.5", options=ALL_OFF, retrieval=EQUAL),
-        Variant("no stages: weighted 0.3 / 0.7", options=ALL_OFF,
-                retrieval=(("vector_weight", 0.3), ("bm25_weight", 0.7))),
-        Variant("no stages: RRF 0.7 / 0.3", options=ALL_OFF, retrieval=RRF),
         Variant("no stages: RRF 0.5 / 0.5", options=ALL_OFF, retrieval=RRF_EQUAL),
-        Variant("all stages: RRF 0.7 / 0.3", retrieval=RRF),
-        Variant("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
+        Variant("only context: weighted 0.4 / 0.6", options=_off(
+            recency=False, importance=False, length_norm=False, time_decay=False,
+            thresholds=False, noise=False, mmr=False)),
+        Variant("all stages: weighted 0.7 / 0.3 (seed 000)", retrieval=seed),
         Variant("all stages: weighted 0.5 / 0.5", retrieval=EQUAL),
-        Variant("weighted 0.5 / 0.5 - recency - decay", options=no_age, retrieval=EQUAL),
-        Variant("RRF 0.5 / 0.5 - recency - decay", options=no_age, retrieval=RRF_EQUAL),
-        Variant("cos filled: no stages, weighted 0.7 / 0.3", options=ALL_OFF, fill_cos=True,
-                note="BM25-only candidates get their cosine from the stored embedding"),
-        Variant("cos filled: all stages, weighted 0.7 / 0.3", fill_cos=True),
-        Variant("cos filled: weighted 0.5 / 0.5 - recency - decay", options=no_age,
-                retrieval=EQUAL, fill_cos=True),
-        Variant("cos filled: weighted 0.5 / 0.5, gentler age", retrieval=(*EQUAL, *gentle),
-                fill_cos=True),
+        Variant("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
+        Variant("context window 1", retrieval=(("context_window", 1),)),
+        Variant("context window 3", retrieval=(("context_window", 3),)),
+        Variant("context window 10", retrieval=(("context_window", 10),)),
+        Variant("context shares 0.15 / 0.15", retrieval=(
+            ("context_prev_weight", 0.15), ("context_next_weight", 0.15))),
+        Variant("context shares 0.5 / 0.3", retrieval=(
+            ("context_prev_weight", 0.5), ("context_next_weight", 0.3))),
+        Variant("context decay 0.7", retrieval=(("context_decay", 0.7),)),
         Variant("full pipeline + recall intent", intent=True,
                 note="intent detected in the question at its now"),
-        Variant("weighted 0.5 / 0.5 - recency - decay + intent", options=no_age,
-                retrieval=EQUAL, intent=True),
         Variant("k=5 call: BM25 (plain)", "fts", ALL_OFF, k=5,
                 note="k=5, pool 20: Memory.search's default; R@10/R@20 are of 5 hits"),
         Variant("k=5 call: full pipeline (default)", k=5),
-        Variant("k=5 call: weighted 0.5 / 0.5 - recency - decay", options=no_age,
-                retrieval=EQUAL, k=5),
     ]  # fmt: skip
     for kind in chunking:
         out += [
@@ -231,8 +222,8 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
             Variant(f"{kind}: RRF 0.5 / 0.5, no stages", options=ALL_OFF, retrieval=RRF_EQUAL,
                     ingest=kind),
             Variant(f"{kind}: full pipeline", ingest=kind),
-            Variant(f"{kind}: weighted 0.5 / 0.5 - recency - decay", options=no_age,
-                    retrieval=EQUAL, ingest=kind),
+            Variant(f"{kind}: full pipeline - context", options=_off(context=False),
+                    ingest=kind),
         ]  # fmt: skip
     return out
 
@@ -475,36 +466,6 @@ def _candidates(
     return vector, keyword
 
 
-def _fill_cos(
-    store: Store, scope: str, qvec: Sequence[float], cands: tuple[list[Candidate], list[Candidate]]
-) -> tuple[list[Candidate], list[Candidate]]:
-    """Prototype: cosine of keyword-only candidates from their stored embeddings."""
-    vector, keyword = cands
-    have = {c.id for c in vector}
-    missing = [c.id for c in keyword if c.id not in have]
-    if not missing:
-        return cands
-    col = store.memory.workspace.vectors._collection(scope, create=False)
-    if col is None:
-        return cands
-    got = col.get(ids=missing, include=["embeddings"])
-    q = np.asarray(qvec, dtype=np.float64)
-    q /= np.linalg.norm(q) or 1.0
-    emb = {
-        i: np.asarray(e, dtype=np.float64)
-        for i, e in zip(got["ids"], got["embeddings"], strict=True)
-    }
-    filled: list[Candidate] = []
-    for c in keyword:
-        m = c.copy()
-        e = emb.get(c.id)
-        if e is not None:
-            m.vector_score = float(e @ q / (np.linalg.norm(e) or 1.0))
-            m.embedding = e.tolist()
-        filled.append(m)
-    return vector, filled
-
-
 @contextmanager
 def memoised_noise_check() -> Iterator[None]:
     """Memoise the (pure) noise check of the scoring stages while re-ranking variants.
@@ -525,6 +486,7 @@ def _rank_variant(
     cands: tuple[list[Candidate], list[Candidate]],
     q: Question,
     base: RetrievalSettings,
+    engine: SearchEngine,
 ) -> list[Candidate]:
     vector, keyword = cands
     pool = max(v.k * base.candidate_multiplier, 20)
@@ -539,6 +501,8 @@ def _rank_variant(
         now=q.now,
         options=v.options,
         intent=_intent(q) if v.intent else None,
+        context=IndexNeighbours(engine.workspace.keyword, q.scope),
+        cosine_baseline=engine.cosine_baseline,
     )
     if v.resort:  # SearchEngine.search: hits.sort(key=lambda h: -h.score), score rounded to 6
         ranked.sort(key=lambda c: -round(float(c.score), 6))
@@ -548,21 +512,11 @@ def _rank_variant(
 def _ranked_for(
     v: Variant,
     cands: dict[str, tuple[list[Candidate], list[Candidate]]],
-    filled: dict[str, tuple[list[Candidate], list[Candidate]]],
-    stores: dict[str, Store],
+    fetchers: dict[str, SearchEngine],
     q: Question,
-    memo: QueryMemo,
     rs: RetrievalSettings,
-    fill_ms: list[float],
 ) -> list[Candidate]:
-    use = cands[v.ingest]
-    if v.fill_cos:
-        if v.ingest not in filled:
-            t0 = time.perf_counter()
-            filled[v.ingest] = _fill_cos(stores[v.ingest], q.scope, memo.memo[q.text], use)
-            fill_ms.append((time.perf_counter() - t0) * 1000)
-        use = filled[v.ingest]
-    return _rank_variant(v, use, q, rs)
+    return _rank_variant(v, cands[v.ingest], q, rs, fetchers[v.ingest])
 
 
 def run_embedder(
@@ -608,7 +562,6 @@ def run_embedder(
     main = {v.name: Tally() for v in MAIN_METHODS}
     abl = {v.name: Tally() for v in variants}
     mismatches = 0
-    fill_ms: list[float] = []
     t_start = time.perf_counter()
     for i, q in enumerate(dataset.questions):
         t0 = time.perf_counter()
@@ -629,10 +582,8 @@ def run_embedder(
                 full_ids = [h.id for h in hits]
         if variants:
             cands = {k: _candidates(f, q, pool) for k, f in fetchers.items()}
-            filled: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
             with memoised_noise_check():
-                ablated = [(v, _ranked_for(v, cands, filled, stores, q, memo, rs, fill_ms))
-                           for v in variants]  # fmt: skip
+                ablated = [(v, _ranked_for(v, cands, fetchers, q, rs)) for v in variants]
             for v, got in ablated:
                 ranked = [stores[v.ingest].ext_of[c.id] for c in got]
                 abl[v.name].add(question_metrics(ranked, q.evidence), q.category, len(got))
@@ -657,8 +608,6 @@ def run_embedder(
         result["ablation"] = {name: t.summary() for name, t in abl.items()}
         result["ablation_notes"] = {v.name: v.note for v in variants if v.note}
         result["ablation_consistency_mismatches"] = mismatches
-        if fill_ms:
-            result["fill_cos_latency"] = percentiles(fill_ms)
     return result
 
 
@@ -750,12 +699,6 @@ def render(results: dict[str, Any]) -> str:
                 f"\nConsistency: the re-ranked default pipeline differed from the timed "
                 f"`SearchEngine.search` on {mm} of {r['questions']} questions."
             )
-            if "fill_cos_latency" in r:
-                fl = r["fill_cos_latency"]
-                out.append(
-                    f"Cost of the cos-filled prototype (one Chroma `get` of the BM25-only "
-                    f"ids): p50 {fl['p50_ms']:.1f} ms, p95 {fl['p95_ms']:.1f} ms per search."
-                )
             out.append("")
         out.append(floor_line(r, results.get("floor_points", 0.0)))
         out.append("")

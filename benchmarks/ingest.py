@@ -286,7 +286,9 @@ def run_size(
             "memory_search_fts",
             "memory_search_vector",
             "part_vector_index_query",
+            "part_vector_side",
             "part_bm25",
+            "part_keyword_side",
             "part_rank",
             "part_rank_no_noise",
             "part_rank_no_noise_no_mmr",
@@ -327,11 +329,13 @@ def run_size(
         with clock("memory_search_vector"):
             memory.search(q, scope=SCOPE, k=K, mode="vector")
         with clock("part_vector_index_query"):
-            ws.vectors.query(SCOPE, qv, pool)
+            ws.vectors.query(SCOPE, qv, pool, with_embeddings=False)
+        with clock("part_vector_side"):
+            vec = fetch._vector(q, SCOPE, pool)
         with clock("part_bm25"):
             ws.keyword.bm25(SCOPE, q, pool)
-        vec = fetch._vector(q, SCOPE, pool)
-        kw = fetch._keyword(q, SCOPE, pool, fts=True)
+        with clock("part_keyword_side"):
+            kw = fetch._keyword(q, SCOPE, pool, fts=True)
         for key, opts in rank_options.items():
             with clock(key):
                 rank(vec, kw, k=K, settings=settings.retrieval, now=now, options=opts)
@@ -415,8 +419,10 @@ def render(results: dict[str, Any]) -> str:
         ("embed_query", "embed_query alone"),
         ("chroma_query_plain", "plain Chroma query (distances)"),
         ("chroma_query_plain_with_embeddings", "plain Chroma query (+ embeddings)"),
-        ("part_vector_index_query", "store: VectorIndex.query"),
+        ("part_vector_index_query", "store: VectorIndex.query (distances)"),
+        ("part_vector_side", "store: vector side (query vector given; + docs, kept vectors)"),
         ("part_bm25", "store: FTS5 BM25"),
+        ("part_keyword_side", "store: keyword side (BM25 + candidates; overlaps the vector side)"),
         ("part_rank", "store: rank() (fusion + stages)"),
         ("part_rank_no_noise", "store: rank() without noise filter"),
         ("part_rank_no_noise_no_mmr", "store: rank() without noise filter and MMR"),

@@ -81,9 +81,11 @@ class RetrievalSettings(BaseModel):
     """Largest ``k`` a caller may ask for; larger values are clamped."""
     candidate_multiplier: int = Field(default=4, ge=1)
     """Each engine returns ``k * candidate_multiplier`` candidates before fusion."""
-    vector_weight: float = 0.7
-    """Weight of the vector score in weighted fusion."""
-    bm25_weight: float = 0.3
+    vector_weight: float = 0.4
+    """Weight of the vector score in weighted fusion. Seed 000 used 0.7 / 0.3; on
+    LoCoMo and MemDaily BM25-heavier weights win with both offline embedders
+    (BENCHMARKS.md, section 2)."""
+    bm25_weight: float = 0.6
     """Weight of the BM25 score in weighted fusion."""
     bm25_hit_bonus: float = 0.15
     """A candidate the keyword engine also found gets ``* (1 + bonus)``."""
@@ -112,6 +114,24 @@ class RetrievalSettings(BaseModel):
     """A hit whose cosine to a better-ranked hit exceeds this is demoted."""
     noise_min_chars: int = 5
     """Texts shorter than this are noise (CJK characters count double)."""
+    context_window: int = Field(default=5, ge=0)
+    """Conversation context: a candidate passes part of its fused score to the
+    entries up to this many places before and after it in the same file section
+    (0 switches the stage off). An answer often shares no words with the question
+    that asked for it, but follows it."""
+    context_prev_weight: float = Field(default=0.5, ge=0.0)
+    """Share of what an entry scores above the mean candidate that the entries after
+    it receive."""
+    context_next_weight: float = Field(default=0.5, ge=0.0)
+    """Share of what an entry scores above the mean candidate that the entries before
+    it receive."""
+    context_decay: float = Field(default=0.85, ge=0.0, le=1.0)
+    """Each further place away multiplies the share by this."""
+    cosine_baseline: float | None = None
+    """Cosine of unrelated texts for the embedder in use; similarities are rescaled
+    ``(cos - baseline) / (1 - baseline)`` before fusion, thresholds and MMR, so one
+    set of constants fits every embedder. ``None`` takes the embedder's own value
+    (USE 0.0, multilingual-e5 0.75; 0.0 for unknown embedders)."""
     vector_full_match: float = 0.6
     """Cosine treated as a full match when a hit's relevance is judged against the
     thresholds (USE multilingual puts relevant short pairs at 0.2-0.6)."""

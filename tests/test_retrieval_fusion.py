@@ -11,6 +11,9 @@ from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.fusion import fuse_rrf, fuse_weighted
 
 RS = RetrievalSettings()
+WV, WB = RS.vector_weight / (RS.vector_weight + RS.bm25_weight), RS.bm25_weight / (
+    RS.vector_weight + RS.bm25_weight
+)
 
 
 def test_keyword_hit_outranks_equally_similar_vector_only_hit() -> None:
@@ -19,8 +22,8 @@ def test_keyword_hit_outranks_equally_similar_vector_only_hit() -> None:
     fused = fuse_weighted(vector, keyword, RS)
     assert ids(fused) == ["both", "plain"]
     both = fused[0]
-    assert both.score == pytest.approx((0.7 * 0.5 + 0.3 * 1.0) * 1.15)
-    assert fused[1].score == pytest.approx(0.7 * 0.5)
+    assert both.score == pytest.approx((WV * 0.5 + WB * 1.0) * 1.15)
+    assert fused[1].score == pytest.approx(WV * 0.5)
     assert both.debug["fused"] == pytest.approx(both.score)
 
 
@@ -34,8 +37,8 @@ def test_bm25_is_normalised_by_the_pool_maximum() -> None:
 def test_keyword_only_candidate_has_no_vector_part_unless_it_has_a_score() -> None:
     keyword = [cand("bare", bm25=4.0), cand("scored", bm25=4.0, cos=0.4)]
     fused = {c.id: c for c in fuse_weighted([], keyword, RS)}
-    assert fused["bare"].score == pytest.approx(0.3 * 1.0 * 1.15)
-    assert fused["scored"].score == pytest.approx((0.7 * 0.4 + 0.3) * 1.15)
+    assert fused["bare"].score == pytest.approx(WB * 1.0 * 1.15)
+    assert fused["scored"].score == pytest.approx((WV * 0.4 + WB) * 1.15)
 
 
 def test_merge_by_id_keeps_both_engines_evidence() -> None:
@@ -81,7 +84,7 @@ def test_rrf_is_scaled_to_one_for_a_hit_first_in_both_lists() -> None:
     assert fused["top"].score == pytest.approx(1.0)
     k = RS.rrf_k
     assert fused["second"].score == pytest.approx((1 / (k + 2)) / (1 / (k + 1)))
-    assert fused["vonly"].score == pytest.approx(0.7 * (k + 1) / (k + 3))
+    assert fused["vonly"].score == pytest.approx(WV * (k + 1) / (k + 3))
     # relevance still comes from the engines' scores, not from ranks
     assert fused["vonly"].debug["relevance"] == pytest.approx(1.0)
 

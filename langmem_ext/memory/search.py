@@ -7,18 +7,27 @@ way. The ranking itself is :func:`langmem_ext.retrieval.pipeline.rank`.
 
 Other layers add sources of hits (the session hot log does) with
 :meth:`SearchEngine.add_source`; their hits are merged by score.
+
+In ``hybrid`` mode the BM25 query runs on a worker thread while the caller embeds
+the query and asks Chroma: SQLite, the embedder's numpy and Chroma's Rust core
+release the GIL, so with a free core the keyword side adds (almost) no wall time.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.models import SearchHit, to_dt
+from langmem_ext.memory.neighbours import IndexNeighbours
+from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.text import query_tokens
 
@@ -37,6 +46,23 @@ MODES = ("keyword", "fts", "vector", "hybrid")
 ExtraSource = Callable[[str, str, int, "RecallIntent | None"], list[SearchHit]]
 """``source(query, scope, k, intent) -> hits`` — e.g. the session hot log."""
 
+_POOL_WORKERS = 4
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _keyword_pool() -> ThreadPoolExecutor:
+    """The threads that run keyword queries next to the vector side (one set per process).
+
+    Created lazily, and again in a forked child, whose copy has no threads.
+    """
+    global _pool
+    pid = os.getpid()
+    with _pool_lock:
+        if _pool is None or _pool[0] != pid:
+            _pool = (pid, ThreadPoolExecutor(_POOL_WORKERS, thread_name_prefix="langmem-fts"))
+        return _pool[1]
+
 
 class SearchEngine:
     """Runs a query against the workspace's engines and ranks the results.
@@ -53,6 +79,16 @@ class SearchEngine:
         self.settings = settings
         self._warned: set[str] = set()
         self._sources: list[ExtraSource] = []
+        self._baseline: float | None = None
+
+    @property
+    def cosine_baseline(self) -> float:
+        """The query embedder's cosine baseline (see :mod:`langmem_ext.retrieval.calibration`)."""
+        if self._baseline is None:
+            self._baseline = cosine_baseline_of(
+                self.embeddings, self.settings.retrieval.cosine_baseline
+            )
+        return self._baseline
 
     def add_source(self, source: ExtraSource) -> None:
         """Merge hits of another source (for example session events) into searches."""
@@ -104,6 +140,9 @@ class SearchEngine:
         # ``[]``: it ran and found nothing.
         vector: list[Candidate] | None = None
         keyword: list[Candidate] | None = None
+        ahead: Future[list[Candidate]] | None = None
+        if mode == "hybrid":  # BM25 runs anyway: overlap it with the vector side
+            ahead = _keyword_pool().submit(self._keyword, q, scope, pool, fts=True)
         use_fts = mode in ("fts", "hybrid")
         if mode in ("vector", "hybrid"):
             try:
@@ -114,7 +153,9 @@ class SearchEngine:
                     "vector search unavailable (%s); falling back to keyword search", e,
                 )
                 use_fts = True
-        if use_fts or mode == "keyword":
+        if ahead is not None:
+            keyword = ahead.result()
+        elif use_fts or mode == "keyword":
             keyword = self._keyword(q, scope, pool, fts=mode != "keyword")
         if category:
             vector = None if vector is None else [c for c in vector if c.category == category]
@@ -122,6 +163,8 @@ class SearchEngine:
         ranked = rank(
             vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent,
             full_match_cosine=rs.vector_full_match,
+            context=IndexNeighbours(self.workspace.keyword, scope, category),
+            cosine_baseline=self.cosine_baseline,
         )
         hits = [self._hit(c, scope) for c in ranked]
         for source in self._sources:
@@ -134,18 +177,24 @@ class SearchEngine:
         return hits[:k]
 
     def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
+        ws = self.workspace
         qvec = self.embeddings.embed_query(q)
-        vhits = self.workspace.vectors.query(scope, qvec, pool)
-        docs = self.workspace.keyword.docs([h.id for h in vhits])
+        vhits = ws.vectors.query(scope, qvec, pool, with_embeddings=False)
+        found = ws.keyword.docs_with_vectors([h.id for h in vhits], ws.vectors.model_name)
+        # No valid kept copy (an index from before copies were kept, or a doc whose
+        # new text is not embedded yet): Chroma's own vector, as before.
+        missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]
+        fetched = ws.vectors.embeddings(scope, missing) if missing else {}
         out: list[Candidate] = []
         for rank_i, h in enumerate(vhits):
-            d = docs.get(h.id)
+            d, vec = found.get(h.id, (None, None))
             if d is None or d.scope != scope:  # stale vector: its doc is gone
                 continue
             c = _candidate(d)
-            c.vector_score = h.similarity
+            c.vector_score = rescale_cosine(h.similarity, self.cosine_baseline)
             c.vector_rank = rank_i
-            c.embedding = h.embedding
+            embedding: Any = vec if vec is not None else fetched.get(h.id)  # numpy, for MMR
+            c.embedding = embedding
             out.append(c)
         return out
 

@@ -10,7 +10,7 @@ retrieval functions never modify a candidate they were given: they work on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -54,7 +54,11 @@ class Candidate:
         Returns:
             A candidate that can be changed without touching this one.
         """
-        return replace(self, debug=dict(self.debug), metadata=dict(self.metadata))
+        new = object.__new__(Candidate)  # dataclasses.replace re-runs __init__: 5x slower
+        new.__dict__.update(self.__dict__)
+        new.debug = dict(self.debug)
+        new.metadata = dict(self.metadata)
+        return new
 
 
 __all__ = ["Candidate"]

@@ -6,7 +6,10 @@ different questions:
 ``score`` — the *ranking* score, which the scoring stages then adjust:
 
 * weighted (default, seed 000): ``w_v * cos + w_b * bm25 / max_bm25``, times
-  ``1 + bm25_hit_bonus`` when the keyword engine found the candidate. A candidate
+  ``1 + bm25_hit_bonus`` when the keyword engine found the candidate. ``cos`` is
+  the cosine after the embedder's rescaling (the search engine applies
+  :func:`langmem_ext.retrieval.calibration.rescale_cosine`, so an e5 cosine of 0.85
+  counts like a USE cosine of 0.4). A candidate
   only the keyword engine found has ``cos = 0`` unless the caller filled in its
   ``vector_score`` (e.g. from the stored embedding).
 * rrf: ``sum_e w_e / (rrf_k + rank_e + 1)``, divided by the largest value it can
@@ -14,13 +17,14 @@ different questions:
   first by the vector engine only ``w_v`` (0.7). No bonus: a keyword hit already
   adds its term.
 
-The weights are normalised over the engines that ran (0.7 / 0.3 by default, 1.0 for
+The weights are normalised over the engines that ran (0.4 / 0.6 by default, 1.0 for
 the only engine of a single-engine search), so ``score`` stays on a 0..~1 scale.
 
 ``debug["relevance"]`` — how surely the memory matches the query, 0..1. It is the
 only number the ``min_score`` / ``hard_min_score`` thresholds look at (see
-:mod:`langmem_ext.retrieval.scoring`). It is the weighted mean of the evidence the
-candidate *has*:
+:mod:`langmem_ext.retrieval.scoring`). It is the strongest evidence the candidate
+*has* (a memory is relevant when either engine is sure of it; a keyword hit on a
+common word must not drag down a close paraphrase):
 
 * vector evidence: ``min(1, cos / full_match_cosine)`` (rank-based when only a rank
   is known);
@@ -138,14 +142,9 @@ def _vector_evidence(c: Candidate, full_match_cosine: float, rrf_k: int) -> floa
 def _relevance(
     vec_ev: float | None, kw_ev: float | None, wv: float, wb: float, bonus: float
 ) -> float:
-    num = den = 0.0
-    if vec_ev is not None and wv > 0.0:
-        num, den = num + wv * vec_ev, den + wv
-    if kw_ev is not None and wb > 0.0:
-        num, den = num + wb * kw_ev, den + wb
-    if den == 0.0:
-        return 0.0
-    return _clamp01(num / den * bonus)
+    """The strongest evidence of an engine that ran (weight > 0), times ``bonus``."""
+    found = [ev for ev, w in ((vec_ev, wv), (kw_ev, wb)) if ev is not None and w > 0.0]
+    return _clamp01(max(found) * bonus) if found else 0.0
 
 
 def _finish(candidates: list[Candidate], how: str) -> list[Candidate]:

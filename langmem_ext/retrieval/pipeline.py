@@ -4,15 +4,18 @@ Order of the stages in :func:`rank` (each can be switched off in
 :class:`PipelineOptions`):
 
 1. fusion (``settings.fusion``: weighted or rrf) — ``score`` and ``relevance``;
-2. noise filter — refusals, greetings, meta questions are never returned;
-3. ``min_score`` on relevance — too little evidence of a match;
-4. recency boost, importance weight, length normalisation, time decay;
-5. time window — with a recall intent, hits created inside its window are boosted
+2. conversation context — neighbours of a candidate in its file section pass it a
+   share of their score (:mod:`langmem_ext.retrieval.context`; needs a
+   ``NeighbourSource``, which the search engine gives);
+3. noise filter — refusals, greetings, meta questions are never returned;
+4. ``min_score`` on relevance — too little evidence of a match;
+5. recency boost, importance weight, length normalisation, time decay;
+6. time window — with a recall intent, hits created inside its window are boosted
    and exempt from both thresholds (the date is their evidence: "what did we talk
    about yesterday?" shares few words with what was said);
-6. ``hard_min_score`` on relevance + recency boost;
-7. MMR demotion of near-duplicates;
-8. the first ``k`` (clamped to ``settings.max_k``).
+7. ``hard_min_score`` on relevance + recency boost;
+8. MMR demotion of near-duplicates;
+9. the first ``k`` (clamped to ``settings.max_k``).
 
 Why the thresholds sit where they do is explained in
 :mod:`langmem_ext.retrieval.scoring`.
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.context import NeighbourSource, context_boost
 from langmem_ext.retrieval.fusion import DEFAULT_FULL_MATCH_COSINE, fuse_rrf, fuse_weighted
 from langmem_ext.retrieval.intent import RecallIntent
 from langmem_ext.retrieval.scoring import (
@@ -56,6 +60,7 @@ class PipelineOptions:
         thresholds: ``min_score`` and ``hard_min_score`` filters.
         noise: Noise filter.
         mmr: MMR demotion of near-duplicates.
+        context: Conversation context (neighbours in the same file section).
     """
 
     recency: bool = True
@@ -65,6 +70,7 @@ class PipelineOptions:
     thresholds: bool = True
     noise: bool = True
     mmr: bool = True
+    context: bool = True
 
 
 def _inside(intent: RecallIntent) -> Exempt:
@@ -84,6 +90,8 @@ def rank(
     options: PipelineOptions | None = None,
     intent: RecallIntent | None = None,
     full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+    context: NeighbourSource | None = None,
+    cosine_baseline: float = 0.0,
 ) -> list[Candidate]:
     """Fuse and score engine candidates and return the best ``k``.
 
@@ -100,6 +108,10 @@ def rank(
             get ``debug["time_window"]`` and a higher score.
         full_match_cosine: Cosine at which vector evidence counts as certain (see
             :mod:`langmem_ext.retrieval.fusion`).
+        context: Finds the neighbours of candidates for the context stage; without
+            it the stage is skipped.
+        cosine_baseline: Cosine of unrelated texts for the embedder that made the
+            candidates' embeddings (MMR compares on the rescaled cosine).
 
     Returns:
         New candidates, best first, at most ``k``. ``debug`` holds every stage's
@@ -112,6 +124,9 @@ def rank(
     fuse = fuse_rrf if settings.fusion == "rrf" else fuse_weighted
     cands = fuse(vector, keyword, settings, full_match_cosine=full_match_cosine)
     total = len(cands)
+
+    if opts.context and context is not None:
+        cands = context_boost(cands, context, settings, k=k)
 
     window = intent if intent is not None and intent.has_window else None
     exempt = _inside(window) if window is not None else None
@@ -133,7 +148,7 @@ def rank(
     if opts.thresholds:
         cands = hard_min_filter(cands, settings, exempt=exempt)
     if opts.mmr:
-        cands = mmr_demote(cands, settings)
+        cands = mmr_demote(cands, settings, cosine_baseline=cosine_baseline)
 
     result = cands[:k]
     for c in result:

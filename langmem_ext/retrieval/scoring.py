@@ -310,7 +310,9 @@ def noise_filter(candidates: Sequence[Candidate], settings: RetrievalSettings) -
     )
 
 
-def mmr_demote(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:
+def mmr_demote(
+    candidates: Sequence[Candidate], settings: RetrievalSettings, *, cosine_baseline: float = 0.0
+) -> list[Candidate]:
     """Move near-duplicates of better hits to the end (MMR-style diversity).
 
     Walking the candidates best first, one whose embedding has a cosine above
@@ -321,7 +323,9 @@ def mmr_demote(candidates: Sequence[Candidate], settings: RetrievalSettings) -> 
 
     Args:
         candidates: Scored candidates.
-        settings: ``mmr_threshold`` (0.85).
+        settings: ``mmr_threshold`` (0.85), on the rescaled cosine
+            ``(cos - cosine_baseline) / (1 - cosine_baseline)``.
+        cosine_baseline: Cosine of unrelated texts for the embedder in use.
 
     Returns:
         New candidates: kept ones by score, then the demoted ones;
@@ -343,6 +347,7 @@ def mmr_demote(candidates: Sequence[Candidate], settings: RetrievalSettings) -> 
     unit = matrix / np.where(norms == 0.0, 1.0, norms)
     sims = unit @ unit.T
     row_of = {i: r for r, i in enumerate(rows)}
+    limit = cosine_baseline + (1.0 - cosine_baseline) * settings.mmr_threshold
 
     kept: list[Candidate] = []
     demoted: list[Candidate] = []
@@ -354,7 +359,7 @@ def mmr_demote(candidates: Sequence[Candidate], settings: RetrievalSettings) -> 
             continue
         if kept_rows:
             best = float(np.max(sims[r, kept_rows]))
-            if best > settings.mmr_threshold:
+            if best > limit:
                 c.debug["mmr_demoted"] = best
                 demoted.append(c)
                 continue

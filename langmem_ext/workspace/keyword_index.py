@@ -6,6 +6,11 @@ so search can rank without touching Markdown; ``fts`` holds language-aware token
 each Markdown file's hash for incremental sync; ``vec_deletes`` is the outbox of
 vector deletions not yet applied (for example while a Chroma server is down).
 Docs whose ``vec_hash`` differs from ``text_hash`` still need (re-)embedding.
+``kept_vectors`` keeps, per embedder, a copy of the vectors written to Chroma,
+tagged with the hash of the text they embed: search reads a doc's copy with the doc
+(instead of asking Chroma to return embeddings, which costs more than the
+nearest-neighbour query itself) when that hash is the doc's ``vec_hash`` — the text
+whose vector Chroma holds — so a stale copy is never used.
 Everything here can be deleted and rebuilt from Markdown + ledger.
 """
 
@@ -13,10 +18,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from langmem_ext.retrieval.text import index_tokens, query_tokens
 
@@ -37,7 +45,10 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_path_line ON docs(path, line);
 CREATE INDEX IF NOT EXISTS docs_scope_category ON docs(scope, category);
+CREATE INDEX IF NOT EXISTS docs_vector_todo ON docs(rowid)
+    WHERE vec_hash IS NULL OR vec_hash != text_hash;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(tokens, tokenize = 'unicode61');
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL,
@@ -45,9 +56,18 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE TABLE IF NOT EXISTS vec_deletes (id TEXT PRIMARY KEY, scope TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kept_vectors (
+    id TEXT NOT NULL, model TEXT NOT NULL, text_hash TEXT NOT NULL, vec BLOB NOT NULL,
+    PRIMARY KEY (id, model)
+);
 """
 
 _DOC_COLS = "id, scope, path, line, category, text, text_hash, created_at, updated_at, importance"
+_D_COLS = ", ".join("d." + c.strip() for c in _DOC_COLS.split(","))
+_VEC_DTYPE = np.dtype("<f4")
+"""Stored vectors: little-endian float32 (Chroma's precision)."""
+
+Vector = NDArray[np.float32]
 
 
 @dataclass(frozen=True)
@@ -75,6 +95,16 @@ class FileStamp:
     hash: str
     mtime_ns: int
     size: int
+
+
+def vector_blob(vector: Sequence[float] | NDArray[Any]) -> bytes:
+    """The stored form of a vector (see :func:`blob_vector`)."""
+    return np.asarray(vector, dtype=_VEC_DTYPE).tobytes()
+
+
+def blob_vector(blob: bytes) -> Vector:
+    """A stored vector as a float32 array (of its own, like Chroma's)."""
+    return np.frombuffer(blob, dtype=_VEC_DTYPE).copy()
 
 
 def _doc(row: Sequence[Any]) -> Doc:
@@ -151,6 +181,54 @@ class KeywordIndex:
         """``id -> line`` of one file's docs."""
         return {r[0]: int(r[1]) for r in self._q("SELECT id, line FROM docs WHERE path = ?", (path,))}
 
+    def neighbours(
+        self, scope: str, anchors: Sequence[tuple[str, str, int, str]], window: int
+    ) -> dict[str, list[tuple[int, str]]]:
+        """The entries up to ``window`` places before and after each anchor.
+
+        Only entries of the anchor's file and category (its section) count; places
+        are counted in entries, not lines (a bullet may span several lines, so an
+        anchor next to long bullets sees fewer neighbours).
+
+        Args:
+            scope: The scope searched.
+            anchors: ``(id, path, line, category)`` of each anchor.
+            window: Places on each side.
+
+        Returns:
+            ``anchor id -> [(offset, neighbour id), ...]``; negative offsets come before.
+        """
+        if window <= 0 or not anchors:
+            return {}
+        span = 2 * window + 2
+        by_anchor: dict[str, list[tuple[int, str]]] = {}
+        cats = {a[0]: a[3] for a in anchors}
+        for i in range(0, len(anchors), 400):
+            chunk = anchors[i : i + 400]
+            values = ",".join("(?, ?, ?, ?)" for _ in chunk)
+            params: list[Any] = []
+            for aid, path, line, _cat in chunk:
+                params += [aid, path, line - span, line + span]
+            rows = self._q(
+                f"WITH a(aid, path, lo, hi) AS (VALUES {values}) "
+                "SELECT a.aid, d.id, d.line, d.category FROM a JOIN docs d "
+                "ON d.path = a.path AND d.line BETWEEN a.lo AND a.hi WHERE d.scope = ?",
+                [*params, scope],
+            )
+            grouped: dict[str, list[tuple[int, str]]] = {}
+            for aid, did, line, cat in rows:
+                if cat == cats[aid]:
+                    grouped.setdefault(aid, []).append((int(line), did))
+            for aid, found in grouped.items():
+                found.sort()
+                ids = [d for _, d in found]
+                if aid not in ids:
+                    continue
+                at = ids.index(aid)
+                lo, hi = max(at - window, 0), min(at + window + 1, len(ids))
+                by_anchor[aid] = [(j - at, ids[j]) for j in range(lo, hi) if j != at]
+        return by_anchor
+
     def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
         """Docs by id (missing ids are absent from the result)."""
         out: dict[str, Doc] = {}
@@ -161,6 +239,28 @@ class KeywordIndex:
             for row in self._q(f"SELECT {_DOC_COLS} FROM docs WHERE id IN ({marks})", chunk):
                 d = _doc(row)
                 out[d.id] = d
+        return out
+
+    def docs_with_vectors(
+        self, ids: Sequence[str], model: str
+    ) -> dict[str, tuple[Doc, Vector | None]]:
+        """Docs by id with their kept ``model`` vector (``None`` when no valid copy is kept).
+
+        One query does both: search needs the doc of every vector hit anyway.
+        """
+        out: dict[str, tuple[Doc, Vector | None]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = (
+                f"SELECT {_D_COLS}, v.vec FROM docs d "
+                "LEFT JOIN kept_vectors v "
+                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+                f"WHERE d.id IN ({marks})"
+            )
+            for row in self._q(sql, [model, *chunk]):
+                blob = row[10]
+                out[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
         return out
 
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
@@ -190,10 +290,13 @@ class KeywordIndex:
         files: Sequence[FileStamp] = (),
         drop_files: Sequence[str] = (),
         lines: Sequence[tuple[int, str]] = (),
+        shifts: Sequence[tuple[str, int, int]] = (),
     ) -> None:
         """Apply doc upserts, deletes ``(id, scope)``, line moves ``(line, id)`` and file
         stamps in one transaction.
 
+        ``shifts`` ``(path, after, count)``, applied first and in order, move the docs
+        of ``path`` below line ``after`` down ``count`` lines (lines were inserted).
         A doc whose text changed loses its ``vec_hash`` (it must be re-embedded); a
         deleted doc is queued in ``vec_deletes``.
         """
@@ -201,11 +304,17 @@ class KeywordIndex:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
             try:
+                for path, after, count in shifts:
+                    c.execute(
+                        "UPDATE docs SET line = line + ? WHERE path = ? AND line > ?",
+                        (count, path, after),
+                    )
                 for entry_id, scope in deletes:
                     row = c.execute("SELECT rowid FROM docs WHERE id = ?", (entry_id,)).fetchone()
                     if row:
                         c.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
                         c.execute("DELETE FROM docs WHERE rowid = ?", (row[0],))
+                        c.execute("DELETE FROM kept_vectors WHERE id = ?", (entry_id,))
                     c.execute("INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (entry_id, scope))
                 for d in upserts:
                     row = c.execute(
@@ -285,7 +394,11 @@ class KeywordIndex:
     # -- vector outbox -----------------------------------------------------
 
     def vector_todo(self, limit: int = 100_000) -> list[Doc]:
-        """Docs whose current text is not yet in the vector index."""
+        """Docs whose current text is not yet in the vector index.
+
+        The partial index ``docs_vector_todo`` makes this O(result), not a scan of
+        every doc (it runs after every write).
+        """
         rows = self._q(
             f"SELECT {_DOC_COLS} FROM docs WHERE vec_hash IS NULL OR vec_hash != text_hash "
             "ORDER BY rowid LIMIT ?",
@@ -297,8 +410,19 @@ class KeywordIndex:
         """Queued vector deletions ``(id, scope)``."""
         return [(r[0], r[1]) for r in self._q("SELECT id, scope FROM vec_deletes")]
 
-    def mark_vectors(self, done: Sequence[tuple[str, str]], deleted: Sequence[str] = ()) -> None:
-        """Record ``(id, text_hash)`` pairs as embedded and deletions as applied."""
+    def mark_vectors(
+        self,
+        done: Sequence[tuple[str, str]],
+        deleted: Sequence[str] = (),
+        *,
+        model: str | None = None,
+        vectors: Sequence[Sequence[float]] | NDArray[np.float32] = (),
+    ) -> None:
+        """Record ``(id, text_hash)`` pairs as embedded and deletions as applied.
+
+        With ``model``, ``vectors`` (one per ``done`` pair) are the vectors just
+        written to Chroma; a copy of each is kept (see :meth:`docs_with_vectors`).
+        """
         with self._lock:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
@@ -307,7 +431,40 @@ class KeywordIndex:
                     "UPDATE docs SET vec_hash = ? WHERE id = ? AND text_hash = ?",
                     [(h, i, h) for i, h in done],
                 )
+                if model is not None:
+                    c.executemany(
+                        "INSERT OR REPLACE INTO kept_vectors VALUES (?, ?, ?, ?)",
+                        [
+                            (i, model, h, vector_blob(v))
+                            for (i, h), v in zip(done, vectors, strict=True)
+                        ],
+                    )
                 c.executemany("DELETE FROM vec_deletes WHERE id = ?", [(i,) for i in deleted])
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
+    def missing_vectors(self, model: str) -> list[tuple[str, str, str]]:
+        """``(id, scope, vec_hash)`` of embedded docs without a valid kept ``model`` vector."""
+        rows = self._q(
+            "SELECT d.id, d.scope, d.vec_hash FROM docs d LEFT JOIN kept_vectors v "
+            "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+            "WHERE d.vec_hash IS NOT NULL AND v.id IS NULL",
+            (model,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def keep_vectors(
+        self, model: str, vectors: Mapping[str, Sequence[float]], hashes: Mapping[str, str]
+    ) -> None:
+        """Keep copies of vectors read from Chroma; ``hashes`` names each one's text."""
+        rows = [(i, model, hashes[i], vector_blob(v)) for i, v in vectors.items()]
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                c.executemany("INSERT OR REPLACE INTO kept_vectors VALUES (?, ?, ?, ?)", rows)
                 c.execute("COMMIT")
             except BaseException:
                 c.execute("ROLLBACK")
@@ -329,7 +486,7 @@ class KeywordIndex:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
         rows = self._q(
-            f"SELECT {', '.join('d.' + c.strip() for c in _DOC_COLS.split(','))}, bm25(fts) AS s "
+            f"SELECT {_D_COLS}, bm25(fts) AS s "
             "FROM fts JOIN docs d ON d.rowid = fts.rowid "
             "WHERE fts MATCH ? AND d.scope = ? ORDER BY s LIMIT ?",
             (match, scope, limit),
@@ -353,4 +510,4 @@ class KeywordIndex:
         return out[:limit]
 
 
-__all__ = ["Doc", "FileStamp", "KeywordIndex"]
+__all__ = ["Doc", "FileStamp", "KeywordIndex", "Vector", "blob_vector", "vector_blob"]

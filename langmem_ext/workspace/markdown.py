@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from typing import NamedTuple
 
 ID_PREFIX = "m-"
 _BLOCK_ID_RE = re.compile(r"\s*\^(m-[0-9a-z]{4,32})\s*$")
@@ -95,13 +97,16 @@ def parse_entries(content: str) -> list[ParsedEntry]:
         Entries in file order. Empty bullets are skipped.
     """
     lines = content.splitlines()
+    return _parse_lines(lines, 0, len(lines), "fact")
+
+
+def _parse_lines(lines: list[str], start: int, end: int, category: str) -> list[ParsedEntry]:
+    """Parse the bullets of ``lines[start:end]``; ``category`` is the one in force at ``start``."""
     entries: list[ParsedEntry] = []
-    category = "fact"
-    i = 0
-    n = len(lines)
-    while i < n:
+    i = start
+    while i < end:
         raw = lines[i]
-        heading = _HEADING_RE.match(raw)
+        heading = _HEADING_RE.match(raw) if raw.startswith("#") else None
         if heading:
             if len(heading.group(1)) >= 2:
                 category = category_of_heading(heading.group(2)) or "fact"
@@ -111,20 +116,28 @@ def parse_entries(content: str) -> list[ParsedEntry]:
         if not bullet:
             i += 1
             continue
-        start = i
+        first = i
         parts = [bullet.group(1)]
         i += 1
-        while i < n and lines[i][:1] in (" ", "\t") and lines[i].strip():
+        while i < end and lines[i][:1] in (" ", "\t") and lines[i].strip():
             parts.append(lines[i].strip())
             i += 1
         text, entry_id = split_block_id("\n".join(parts))
         if text.strip():
             entries.append(
                 ParsedEntry(
-                    id=entry_id, text=text.strip(), category=category, line=start + 1, end_line=i
+                    id=entry_id, text=text.strip(), category=category, line=first + 1, end_line=i
                 )
             )
     return entries
+
+
+def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """``(index, level, title)`` of the heading lines, found at C speed (10k-line files)."""
+    for idx in compress(count(), map(str.startswith, lines, repeat("#"))):
+        m = _HEADING_RE.match(lines[idx])
+        if m:
+            yield idx, len(m.group(1)), m.group(2)
 
 
 def split_block_id(text: str) -> tuple[str, str | None]:
@@ -150,6 +163,23 @@ def normalise_text(text: str) -> str:
     return "\n".join(p for p in parts if p)
 
 
+@dataclass(frozen=True)
+class Insertion:
+    """What :func:`insert_entries_tracked` did to a file.
+
+    Attributes:
+        content: The new file text.
+        entries: The inserted entries, exactly as :func:`parse_entries` reads them
+            in ``content``.
+        shifts: ``(after, count)`` pairs in the order they happened: every line
+            below line ``after`` (1-based) at that point moved down ``count`` lines.
+    """
+
+    content: str
+    entries: list[ParsedEntry]
+    shifts: list[tuple[int, int]]
+
+
 def insert_entries(content: str, items: Iterable[tuple[str, str, str]], *, title: str) -> str:
     """Append entries under their category sections, creating sections as needed.
 
@@ -161,37 +191,82 @@ def insert_entries(content: str, items: Iterable[tuple[str, str, str]], *, title
     Returns:
         The new file text.
     """
+    return insert_entries_tracked(content, items, title=title).content
+
+
+def insert_entries_tracked(
+    content: str, items: Iterable[tuple[str, str, str]], *, title: str
+) -> Insertion:
+    """:func:`insert_entries`, also telling where the new entries went and which lines moved.
+
+    Lets a caller index an append without parsing the whole file again: only the
+    inserted bullets are parsed (a bullet ends at the next bullet, blank line or
+    heading, so they parse the same alone as in the file).
+    """
     lines = content.splitlines() if content else [f"# {title}", ""]
     by_cat: dict[str, list[str]] = {}
     for entry_id, text, category in items:
         by_cat.setdefault(category, []).extend(render_bullet(text, entry_id))
+    blocks: list[_Block] = []
+    shifts: list[tuple[int, int]] = []
     for category, bullet_lines in by_cat.items():
-        lines = _insert_into_section(lines, category, bullet_lines)
-    return "\n".join(lines).rstrip("\n") + "\n"
+        lines, block, added = _insert_into_section(lines, category, bullet_lines)
+        if added:
+            shifts.append((block.start, added))
+            blocks = [b.moved(added) if b.start >= block.start else b for b in blocks]
+        blocks.append(block)
+    entries = [
+        e for b in sorted(blocks) for e in _parse_lines(lines, b.start, b.end, b.category)
+    ]
+    return Insertion("\n".join(lines).rstrip("\n") + "\n", entries, shifts)
 
 
-def _section_bounds(lines: list[str], category: str) -> tuple[int, int] | None:
+class _Block(NamedTuple):
+    """Inserted bullet lines ``[start, end)`` (0-based) and the category in force there."""
+
+    start: int
+    end: int
+    category: str
+
+    def moved(self, lines: int) -> _Block:
+        return _Block(self.start + lines, self.end + lines, self.category)
+
+
+def _section_bounds(lines: list[str], category: str) -> tuple[int, int, str] | None:
+    """``(heading index, end, category in force at the end)`` of a category's section."""
     start = None
-    for idx, raw in enumerate(lines):
-        m = _HEADING_RE.match(raw)
-        if not m:
-            continue
-        if start is not None and len(m.group(1)) <= 2:
-            return start, idx
-        if len(m.group(1)) == 2 and category_of_heading(m.group(2)) == category:
+    current = "fact"  # what parse_entries assigns at this point
+    for idx, level, title in _headings(lines):
+        if start is not None and level <= 2:
+            return start, idx, current
+        named = category_of_heading(title)
+        if level >= 2:
+            current = named or "fact"
+        if level == 2 and named == category:
             start = idx
     if start is None:
         return None
-    return start, len(lines)
+    return start, len(lines), current
 
 
-def _insert_into_section(lines: list[str], category: str, bullets: list[str]) -> list[str]:
+def _insert_into_section(
+    lines: list[str], category: str, bullets: list[str]
+) -> tuple[list[str], _Block, int]:
+    """Insert bullet lines at the end of a section (created at the end of the file).
+
+    Returns:
+        ``(new lines, where the bullets are, lines added before the old line at the
+        block's start)`` — 0 added when they went after every old line.
+    """
     bounds = _section_bounds(lines, category)
     if bounds is None:
         while lines and not lines[-1].strip():
             lines.pop()
-        return [*lines, "", f"## {SECTION_TITLES[category]}", *bullets]
-    start, end = bounds
+        heading = SECTION_TITLES[category]
+        at = len(lines) + 2
+        block = _Block(at, at + len(bullets), category_of_heading(heading) or "fact")
+        return [*lines, "", f"## {heading}", *bullets], block, 0
+    start, end, in_force = bounds
     pos = end
     while pos > start + 1 and not lines[pos - 1].strip():
         pos -= 1
@@ -200,7 +275,7 @@ def _insert_into_section(lines: list[str], category: str, bullets: list[str]) ->
     after = pos + len(bullets)
     if after < len(new) and new[after].startswith("#"):
         new.insert(after, "")
-    return new
+    return new, _Block(pos, after, in_force), len(new) - len(lines)
 
 
 def replace_entry(content: str, entry_id: str, new_text: str | None) -> tuple[str, bool]:
@@ -260,10 +335,12 @@ def _with_id(block: list[str], new_id: str) -> list[str]:
 
 __all__ = [
     "SECTION_TITLES",
+    "Insertion",
     "ParsedEntry",
     "assign_missing_ids",
     "category_of_heading",
     "insert_entries",
+    "insert_entries_tracked",
     "new_entry_id",
     "normalise_text",
     "parse_entries",

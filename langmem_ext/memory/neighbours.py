@@ -1,0 +1,62 @@
+"""The context stage's view of the keyword index (see :mod:`langmem_ext.retrieval.context`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.context import Layout
+
+if TYPE_CHECKING:
+    from langmem_ext.workspace.keyword_index import Doc, KeywordIndex
+
+
+def doc_candidate(d: Doc) -> Candidate:
+    """A candidate for an indexed entry, with no engine scores yet."""
+    return Candidate(
+        id=d.id,
+        text=d.text,
+        category=d.category,
+        created_at=d.created_at,
+        importance=d.importance,
+        metadata={"path": d.path, "line": d.line, "updated_at": d.updated_at},
+    )
+
+
+class IndexNeighbours:
+    """Neighbours of candidates in one scope, read from the keyword index.
+
+    Args:
+        keyword: The workspace's keyword index.
+        scope: The scope searched; entries of other scopes are never returned.
+        category: When set, only entries of this category are materialised.
+    """
+
+    def __init__(self, keyword: KeywordIndex, scope: str, category: str | None = None) -> None:
+        self.keyword = keyword
+        self.scope = scope
+        self.category = category
+
+    def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
+        """See :meth:`langmem_ext.retrieval.context.NeighbourSource.neighbours`."""
+        anchors = [
+            (c.id, str(c.metadata["path"]), int(c.metadata["line"]), c.category)
+            for c in candidates
+            if "path" in c.metadata and "line" in c.metadata
+        ]
+        return self.keyword.neighbours(self.scope, anchors, window)
+
+    def candidates(self, ids: Sequence[str]) -> list[Candidate]:
+        """See :meth:`langmem_ext.retrieval.context.NeighbourSource.candidates`."""
+        docs = self.keyword.docs(ids)
+        return [
+            doc_candidate(d)
+            for i in ids
+            if (d := docs.get(i)) is not None
+            and d.scope == self.scope
+            and (self.category is None or d.category == self.category)
+        ]
+
+
+__all__ = ["IndexNeighbours", "doc_candidate"]
