@@ -148,7 +148,7 @@ def rank(
     if opts.thresholds:
         cands = hard_min_filter(cands, settings, exempt=exempt)
     if opts.mmr:
-        cands = mmr_demote(cands, settings, cosine_baseline=cosine_baseline)
+        cands = mmr_demote(cands, settings, cosine_baseline=cosine_baseline, k=k)
 
     result = cands[:k]
     for c in result:

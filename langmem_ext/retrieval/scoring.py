@@ -47,6 +47,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
@@ -310,64 +311,68 @@ def noise_filter(candidates: Sequence[Candidate], settings: RetrievalSettings) -
     )
 
 
+def _unit(vec: Sequence[float]) -> NDArray[np.float64]:
+    v = np.asarray(vec, dtype=np.float64)
+    norm = float(np.sqrt(v @ v))
+    return v / norm if norm > 0.0 else v
+
+
 def mmr_demote(
-    candidates: Sequence[Candidate], settings: RetrievalSettings, *, cosine_baseline: float = 0.0
+    candidates: Sequence[Candidate],
+    settings: RetrievalSettings,
+    *,
+    cosine_baseline: float = 0.0,
+    k: int | None = None,
 ) -> list[Candidate]:
     """Move near-duplicates of better hits to the end (MMR-style diversity).
 
     Walking the candidates best first, one whose embedding has a cosine above
     ``mmr_threshold`` with an already kept (better-ranked) candidate is demoted: it
     goes after every kept candidate, in its original order. Nothing is deleted.
-    Candidates without an embedding (or of another dimension) are kept in place and
-    compared with nothing.
+    Candidates without an embedding (or of another dimension than the first one)
+    are kept in place and compared with nothing.
 
     Args:
         candidates: Scored candidates.
         settings: ``mmr_threshold`` (0.85), on the rescaled cosine
             ``(cos - cosine_baseline) / (1 - cosine_baseline)``.
         cosine_baseline: Cosine of unrelated texts for the embedder in use.
+        k: Stop once ``k`` candidates are kept: the rest follow in score order,
+            unexamined (the caller keeps only the first ``k``). ``None`` examines all.
 
     Returns:
         New candidates: kept ones by score, then the demoted ones;
         ``debug["mmr_demoted"]`` is the cosine that demoted a candidate.
     """
     ranked = [c.copy() for c in _ranked(candidates)]
-    embedded = [c.embedding for c in ranked if c.embedding is not None]
-    if not embedded:
-        return ranked
-    dim = len(embedded[0])
-    dims = {len(e) for e in embedded}
-    if len(dims) > 1:
-        logger.warning("MMR: embeddings of several dimensions %s; comparing only %d-d", dims, dim)
-    rows = [i for i, c in enumerate(ranked) if c.embedding is not None and len(c.embedding) == dim]
-    if len(rows) < 2 or dim == 0:
-        return ranked
-    matrix = np.asarray([ranked[i].embedding for i in rows], dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit = matrix / np.where(norms == 0.0, 1.0, norms)
-    sims = unit @ unit.T
-    row_of = {i: r for r, i in enumerate(rows)}
     limit = cosine_baseline + (1.0 - cosine_baseline) * settings.mmr_threshold
-
+    dim: int | None = None
     kept: list[Candidate] = []
     demoted: list[Candidate] = []
-    kept_rows: list[int] = []
-    for i, c in enumerate(ranked):
-        r = row_of.get(i)
-        if r is None:
-            kept.append(c)
+    kept_units: list[NDArray[np.float64]] = []
+    stop = len(ranked) if k is None else k
+    walked = 0
+    for c in ranked:
+        if len(kept) >= stop:
+            break
+        walked += 1
+        emb = c.embedding
+        if emb is None or len(emb) == 0 or (dim is not None and len(emb) != dim):
+            kept.append(c)  # nothing to compare it with
             continue
-        if kept_rows:
-            best = float(np.max(sims[r, kept_rows]))
+        dim = len(emb)
+        unit = _unit(emb)
+        if kept_units:
+            best = float(np.max(np.stack(kept_units) @ unit))
             if best > limit:
                 c.debug["mmr_demoted"] = best
                 demoted.append(c)
                 continue
-        kept_rows.append(r)
+        kept_units.append(unit)
         kept.append(c)
     if demoted:
         logger.debug("MMR demoted %d near-duplicates", len(demoted))
-    return kept + demoted
+    return kept + ranked[walked:] + demoted
 
 
 __all__ = [
