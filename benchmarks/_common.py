@@ -137,7 +137,8 @@ class Variant:
         mode: Engines used: ``hybrid``, ``vector`` or ``fts``.
         options: Pipeline stages.
         retrieval: Overrides of ``RetrievalSettings`` (fusion, weights, ...).
-        intent: Pass the recall intent detected in the question at its ``now``.
+        intent: Pass the recall intent detected in the question at its ``now``, as
+            ``Memory.search`` does by default (``intent="auto"``).
         ingest: ``turn`` (the metric's setup), ``ctx-embed`` (the turn embedded with
             the previous turn as context, indexed for BM25 alone) or ``ctx-text``
             (the stored text is ``previous | turn``).
@@ -172,25 +173,35 @@ MAIN_METHODS: tuple[Variant, ...] = (
     Variant("dense (plain)", "vector", ALL_OFF, note="Chroma cosine alone, no stages"),
     Variant("RRF (equal weights, k=60), no stages", "hybrid", ALL_OFF, RRF_EQUAL,
             note="plain reciprocal-rank fusion of the two, nothing else"),
-    Variant("hybrid pipeline (default)", note="what Memory.search runs (default settings)"),
+    Variant("hybrid pipeline (default)", intent=True,
+            note="what Memory.search runs (default settings, intent='auto')"),
 )  # fmt: skip
 
 
 def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
-    """The ablation rows: each stage off, fusions, weights, context settings, chunking."""
+    """The ablation rows: each stage off, fusions, weights, context settings, chunking.
+
+    Rows that run the whole pipeline pass the recall intent, as ``Memory.search``
+    does; the "no stages" rows do not.
+    """
     seed = (("vector_weight", 0.7), ("bm25_weight", 0.3))
+
+    def full(name: str, **kw: Any) -> Variant:
+        return Variant(name, intent=True, **kw)
+
     out = [
-        Variant("full pipeline (default)", note="reference row"),
-        Variant("- context (neighbours)", options=_off(context=False)),
-        Variant("- recency boost", options=_off(recency=False)),
-        Variant("- importance weight", options=_off(importance=False)),
-        Variant("- length norm", options=_off(length_norm=False)),
-        Variant("- time decay", options=_off(time_decay=False)),
-        Variant("- thresholds (min / hard min)", options=_off(thresholds=False)),
-        Variant("- noise filter", options=_off(noise=False)),
-        Variant("- MMR demotion", options=_off(mmr=False)),
-        Variant("MMR order kept (no final re-sort)", resort=False,
-                note="rank()'s own order; SearchEngine.search re-sorts by score"),
+        full("full pipeline (default)", note="reference row"),
+        Variant("- recall intent", note="SearchEngine.search without a recall intent"),
+        full("- context (neighbours)", options=_off(context=False)),
+        full("- recency boost", options=_off(recency=False)),
+        full("- importance weight", options=_off(importance=False)),
+        full("- length norm", options=_off(length_norm=False)),
+        full("- time decay", options=_off(time_decay=False)),
+        full("- thresholds (min / hard min)", options=_off(thresholds=False)),
+        full("- noise filter", options=_off(noise=False)),
+        full("- MMR demotion", options=_off(mmr=False)),
+        full("MMR order kept (no final re-sort)", resort=False,
+             note="rank()'s own order; SearchEngine.search re-sorts by score"),
         Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF),
         Variant("no stages: weighted 0.7 / 0.3 (seed 000)", options=ALL_OFF, retrieval=seed),
         Variant("no stages: weighted 0.5 / 0.5", options=ALL_OFF, retrieval=EQUAL),
@@ -198,22 +209,20 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         Variant("only context: weighted 0.4 / 0.6", options=_off(
             recency=False, importance=False, length_norm=False, time_decay=False,
             thresholds=False, noise=False, mmr=False)),
-        Variant("all stages: weighted 0.7 / 0.3 (seed 000)", retrieval=seed),
-        Variant("all stages: weighted 0.5 / 0.5", retrieval=EQUAL),
-        Variant("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
-        Variant("context window 1", retrieval=(("context_window", 1),)),
-        Variant("context window 3", retrieval=(("context_window", 3),)),
-        Variant("context window 10", retrieval=(("context_window", 10),)),
-        Variant("context shares 0.15 / 0.15", retrieval=(
-            ("context_prev_weight", 0.15), ("context_next_weight", 0.15))),
-        Variant("context shares 0.5 / 0.3", retrieval=(
+        full("all stages: weighted 0.7 / 0.3 (seed 000)", retrieval=seed),
+        full("all stages: weighted 0.5 / 0.5", retrieval=EQUAL),
+        full("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
+        full("context window 1", retrieval=(("context_window", 1),)),
+        full("context window 3", retrieval=(("context_window", 3),)),
+        full("context window 10", retrieval=(("context_window", 10),)),
+        full("context shares 0.25 / 0.25", retrieval=(
+            ("context_prev_weight", 0.25), ("context_next_weight", 0.25))),
+        full("context shares 0.5 / 0.3", retrieval=(
             ("context_prev_weight", 0.5), ("context_next_weight", 0.3))),
-        Variant("context decay 0.7", retrieval=(("context_decay", 0.7),)),
-        Variant("full pipeline + recall intent", intent=True,
-                note="intent detected in the question at its now"),
+        full("context decay 0.7", retrieval=(("context_decay", 0.7),)),
         Variant("k=5 call: BM25 (plain)", "fts", ALL_OFF, k=5,
                 note="k=5, pool 20: Memory.search's default; R@10/R@20 are of 5 hits"),
-        Variant("k=5 call: full pipeline (default)", k=5),
+        full("k=5 call: full pipeline (default)", k=5),
     ]  # fmt: skip
     for kind in chunking:
         out += [
@@ -221,9 +230,9 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
             Variant(f"{kind}: BM25 (plain)", "fts", ALL_OFF, ingest=kind),
             Variant(f"{kind}: RRF 0.5 / 0.5, no stages", options=ALL_OFF, retrieval=RRF_EQUAL,
                     ingest=kind),
-            Variant(f"{kind}: full pipeline", ingest=kind),
+            Variant(f"{kind}: full pipeline", intent=True, ingest=kind),
             Variant(f"{kind}: full pipeline - context", options=_off(context=False),
-                    ingest=kind),
+                    intent=True, ingest=kind),
         ]  # fmt: skip
     return out
 
@@ -572,8 +581,9 @@ def run_embedder(
         for v in MAIN_METHODS:
             eng = timed_engines[v.name]
             t0 = time.perf_counter()
-            hits = eng.search(
-                q.text, scope=q.scope, k=K_MAX, mode=v.mode, options=v.options, now=q.now
+            hits = eng.search(  # the intent is detected inside the timing, as Memory.search does
+                q.text, scope=q.scope, k=K_MAX, mode=v.mode, options=v.options, now=q.now,
+                intent=_intent(q) if v.intent else None,
             )
             ms = (time.perf_counter() - t0) * 1000
             ranked = [ext_of[h.id] for h in hits]
