@@ -7,7 +7,8 @@ Order of the stages in :func:`rank` (each can be switched off in
 2. conversation context — neighbours of a candidate in its file section pass it a
    share of their score (:mod:`langmem_ext.retrieval.context`; needs a
    ``NeighbourSource``, which the search engine gives);
-3. noise filter — refusals, greetings, meta questions are never returned;
+3. the best ``max(4 k, 40)`` go on (:data:`WORKING_SET`); noise filter —
+   refusals, greetings, meta questions are never returned;
 4. ``min_score`` on relevance — too little evidence of a match;
 5. recency boost, importance weight, length normalisation, time decay;
 6. time window — with a recall intent, hits created inside its window are boosted
@@ -46,6 +47,10 @@ from langmem_ext.retrieval.scoring import (
 )
 
 logger = logging.getLogger(__name__)
+
+WORKING_SET = 4
+"""After fusion and context, only the best ``max(4 k, 40)`` candidates go on through
+the scoring stages."""
 
 
 @dataclass
@@ -127,6 +132,9 @@ def rank(
 
     if opts.context and context is not None:
         cands = context_boost(cands, context, settings, k=k)
+    # The later stages only filter and rescale by bounded factors: a candidate far
+    # below the k-th cannot reach the top k, and copying it through every stage costs.
+    cands = sorted(cands, key=lambda c: c.score, reverse=True)[: max(WORKING_SET * k, 40)]
 
     window = intent if intent is not None and intent.has_window else None
     exempt = _inside(window) if window is not None else None
@@ -159,4 +167,4 @@ def rank(
     return result
 
 
-__all__ = ["PipelineOptions", "rank"]
+__all__ = ["WORKING_SET", "PipelineOptions", "rank"]

@@ -200,7 +200,7 @@ class KeywordIndex:
         """
         if window <= 0 or not anchors:
             return {}
-        span = 2 * window + 2
+        span = window + 2  # lines: one-line bullets, plus a heading or a blank line
         by_anchor: dict[str, list[tuple[int, str]]] = {}
         cats = {a[0]: a[3] for a in anchors}
         for i in range(0, len(anchors), 400):
