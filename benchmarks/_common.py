@@ -37,7 +37,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -785,7 +785,7 @@ def run_cli(
         shutil.rmtree(tmp, ignore_errors=True)
     results = {
         "dataset": dataset.name,
-        "date": "2026-11-21",
+        "date": date.today().isoformat(),
         "machine": "2 cores",
         "command": "python "
         + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),

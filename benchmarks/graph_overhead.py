@@ -41,6 +41,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -511,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if k in os.environ
     )
     results = {
-        "date": "2026-11-21",
+        "date": date.today().isoformat(),
         "machine": "2 cores",
         "command": " ".join(
             [*([env] if env else []), "python benchmarks/graph_overhead.py", *argv_list]

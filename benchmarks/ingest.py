@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -486,7 +486,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results = {
-        "date": "2026-11-21",
+        "date": date.today().isoformat(),
         "machine": "2 cores",
         "command": "python "
         + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
