@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.models import SearchHit, to_dt
-from langmem_ext.memory.neighbours import IndexNeighbours
+from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.text import query_tokens
@@ -190,7 +190,7 @@ class SearchEngine:
             d, vec = found.get(h.id, (None, None))
             if d is None or d.scope != scope:  # stale vector: its doc is gone
                 continue
-            c = _candidate(d)
+            c = doc_candidate(d)
             c.vector_score = rescale_cosine(h.similarity, self.cosine_baseline)
             c.vector_rank = rank_i
             embedding: Any = vec if vec is not None else fetched.get(h.id)  # numpy, for MMR
@@ -211,7 +211,7 @@ class SearchEngine:
             pairs = kw.substring(scope, q, pool)
         out: list[Candidate] = []
         for rank_i, (d, score) in enumerate(pairs):
-            c = _candidate(d)
+            c = doc_candidate(d)
             c.bm25_score = score
             c.bm25_rank = rank_i
             out.append(c)
@@ -232,17 +232,6 @@ class SearchEngine:
             scope=scope,
             debug={key: round(float(v), 6) for key, v in c.debug.items()},
         )
-
-
-def _candidate(d: Doc) -> Candidate:
-    return Candidate(
-        id=d.id,
-        text=d.text,
-        category=d.category,
-        created_at=d.created_at,
-        importance=d.importance,
-        metadata={"path": d.path, "line": d.line, "updated_at": d.updated_at},
-    )
 
 
 __all__ = ["MODES", "ExtraSource", "SearchEngine"]
