@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from langchain_core.embeddings import Embeddings
 
+from langmem_ext.embeddings import model_name_of
+
 KNOWN_BASELINES: dict[str, float] = {
     "use-multilingual-v3": 0.0,
     "multilingual-e5-small-q4": 0.75,
@@ -37,8 +39,7 @@ def cosine_baseline_of(embeddings: Embeddings, override: float | None = None) ->
     own = getattr(embeddings, "cosine_baseline", None)
     if isinstance(own, (int, float)):
         return float(own)
-    name = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
-    return KNOWN_BASELINES.get(str(name), 0.0)
+    return KNOWN_BASELINES.get(model_name_of(embeddings), 0.0)
 
 
 def rescale_cosine(cos: float, baseline: float) -> float:

@@ -132,9 +132,10 @@ def rank(
 
     if opts.context and context is not None:
         cands = context_boost(cands, context, settings, k=k)
-    # The later stages only filter and rescale by bounded factors: a candidate far
-    # below the k-th cannot reach the top k, and copying it through every stage costs.
-    cands = sorted(cands, key=lambda c: c.score, reverse=True)[: max(WORKING_SET * k, 40)]
+    # Fusion and context return candidates best first. The later stages only filter
+    # and rescale by bounded factors: a candidate far below the k-th cannot reach the
+    # top k, and copying it through every stage costs.
+    cands = cands[: max(WORKING_SET * k, 40)]
 
     window = intent if intent is not None and intent.has_window else None
     exempt = _inside(window) if window is not None else None

@@ -31,6 +31,7 @@ from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
 from langmem_ext.workspace.markdown import (
     Insertion,
+    ParsedEntry,
     assign_missing_ids,
     insert_entries_tracked,
     parse_entries,
@@ -63,6 +64,22 @@ class NewEntry:
     created_at: float
     source: str
     verified: bool = False
+
+
+def _new_doc(scope: str, rel: str, parsed: ParsedEntry, entry: NewEntry, now: float) -> Doc:
+    """The index row of an entry just written: position and text as parsed from the file."""
+    return Doc(
+        id=entry.id,
+        scope=scope,
+        path=rel,
+        line=parsed.line,
+        category=parsed.category,
+        text=parsed.text,
+        text_hash=text_hash(parsed.text),
+        created_at=entry.created_at,
+        updated_at=now,
+        importance=entry.importance,
+    )
 
 
 @dataclass
@@ -237,20 +254,9 @@ class Workspace:
         rel = self.layout.rel(path)
         new = {e.id: e for e in entries}
         upserts = [
-            Doc(
-                id=p.id,
-                scope=scope,
-                path=rel,
-                line=p.line,
-                category=p.category,
-                text=p.text,
-                text_hash=text_hash(p.text),
-                created_at=new[p.id].created_at,
-                updated_at=now,
-                importance=new[p.id].importance,
-            )
+            _new_doc(scope, rel, p, new[p.id], now)
             for p in insertion.entries
-            if p.id in new
+            if p.id is not None and p.id in new
         ]
         s = path.stat()
         self.keyword.apply(
@@ -278,21 +284,7 @@ class Workspace:
             if p.id is None:
                 continue
             if p.id in new:
-                e = new[p.id]
-                upserts.append(
-                    Doc(
-                        id=e.id,
-                        scope=scope,
-                        path=rel,
-                        line=p.line,
-                        category=p.category,
-                        text=p.text,
-                        text_hash=text_hash(p.text),
-                        created_at=e.created_at,
-                        updated_at=now,
-                        importance=e.importance,
-                    )
-                )
+                upserts.append(_new_doc(scope, rel, p, new[p.id], now))
             elif old_lines.get(p.id, p.line) != p.line:
                 moved.append((p.line, p.id))
         s = path.stat()
