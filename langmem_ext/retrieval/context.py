@@ -61,7 +61,8 @@ class NeighbourSource(Protocol):
         ...
 
     def candidates(self, ids: Sequence[str]) -> list[Candidate]:
-        """Candidates (no engine scores) for entries no engine returned."""
+        """New candidates (no engine scores) for entries no engine returned; the stage
+        scores them in place."""
         ...
 
 
@@ -98,15 +99,14 @@ def context_boost(
     out = [c.copy() for c in candidates]
     if window <= 0 or not out or (settings.context_prev_weight + settings.context_next_weight) <= 0:
         return out
-    seeds = sorted(out, key=lambda c: c.score, reverse=True)[: max(2 * k, _MIN_SEEDS)]
-    layout = source.neighbours(seeds, window)
     mean = sum(c.score for c in out) / len(out)
+    best = sorted(out, key=lambda c: c.score, reverse=True)[: max(2 * k, _MIN_SEEDS)]
+    seeds = [c for c in best if c.score > mean]  # only what stands out is passed on
+    layout = source.neighbours(seeds, window) if seeds else {}
     gain: dict[str, float] = {}
     rel_gain: dict[str, float] = {}
     for c in seeds:
         excess = c.score - mean
-        if excess <= 0.0:
-            continue
         rel = c.debug.get("relevance", 0.0)
         for offset, nid in layout.get(c.id, ()):
             if offset == 0 or abs(offset) > window or nid == c.id:
@@ -116,7 +116,7 @@ def context_boost(
             rel_gain[nid] = rel_gain.get(nid, 0.0) + share * rel
     pool = {c.id for c in out}
     outside = sorted((i for i in gain if i not in pool), key=lambda i: -gain[i])[:k]
-    out.extend(c.copy() for c in source.candidates(outside) if c.id not in pool)
+    out.extend(c for c in source.candidates(outside) if c.id not in pool)
     for c in out:
         added = gain.get(c.id, 0.0)
         if c.id not in pool:
