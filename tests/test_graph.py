@@ -15,12 +15,13 @@ from langgraph.types import Command
 from langmem_ext import Memory, Settings
 from langmem_ext.graph import (
     ANSWER,
-    BOOST_USED,
     PENDING_CONFIRM,
     PREFLIGHT_RECALL,
+    TurnWriter,
     build_memory_graph,
     classify_reply,
     create_pending_router,
+    flush_turn_writes,
 )
 from langmem_ext.scripted import ScriptedChatModel, tool_call
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
@@ -100,8 +101,14 @@ def test_save_confirm_then_recall_in_a_new_thread(
     # Recalled: the confirmed memory, and (from the session hot log) what was said.
     assert "主人喜欢吃拉面" in [h["text"] for h in out["recalled"]]
     assert "<memory_context>" in memory_block(model.calls[-1])
-    # The answer used the memory: it was boosted.
-    assert memory.get_entry(entry.id, scope="user_alice").importance > 1.0
+    # The answer used the memory: it is boosted, in the background, once the reply is out.
+    assert flush_turn_writes(memory, timeout=10)
+    boosted = memory.get_entry(entry.id, scope="user_alice").importance
+    assert boosted > 1.0
+    # Cooldown: using it again at once adds nothing.
+    say(graph, "上次我说我喜欢吃什么？", cfg("t3"))
+    assert flush_turn_writes(memory, timeout=10)
+    assert memory.get_entry(entry.id, scope="user_alice").importance == boosted
 
 
 def test_rejection_stores_nothing(graph_parts: tuple[Any, ScriptedChatModel, Memory]) -> None:
@@ -237,11 +244,14 @@ def test_human_in_the_loop_confirmation(memory: Memory) -> None:
     assert [e.text for e in memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
 
 
-def test_turns_go_to_the_session_hot_log(graph_parts: tuple[Any, ScriptedChatModel, Memory]) -> None:
+def test_turns_go_to_the_session_hot_log(
+    graph_parts: tuple[Any, ScriptedChatModel, Memory],
+) -> None:
     graph, _, memory = graph_parts
     say(graph, "My favourite tea is oolong from Taiwan, by the way.", cfg("log-1"))
     from langmem_ext import SessionLog
 
+    assert flush_turn_writes(memory, timeout=10)  # written in the background
     events = SessionLog(memory).recent("user_alice", thread_id="log-1")
     assert [e.role for e in events] == ["user", "assistant"]
     hits = memory.search("what did I say about tea earlier?", scope="user_alice")
@@ -259,12 +269,12 @@ def test_pending_confirm_runs_only_when_something_is_pending(fake_memory: Memory
         ScriptedChatModel(policy=policy), fake_memory, checkpointer=InMemorySaver()
     )
     assert node_names(graph, "hello there, how are you doing", cfg("r1")) == [
-        PREFLIGHT_RECALL, ANSWER, BOOST_USED,
+        PREFLIGHT_RECALL, ANSWER,
     ]  # fmt: skip
     # A save proposed outside this thread (another thread, process or tool) is pending.
     fake_memory.save("主人喜欢吃拉面", scope="user_alice")
     assert node_names(graph, "确认", cfg("r1")) == [
-        PENDING_CONFIRM, PREFLIGHT_RECALL, ANSWER, BOOST_USED,
+        PENDING_CONFIRM, PREFLIGHT_RECALL, ANSWER,
     ]  # fmt: skip
     assert [e.text for e in fake_memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
     state = graph.get_state(cfg("r1")).values
@@ -289,11 +299,84 @@ def test_interrupt_mode_pauses_only_when_something_is_pending(fake_memory: Memor
     )
     config = cfg("hitl-2")
     assert node_names(graph, "hello there, how are you doing", config) == [
-        PREFLIGHT_RECALL, ANSWER, BOOST_USED,
+        PREFLIGHT_RECALL, ANSWER,
     ]  # fmt: skip
     assert graph.get_state(config).next == ()
     names = node_names(graph, "我喜欢吃拉面，请记住", config)
-    assert names[-1] == "__interrupt__" and BOOST_USED in names
+    assert names[-1] == "__interrupt__" and names[-2] == ANSWER
+    assert graph.get_state(config).next == (PENDING_CONFIRM,)
     graph.invoke(Command(resume="no"), config)
     assert fake_memory.list_pending(scope="user_alice") == []
     assert fake_memory.list(scope="user_alice") == []
+
+
+def test_turn_writer_runs_in_order_and_waits_per_scope() -> None:
+    writer = TurnWriter()
+    gate = threading.Event()
+    done: list[str] = []
+    writer.submit("a", lambda: (gate.wait(5), done.append("a1")))
+    writer.submit("b", lambda: done.append("b1"))
+    writer.submit("a", lambda: 1 / 0)  # a failing job is logged and skipped
+    writer.submit("a", lambda: done.append("a2"))
+    assert not writer.wait("b", timeout=0.05)  # behind "a1" in the queue
+    assert writer.pending("a") == 3
+    gate.set()
+    assert writer.wait("a", timeout=5) and writer.wait(timeout=5)
+    assert done == ["a1", "b1", "a2"] and writer.pending() == 0
+    writer.close()
+    writer.submit("a", lambda: done.append("after close"))  # runs at once
+    assert done[-1] == "after close"
+
+
+def test_turn_writes_are_drained_on_close_and_can_be_synchronous(tmp_path: Path) -> None:
+    from langmem_ext import SessionLog
+
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    with Memory(settings=s) as memory:
+        graph = build_memory_graph(
+            ScriptedChatModel(policy=policy), memory, checkpointer=InMemorySaver()
+        )
+        say(graph, "My favourite tea is oolong from Taiwan, by the way.", cfg("c1"))
+    with Memory(settings=s) as memory:  # nothing queued was lost by close()
+        assert [e.role for e in SessionLog(memory).recent("user_alice")] == ["user", "assistant"]
+        graph = build_memory_graph(
+            ScriptedChatModel(policy=policy),
+            memory,
+            checkpointer=InMemorySaver(),
+            background_writes=False,
+        )
+        say(graph, "我喜欢吃拉面，请记住", cfg("c2"))
+        say(graph, "确认", cfg("c2"))
+        [entry] = memory.list(scope="user_alice")
+        say(graph, "上次我说我喜欢吃什么？", cfg("c3"))
+        # written in the answer step: visible as soon as invoke returns
+        assert memory.get_entry(entry.id, scope="user_alice").importance > 1.0
+        assert len(SessionLog(memory).recent("user_alice")) == 8
+
+
+def test_needs_checkpoint_agrees_with_the_full_plan(fake_memory: Memory) -> None:
+    from langmem_ext.graph.nodes import history_tokens, needs_checkpoint
+    from langmem_ext.short_term.accounting import count_message_tokens
+    from langmem_ext.short_term.checkpoint import plan_context
+    from langmem_ext.tokens import count_tokens
+
+    settings = fake_memory.settings.model_copy(deep=True)
+    settings.short_term.context_window = 600
+    messages: list[BaseMessage] = []
+    for i in range(30):
+        messages.append(HumanMessage(f"turn {i}: " + "blah " * (i * 3), id=f"h{i}"))
+        messages.append(AIMessage(f"answer {i} " + "ok " * i, id=f"a{i}"))
+        for summary in (None, "Earlier: the user talked about tea. " * 3):
+            state: Any = {"messages": messages, "summary": summary, "memory_context": "ctx " * 20}
+            plan = plan_context(
+                messages,
+                running_summary=summary,
+                settings=settings.short_term,
+                system_tokens=count_tokens("ctx " * 20),
+            )
+            assert needs_checkpoint(state, settings) == plan.should_checkpoint
+        assert history_tokens(messages) == count_message_tokens(messages)
+    # an edited message (same id, new content) is counted again
+    edited = [*messages[:-1], AIMessage("changed " * 50, id=messages[-1].id)]
+    assert history_tokens(edited) == count_message_tokens(edited)

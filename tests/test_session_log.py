@@ -10,7 +10,7 @@ import pytest
 
 from langmem_ext import Memory
 from langmem_ext.errors import EmptyTextError, InvalidInputError, InvalidScopeError
-from langmem_ext.memory.events import NewEvent, SessionLog, query_focus
+from langmem_ext.memory.events import NewEvent, SessionLog, event_tokens, query_focus
 
 DAY = 86400.0
 
@@ -221,6 +221,48 @@ def test_topic_overlap_ranks_first_within_the_window(fake_memory: Memory) -> Non
         "User: Also, how long does the train take to Hangzhou?",
     }
     assert hits[0].debug["overlap"] == 1.0 and hits[0].debug["window"] == 1.0
+
+
+def _fts_rows(memory: Memory) -> list[tuple[int, str]]:
+    return [
+        (int(r[0]), str(r[1]))
+        for r in memory.workspace.ledger.query(
+            "SELECT rowid, tokens FROM session_events_fts ORDER BY rowid"
+        )
+    ]
+
+
+def test_topic_lookup_goes_through_the_token_index(fake_memory: Memory) -> None:
+    log = SessionLog(fake_memory)
+    now = time.time()
+    ev = log.append("main", "t0", "user", "We compared two cities for the move.", at=now - 9 * DAY)
+    log.append("main", "t0", "user", "我对花生过敏", at=now - 8 * DAY)
+    log.append("other_user", "t9", "user", "My favourite cities are Rome and Kyoto", at=now)
+    assert (ev.id, event_tokens(ev.text)) in _fts_rows(fake_memory)
+    # A stemmed token matches ("city" ~ "cities", which a substring scan missed); CJK
+    # bigrams match; other scopes' events never come back.
+    [hit] = log.search("Previously, which city did I mention?", "main", 5, None)
+    assert hit.id == f"ev-{ev.id}" and hit.debug["overlap"] == 1.0
+    assert "花生" in log.search("我之前说过对什么过敏？", "main", 5, None)[0].text
+    assert log.search("之前我说过什么关于护照的事？", "main", 5, None) == []
+
+
+def test_purge_drops_the_token_rows_and_older_logs_are_indexed_on_start(
+    fake_memory: Memory,
+) -> None:
+    log = SessionLog(fake_memory)
+    now = time.time()
+    kept = log.append("main", "t1", "user", "said yesterday about the garden", at=now - DAY)
+    log.append("main", "t1", "user", "said 31 days ago about the garden", at=now - 31 * DAY)
+    assert log.purge() == 1
+    assert [r for r, _ in _fts_rows(fake_memory)] == [kept.id]
+    # A log written before the token index existed is indexed by the next SessionLog.
+    with fake_memory.workspace.ledger.transaction() as conn:
+        conn.execute("DELETE FROM session_events_fts")
+    assert log.search("what did I say about the garden earlier?", "main", 5, None) == []
+    again = SessionLog(fake_memory)
+    assert _fts_rows(fake_memory) == [(kept.id, event_tokens(kept.text))]
+    assert again.search("what did I say about the garden earlier?", "main", 5, None)
 
 
 def test_ordinary_queries_never_read_the_log(

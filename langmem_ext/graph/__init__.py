@@ -1,5 +1,6 @@
 """The memory agent graph and its nodes (each usable in a user's own graph)."""
 
+from langmem_ext.graph.background import TurnWriter, flush_turn_writes, turn_writer
 from langmem_ext.graph.builder import (
     build_memory_graph,
     default_checkpointer,
@@ -35,6 +36,7 @@ __all__ = [
     "PRE_COMPACTION_FLUSH",
     "TOOLS",
     "MemoryState",
+    "TurnWriter",
     "build_memory_graph",
     "classify_reply",
     "create_answer_node",
@@ -46,6 +48,8 @@ __all__ = [
     "create_pending_router",
     "create_preflight_recall_node",
     "default_checkpointer",
+    "flush_turn_writes",
     "resolve_model",
     "sqlite_checkpointer",
+    "turn_writer",
 ]

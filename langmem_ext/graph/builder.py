@@ -1,30 +1,35 @@
-"""``build_memory_graph``: (pending confirm →) preflight recall → answer ⇄ tools → boost
-→ (pre-compaction flush → checkpoint summarisation).
+"""``build_memory_graph``: (pending confirm →) preflight recall → answer (+ boost) ⇄
+tools → (pre-compaction flush → checkpoint summarisation).
 
 A turn runs ``pending_confirm`` only when there is something to confirm or reject
-(in ``confirm_mode="interrupt"``: after boost, only while saves are pending): on
-the common path a turn is three graph steps (recall, answer, boost), each one a
+(in ``confirm_mode="interrupt"``: after the answer, only while saves are pending).
+The boost node runs inside the answer node's final step (``create_answer_node(...,
+after=boost)``), and the turn's writes that the reply does not wait for (hot-log
+events, boosts) go to the memory's background :class:`~langmem_ext.graph.background.TurnWriter`:
+on the common path a turn is two graph steps (recall, answer), each one a
 checkpoint write.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
+from langmem_ext.graph.background import TurnWriter, turn_writer
 from langmem_ext.graph.nodes import (
     ANSWER,
-    BOOST_USED,
     CHECKPOINT_SUMMARIZE,
     PENDING_CONFIRM,
     PRE_COMPACTION_FLUSH,
@@ -95,6 +100,7 @@ def build_memory_graph(
     confirm_mode: Literal["reply", "interrupt"] = "reply",
     on_turn: Callable[[str, str, str, str], None] | None = None,
     session_log: SessionLog | Literal[False] | None = None,
+    background_writes: bool = True,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the memory agent graph.
 
@@ -134,21 +140,34 @@ def build_memory_graph(
             ``"interrupt"``: the graph pauses with ``interrupt()`` after a save and
             resumes with ``Command(resume="yes" | "no" | {"confirm": [...], ...})``.
         on_turn: Called with ``(scope, thread_id, user_text, answer_text)`` after each
-            answer, besides the session log.
+            answer (in the answer step), besides the session log.
         session_log: The session hot log every user and assistant message goes to
             (searchable for "what did I ask yesterday"); default a
             :class:`~langmem_ext.SessionLog` on ``memory``; ``False`` turns it off.
+        background_writes: ``True`` (default): the turn's hot-log events and BOOSTs
+            are written by the memory's background writer once the reply is made
+            (in order; the scope's next ``preflight_recall`` waits for them; drained
+            on ``memory.close()`` and at exit; see
+            :mod:`langmem_ext.graph.background` and
+            :func:`~langmem_ext.graph.flush_turn_writes`). ``False``: written in the
+            answer step, before ``invoke`` returns.
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
     """
     chat = resolve_model(model)
     log = SessionLog(memory).attach() if session_log is None else session_log or None
+    writer: TurnWriter | None = turn_writer(memory) if background_writes else None
 
     def record_turn(scope_: str, thread: str, user_text: str, answer: str) -> None:
         if log is not None:
-            events = [NewEvent("user", user_text)] if user_text else []
-            log.append_many(scope_, thread, [*events, NewEvent("assistant", answer)])
+            at = time.time()
+            events = [NewEvent("user", user_text, at)] if user_text else []
+            events.append(NewEvent("assistant", answer, at))
+            if writer is None:
+                log.append_many(scope_, thread, events)
+            else:
+                writer.submit(scope_, lambda: log.append_many(scope_, thread, events))
         if on_turn is not None:
             on_turn(scope_, thread, user_text, answer)
 
@@ -156,21 +175,29 @@ def build_memory_graph(
     settings = memory.settings
 
     g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
-    g.add_node(PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope))
-    g.add_node(ANSWER, create_answer_node(chat, all_tools))
+    boost = create_boost_node(memory, default_scope=scope, on_turn=record_turn, writer=writer)
+    g.add_node(
+        PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope, writer=writer)
+    )
+    g.add_node(ANSWER, create_answer_node(chat, all_tools, after=boost))
     g.add_node(TOOLS, ToolNode(all_tools))
-    g.add_node(BOOST_USED, create_boost_node(memory, default_scope=scope, on_turn=record_turn))
     g.add_node(PRE_COMPACTION_FLUSH, create_flush_node(memory, chat, default_scope=scope))
-    g.add_node(CHECKPOINT_SUMMARIZE, create_checkpoint_node(memory, chat, default_scope=scope, session_log=log or None))
+    g.add_node(
+        CHECKPOINT_SUMMARIZE,
+        create_checkpoint_node(memory, chat, default_scope=scope, session_log=log, writer=writer),
+    )
 
-    def route_after_boost(state: MemoryState) -> str:
+    def route_after_answer(state: MemoryState) -> str:
+        messages = state.get("messages", [])
+        if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
+            return TOOLS  # what ``tools_condition`` checks
         if needs_checkpoint(state, settings):
             return (
                 PRE_COMPACTION_FLUSH
                 if settings.short_term.flush_before_checkpoint
                 else CHECKPOINT_SUMMARIZE
             )
-        # boost just refreshed ``pending_ids``: the pause is due only when some are left
+        # the boost step just refreshed ``pending_ids``: pause only when some are left
         return PENDING_CONFIRM if confirm_mode == "interrupt" and state.get("pending_ids") else END
 
     if confirm_mode == "interrupt":
@@ -178,7 +205,7 @@ def build_memory_graph(
         g.add_edge(START, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, PENDING_CONFIRM)
         g.add_edge(PENDING_CONFIRM, END)
-        after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
+        after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
     else:
         g.add_node(PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope))
         g.add_conditional_edges(
@@ -188,11 +215,10 @@ def build_memory_graph(
         )
         g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, END)
-        after_boost = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]
+        after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]
     g.add_edge(PREFLIGHT_RECALL, ANSWER)
-    g.add_conditional_edges(ANSWER, tools_condition, {"tools": TOOLS, END: BOOST_USED})
+    g.add_conditional_edges(ANSWER, route_after_answer, after_answer)
     g.add_edge(TOOLS, ANSWER)
-    g.add_conditional_edges(BOOST_USED, route_after_boost, after_boost)
     g.add_edge(PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE)
 
     saver = None if checkpointer is False else checkpointer or default_checkpointer(memory)

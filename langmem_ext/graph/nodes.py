@@ -8,6 +8,7 @@ from ``config["configurable"]`` (see :func:`langmem_ext._scoping.scope_from_conf
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -29,6 +30,7 @@ from langgraph.types import interrupt
 from langmem_ext._scoping import scope_from_config
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
+from langmem_ext.graph.background import TurnWriter
 from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
@@ -37,7 +39,7 @@ from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.retrieval.text import index_tokens, query_tokens
-from langmem_ext.short_term.accounting import count_message_tokens
+from langmem_ext.short_term.accounting import context_ratio, message_tokens
 from langmem_ext.short_term.checkpoint import make_checkpoint, plan_context, summary_message
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.summarizer import Summarizer
@@ -227,7 +229,11 @@ def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main"
 
 
 def create_preflight_recall_node(
-    memory: Memory, *, settings: Settings | None = None, default_scope: str = "main"
+    memory: Memory,
+    *,
+    settings: Settings | None = None,
+    default_scope: str = "main",
+    writer: TurnWriter | None = None,
 ) -> Node:
     """Node that recalls memory before the answer and builds the memory block.
 
@@ -235,12 +241,21 @@ def create_preflight_recall_node(
     last week ...) forces it. Core memories always join; on a session's first turn
     today's and yesterday's daily notes join too. Each item is cut to
     ``injection.max_tokens_per_hit`` tokens and quoted as data.
+
+    Args:
+        memory: The memory service.
+        settings: Settings to use instead of ``memory.settings``.
+        default_scope: Scope when the run's config names none.
+        writer: The background writer of earlier turns' hot-log events and boosts:
+            the node waits for the scope's pending writes before it searches.
     """
     s = settings or memory.settings
     inj = s.injection
 
     def preflight_recall(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
+        if writer is not None:
+            writer.wait(scope)
         query = latest_human_text(state.get("messages", []))
         now = datetime.now().astimezone()
         recalled: list[dict[str, Any]] = []
@@ -304,14 +319,30 @@ def _system_messages(state: MemoryState) -> list[BaseMessage]:
     return out
 
 
-def create_answer_node(model: BaseChatModel, tools: Sequence[BaseTool]) -> Node:
-    """Node that calls the chat model, bound to the memory tools."""
+def create_answer_node(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, after: Node | None = None
+) -> Node:
+    """Node that calls the chat model, bound to the memory tools.
+
+    Args:
+        model: The chat model.
+        tools: Tools to bind (the memory tools and any others).
+        after: A node run in the same graph step once the reply asks for no tool
+            call (the memory graph passes its boost node, saving a step per turn);
+            it sees the state with the reply appended, and its update is merged
+            into this node's.
+    """
     bound = model.bind_tools(list(tools)) if tools else model
 
     def answer(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        history = [m for m in state.get("messages", []) if not isinstance(m, SystemMessage)]
+        messages = state.get("messages", [])
+        history = [m for m in messages if not isinstance(m, SystemMessage)]
         response = bound.invoke([*_system_messages(state), *history], config)
-        return {"messages": [response]}
+        update: dict[str, Any] = {"messages": [response]}
+        if after is not None and not (isinstance(response, AIMessage) and response.tool_calls):
+            after_state = {**state, "messages": [*messages, response]}
+            update = {**after(after_state, config), **update}  # type: ignore[arg-type]
+        return update
 
     return answer
 
@@ -331,12 +362,23 @@ def create_boost_node(
     *,
     default_scope: str = "main",
     on_turn: Callable[[str, str, str, str], None] | None = None,
+    writer: TurnWriter | None = None,
 ) -> Node:
     """Node that BOOSTs recalled memories the answer actually used.
 
+    Which memories were used is decided in the node (a deterministic overlap test,
+    :func:`used_in_answer`); ``Memory.boost`` applies the cooldown and the daily cap.
     Also refreshes ``pending_ids`` (saves proposed this turn) and the token count,
     and calls ``on_turn(scope, thread_id, user_text, answer_text)`` (the session
     hot log) when given.
+
+    Args:
+        memory: The memory service.
+        default_scope: Scope when the run's config names none.
+        on_turn: Called after each answer, in the node (the graph logs the turn with it).
+        writer: When given, the boosts run on this background writer after the node
+            returns (in order; the next ``preflight_recall`` of the scope waits for
+            them) instead of in the node.
     """
 
     def boost_used(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
@@ -344,19 +386,35 @@ def create_boost_node(
         messages = state.get("messages", [])
         last = messages[-1] if messages else None
         answer = message_text(last) if isinstance(last, AIMessage) else ""
-        for hit in state.get("recalled", []) or []:
-            if hit.get("source", "memory") == "memory" and used_in_answer(hit["text"], answer):
+        used = [
+            str(hit["id"])
+            for hit in state.get("recalled", []) or []
+            if hit.get("source", "memory") == "memory" and used_in_answer(hit["text"], answer)
+        ]
+
+        at = time.time()
+
+        def boost() -> None:
+            for entry_id in used:
                 try:
-                    memory.boost(hit["id"], scope=scope, reason="used in answer")
+                    memory.boost(entry_id, scope=scope, reason="used in answer", now=at)
                 except LangmemError as e:  # deleted meanwhile: nothing to boost
                     logger.debug("boost skipped: %s", e)
-        if on_turn is not None and answer:
-            on_turn(scope, _thread(config), latest_human_text(messages), answer)
-        return {
+
+        update = {
             "pending_ids": [p.id for p in memory.list_pending(scope=scope)],
-            "token_count": count_message_tokens(messages),
+            "token_count": history_tokens(messages),
             "notes": [],
         }
+        # Reads first: the writes below may go to a background thread at once.
+        if used:
+            if writer is None:
+                boost()
+            else:
+                writer.submit(scope, boost)
+        if on_turn is not None and answer:
+            on_turn(scope, _thread(config), latest_human_text(messages), answer)
+        return update
 
     return boost_used
 
@@ -387,11 +445,13 @@ def create_checkpoint_node(
     settings: Settings | None = None,
     default_scope: str = "main",
     session_log: SessionLog | None = None,
+    writer: TurnWriter | None = None,
 ) -> Node:
     """Node that checkpoints: summary + last turns; old messages removed.
 
     The summary is stored as an ``episode`` memory dated to the conversation, and
-    logged to the session hot log when one is given.
+    logged to the session hot log when one is given (through ``writer`` when given,
+    so it follows the turns queued there).
     """
     s = settings or memory.settings
     summarizer = Summarizer(model)
@@ -414,7 +474,11 @@ def create_checkpoint_node(
         except LangmemError as e:
             logger.warning("checkpoint summary not stored as an episode: %s", e)
         if session_log is not None:
-            session_log.append(scope, _thread(config), "summary", cp.summary)
+            log, thread, summary = session_log, _thread(config), cp.summary
+            if writer is None:
+                log.append(scope, thread, "summary", summary)
+            else:
+                writer.submit(scope, lambda: log.append(scope, thread, "summary", summary))
         return {
             "messages": cp.remove_messages(),
             "summary": cp.summary,
@@ -426,14 +490,60 @@ def create_checkpoint_node(
     return checkpoint_summarize
 
 
+_TOKEN_CACHE_MAX = 4096
+_token_cache: dict[tuple[Any, ...], int] = {}
+
+
+def _message_key(m: BaseMessage) -> tuple[Any, ...] | None:
+    if m.id is None:
+        return None
+    calls = repr(m.tool_calls) if isinstance(m, AIMessage) and m.tool_calls else ""
+    content = m.content if isinstance(m.content, str) else repr(m.content)
+    return (m.id, m.type, m.name, content, calls, getattr(m, "tool_call_id", None))
+
+
+def history_tokens(messages: Sequence[BaseMessage]) -> int:
+    """:func:`~langmem_ext.short_term.accounting.count_message_tokens`, memoised per message.
+
+    A thread's history is counted every turn; each message is tokenised once (keyed
+    by id and content, so an edited message is counted again).
+    """
+    total = 0
+    for m in messages:
+        key = _message_key(m)
+        n = _token_cache.get(key) if key is not None else None
+        if n is None:
+            n = message_tokens(m)
+            if key is not None:
+                if len(_token_cache) >= _TOKEN_CACHE_MAX:
+                    _token_cache.clear()
+                _token_cache[key] = n
+        total += n
+    return total
+
+
+@functools.lru_cache(maxsize=64)
+def _text_tokens(text: str) -> int:
+    return count_tokens(text)
+
+
 def needs_checkpoint(state: MemoryState, settings: Settings, system_tokens: int = 0) -> bool:
-    """Fresh token count of the state (never a stale one) against the threshold."""
-    plan = plan_context(
-        [m for m in state.get("messages", []) if not isinstance(m, SystemMessage)],
-        running_summary=state.get("summary"),
-        settings=settings.short_term,
-        system_tokens=system_tokens + count_tokens(str(state.get("memory_context", ""))),
-    )
+    """Fresh token count of the state (never a stale one) against the threshold.
+
+    The count is memoised per message (:func:`history_tokens`); only a history over
+    the threshold is planned in full (:func:`~langmem_ext.short_term.checkpoint.plan_context`,
+    which also checks that a checkpoint can remove something).
+    """
+    st = settings.short_term
+    history = [m for m in state.get("messages", []) if not isinstance(m, SystemMessage)]
+    summary = state.get("summary")
+    system = system_tokens + _text_tokens(str(state.get("memory_context", "")))
+    estimated = system + history_tokens(history)
+    if summary and summary.strip():
+        estimated += message_tokens(summary_message(summary))
+    if context_ratio(estimated, st.context_window) <= st.checkpoint_ratio:
+        return False  # not over the threshold: the plan would say the same
+    plan = plan_context(history, running_summary=summary, settings=st, system_tokens=system)
     return plan.should_checkpoint
 
 
@@ -454,6 +564,7 @@ __all__ = [
     "create_pending_interrupt_node",
     "create_pending_router",
     "create_preflight_recall_node",
+    "history_tokens",
     "latest_human_text",
     "needs_checkpoint",
     "resolve_pending",

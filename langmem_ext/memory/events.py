@@ -7,8 +7,10 @@ Each event is written twice under the workspace lock:
   ``memory/scopes/<scope>/transcripts/YYYY-MM-DD.md`` for the others — a file a
   person can read and ``memory_get`` can quote by ``path:line``;
 - one row in the ledger table ``session_events`` (scope, thread, role, text, time,
-  transcript path and line), purged after ``short_term.session_event_ttl_days``.
-  Transcript files are never purged.
+  transcript path and line), purged after ``short_term.session_event_ttl_days``,
+  and its keyword tokens (:func:`~langmem_ext.retrieval.text.index_tokens`) in the
+  FTS5 table ``session_events_fts`` (same rowid), so a topic lookup is an index
+  lookup, not a scan of the whole TTL. Transcript files are never purged.
 
 Durability: when an append returns, its transcript lines are on disk and its rows
 are committed. The rows do not wait for the disk (the ledger's
@@ -24,10 +26,12 @@ confirmed memories) lives elsewhere and syncs fully.
 ordinary turns: it only reads the log when the query is a recall question
 ("昨天我问了什么", "what did you suggest last time?"). Then it takes the events of
 the question's time window; with no window ("上次" / "previously") the events of
-the whole TTL that name one of the question's content words, or the latest events
-when it has none ("上次我们聊了什么"). It keeps the role the question asks about
-("what did *I* ask" → user events, "你上次推荐了什么" → assistant events) and
-scores the events by keyword overlap with the rest of the question plus recency.
+the whole TTL that share a keyword token with the question (looked up in
+``session_events_fts``), or the latest events when it has none ("上次我们聊了什么").
+It keeps the role the question asks about ("what did *I* ask" → user events,
+"你上次推荐了什么" → assistant events) and scores the events by keyword overlap with
+the rest of the question plus recency. Overlap is computed from the stored tokens,
+and only for the events the index matched (the others share no token).
 
 Example:
     .. code-block:: python
@@ -90,6 +94,8 @@ CREATE TABLE IF NOT EXISTS session_events (
 );
 CREATE INDEX IF NOT EXISTS session_events_scope_at ON session_events(scope, at);
 CREATE INDEX IF NOT EXISTS session_events_thread_at ON session_events(scope, thread_id, at);
+CREATE VIRTUAL TABLE IF NOT EXISTS session_events_fts
+    USING fts5(tokens, tokenize = 'ascii', detail = 'none');
 """
 """Ledger schema of the hot log (created with ``Ledger.ensure_schema``)."""
 
@@ -102,7 +108,7 @@ WINDOW_SCAN_LIMIT = 2000
 LATEST_SCAN_LIMIT = 200
 """Events read when the question names neither a time window nor a topic."""
 MAX_FILTER_TOKENS = 16
-"""Content words used to pre-filter the events of a question without a window."""
+"""Content tokens used to look up the events of a question without a window."""
 MAX_THREAD_ID_CHARS = 200
 """Longest accepted thread id."""
 
@@ -249,6 +255,26 @@ class NewEvent:
 
 
 _COLUMNS = "id, scope, thread_id, role, text, at, path, line"
+BACKFILL_BATCH = 2000
+"""Events tokenised per transaction when an older log is indexed on start."""
+
+
+def event_tokens(text: str) -> str:
+    """The ``session_events_fts`` document of an event: its distinct index tokens.
+
+    The ``ascii`` FTS5 tokenizer splits on the spaces only (the tokens hold no ASCII
+    punctuation, and non-ASCII characters are token characters), so each token of
+    :func:`~langmem_ext.retrieval.text.index_tokens` — a stemmed word, a CJK character
+    or bigram — is one FTS term.
+    """
+    return " ".join(dict.fromkeys(index_tokens(text)))
+
+
+def _fts_query(tokens: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``tokens`` (each a quoted term)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
 SESSION_WEIGHT = 0.6
 """Scale of session-event scores next to memory hits (for topic recall questions)."""
 
@@ -344,6 +370,27 @@ class SessionLog:
         self._ledger.ensure_schema(SESSION_EVENTS_SCHEMA)
         self._line_cache: dict[Path, tuple[int, int]] = {}
         self._last_purge = 0.0
+        self._index_missing()
+
+    def _index_missing(self) -> int:
+        """Tokenise events logged before ``session_events_fts`` existed (once per log)."""
+        done = 0
+        while True:
+            with self._ledger.transaction(durable=False) as conn:
+                rows = conn.execute(
+                    "SELECT id, text FROM session_events WHERE id > "
+                    "(SELECT coalesce(max(rowid), 0) FROM session_events_fts) ORDER BY id LIMIT ?",
+                    (BACKFILL_BATCH,),
+                ).fetchall()
+                conn.executemany(
+                    "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
+                    [(int(i), event_tokens(str(t))) for i, t in rows],
+                )
+            done += len(rows)
+            if len(rows) < BACKFILL_BATCH:
+                if done:
+                    logger.info("indexed %d session events for topic lookup", done)
+                return done
 
     @property
     def ttl_seconds(self) -> float:
@@ -458,6 +505,10 @@ class SessionLog:
                         row,
                     )
                     ids.append(int(cur.lastrowid or 0))
+                conn.executemany(
+                    "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
+                    [(i, event_tokens(r[3])) for i, r in zip(ids, rows, strict=True)],
+                )
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
         return [_event((i, *r)) for i, r in zip(ids, rows, strict=True)]
@@ -513,6 +564,11 @@ class SessionLog:
         now = float(self._clock()) if now is None else now
         cutoff = now - self.ttl_seconds
         with self._ledger.transaction(durable=False) as conn:
+            conn.execute(
+                "DELETE FROM session_events_fts WHERE rowid IN "
+                "(SELECT id FROM session_events WHERE at < ?)",
+                (cutoff,),
+            )
             cur = conn.execute("DELETE FROM session_events WHERE at < ?", (cutoff,))
             deleted = int(cur.rowcount or 0)
         self._last_purge = now
@@ -613,40 +669,69 @@ class SessionLog:
         ]
         if not rows:
             return []
-        hits = self._score(rows, intent, focus, now)
-        limit = max(1, min(k, self.max_results))
-        return hits[:limit]
+        return self._score(rows, intent, focus, now, limit=max(1, min(k, self.max_results)))
 
     def _candidates(
         self, scope: str, intent: RecallIntent, focus: QueryFocus, now: float
     ) -> list[tuple[Any, ...]]:
-        """Rows to score: the window's events, else the events naming a content word."""
-        sql = f"SELECT {_COLUMNS} FROM session_events WHERE scope = ? AND at >= ?"
+        """Rows to score: the window's events, else the events sharing a content token.
+
+        Each row is ``(*_COLUMNS, tokens)``; ``tokens`` (the event's :func:`event_tokens`)
+        is ``None`` for an event that shares no token with the question.
+
+        With a window and content tokens, the window's events sharing a token are
+        looked up first (in the token index); only when there are none are the
+        window's latest events read (they are still an answer to "what did we do
+        yesterday ..."). Without a window, the events sharing one of the first
+        ``MAX_FILTER_TOKENS`` tokens, newest first; without tokens either, the latest.
+        """
+        windowed = intent.window_start is not None and intent.window_end is not None
+        where = " WHERE e.scope = ? AND e.at >= ?"
         params: list[Any] = [scope, now - self.ttl_seconds]
-        limit = WINDOW_SCAN_LIMIT
-        if intent.window_start is not None and intent.window_end is not None:
-            sql += " AND at >= ? AND at < ?"
+        if windowed:
+            where += " AND e.at >= ? AND e.at < ?"
             params += [intent.window_start, intent.window_end]
-        elif focus.tokens:  # "之前/previously ...": any time within the TTL, on topic
-            words = focus.tokens[:MAX_FILTER_TOKENS]
-            sql += " AND (" + " OR ".join(["text LIKE ?"] * len(words)) + ")"
-            params += [f"%{w}%" for w in words]
-        else:  # "上次我们聊了什么": the latest events
-            limit = LATEST_SCAN_LIMIT
         if focus.role is not None:
-            sql += " AND role = ?"
+            where += " AND e.role = ?"
             params.append(focus.role)
-        sql += " ORDER BY at DESC, id DESC LIMIT ?"
-        params.append(limit)
-        return self._ledger.query(sql, params)
+        order = " ORDER BY e.at DESC, e.id DESC LIMIT ?"
+        cols = "e." + _COLUMNS.replace(", ", ", e.")
+        if focus.tokens:
+            tokens = focus.tokens if windowed else focus.tokens[:MAX_FILTER_TOKENS]
+            # The token index drives the lookup (CROSS JOIN fixes the loop order):
+            # one rowid probe per matching event.
+            sql = (
+                f"SELECT {cols}, f.tokens FROM session_events_fts f "
+                f"CROSS JOIN session_events e ON e.id = f.rowid{where} "
+                f"AND session_events_fts MATCH ?{order}"
+            )
+            rows = self._ledger.query(sql, [*params, _fts_query(tokens), WINDOW_SCAN_LIMIT])
+            if rows or not windowed:
+                return rows
+        limit = WINDOW_SCAN_LIMIT if windowed else LATEST_SCAN_LIMIT
+        sql = f"SELECT {cols}, NULL FROM session_events e{where}{order}"
+        return self._ledger.query(sql, [*params, limit])
 
     def _score(
-        self, rows: Sequence[tuple[Any, ...]], intent: RecallIntent, focus: QueryFocus, now: float
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        intent: RecallIntent,
+        focus: QueryFocus,
+        now: float,
+        *,
+        limit: int,
     ) -> list[SearchHit]:
+        """The best ``limit`` rows (distinct texts) as hits."""
         start, end = intent.window_start, intent.window_end
         windowed = start is not None and end is not None
         span = max(1.0, end - start) if start is not None and end is not None else 1.0
-        scored: list[tuple[float, dict[str, float], tuple[Any, ...]]] = []
+        tokens = focus.tokens
+        # A confirmed memory outranks what was merely said, unless the question is
+        # about the conversation itself ("what did I ask ...").
+        weight = 1.0 if focus.role is not None else SESSION_WEIGHT
+        summary_bonus = 0.03 if focus.role is None else 0.0
+        # (weighted score, at, overlap, recency, row); debug is built for the hits only
+        scored: list[tuple[float, float, float, float, tuple[Any, ...]]] = []
         for row in rows:
             at = float(row[5])
             if start is not None and windowed:
@@ -654,41 +739,40 @@ class SessionLog:
             else:
                 recency = math.exp(-max(0.0, now - at) / 86400.0 / 14.0)
             overlap = 0.0
-            if focus.tokens:
-                have = set(index_tokens(row[4]))
-                overlap = sum(1 for t in focus.tokens if t in have) / len(focus.tokens)
-            if focus.tokens and overlap > 0:
+            if tokens and row[8] is not None:  # no stored tokens: none is shared
+                have = set(str(row[8]).split())
+                overlap = sum(1 for t in tokens if t in have) / len(tokens)
+            if tokens and overlap > 0:
                 score = 0.5 + 0.4 * overlap + 0.1 * recency
-            elif focus.tokens:
+            elif tokens:
                 score = 0.36 + 0.05 * recency  # in the window, but not about the topic
             else:
                 score = (0.55 if windowed else 0.5) + 0.1 * recency
-            if focus.role is None and row[3] == "summary":
-                score += 0.03
-            # A confirmed memory outranks what was merely said, unless the question is
-            # about the conversation itself ("what did I ask ...").
-            weight = 1.0 if focus.role is not None else SESSION_WEIGHT
+            if row[3] == "summary":
+                score += summary_bonus
+            scored.append((min(score, 1.0) * weight, at, overlap, recency, row))
+        if tokens:
+            matched = [s for s in scored if s[2] > 0]
+            # With no window, events off the topic are noise; within a window, the
+            # latest events are still an answer to "what did we do yesterday ...".
+            scored = matched if (matched or not windowed) else scored
+        scored.sort(key=lambda s: (-s[0], -s[1]))
+        hits: list[SearchHit] = []
+        seen: set[str] = set()
+        for score, at, overlap, recency, row in scored:
+            if len(hits) >= limit:
+                break
+            key = _one_line(row[4]).lower()
+            if key in seen:
+                continue
+            seen.add(key)
+            when = utc(at)
             debug = {
                 "overlap": overlap,
                 "recency": recency,
                 "window": 1.0 if windowed else 0.0,
                 "weight": weight,
             }
-            scored.append((min(score, 1.0) * weight, debug, row))
-        if focus.tokens:
-            matched = [s for s in scored if s[1]["overlap"] > 0]
-            # With no window, events off the topic are noise; within a window, the
-            # latest events are still an answer to "what did we do yesterday ...".
-            scored = matched if (matched or not windowed) else scored
-        scored.sort(key=lambda s: (-s[0], -float(s[2][5])))
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
-        for score, debug, row in scored:
-            key = _one_line(row[4]).lower()
-            if key in seen:
-                continue
-            seen.add(key)
-            when = utc(float(row[5]))
             hits.append(
                 SearchHit(
                     id=f"ev-{int(row[0])}",
@@ -725,5 +809,6 @@ __all__ = [
     "SessionEvent",
     "SessionLog",
     "check_thread_id",
+    "event_tokens",
     "query_focus",
 ]

@@ -141,6 +141,7 @@ class Memory:
         )
         self.engine = SearchEngine(self.workspace, inner, settings)
         self._closed = False
+        self._close_callbacks: builtins.list[Callable[[], object]] = []
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Memory:
@@ -152,9 +153,23 @@ class Memory:
         """The workspace folder."""
         return self.workspace.layout.root
 
+    def on_close(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` when the memory closes, before its connections are released.
+
+        Background writers (e.g. :func:`langmem_ext.graph.background.turn_writer`)
+        register their drain here, so nothing queued is lost on ``close()``.
+        """
+        self._close_callbacks.append(callback)
+
     def close(self) -> None:
-        """Release database connections."""
+        """Release database connections (after running the :meth:`on_close` callbacks)."""
         if not self._closed:
+            callbacks, self._close_callbacks = self._close_callbacks, []
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception:
+                    logger.exception("memory close callback failed")
             self.workspace.close()
             if isinstance(self.embeddings, CachedEmbeddings):
                 self.embeddings.close()
@@ -698,7 +713,12 @@ class Memory:
         )
 
     def boost(
-        self, entry_id: str, *, scope: str | None = None, reason: str = "used", now: float | None = None
+        self,
+        entry_id: str,
+        *,
+        scope: str | None = None,
+        reason: str = "used",
+        now: float | None = None,
     ) -> float:
         """Raise an entry's importance because it really shaped an answer (BOOST).
 
@@ -738,7 +758,9 @@ class Memory:
                 )
             ws.keyword.set_importance(st.id, new_importance)
         if st.importance < lc.core_review_at <= new_importance:
-            logger.info("memory %s reached importance %.2f: review it for core", st.id, new_importance)
+            logger.info(
+                "memory %s reached importance %.2f: review it for core", st.id, new_importance
+            )
         return amount
 
     # -- maintenance -------------------------------------------------------
