@@ -30,7 +30,9 @@ which the search engine implements over the keyword index.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Protocol
 
 from langmem_ext.config import RetrievalSettings
@@ -40,6 +42,8 @@ _MIN_SEEDS = 20
 """Candidates whose neighbours are looked up: the best ``max(2 k, 20)`` by fused
 score. The shares weaker candidates would pass on are small, and looking up every
 candidate's neighbours costs more than it changes."""
+
+_score = attrgetter("score")
 
 Layout = Mapping[str, Sequence[tuple[int, str]]]
 """Candidate id -> ``(offset, neighbour id)`` pairs; a negative offset is before it."""
@@ -81,6 +85,7 @@ def context_boost(
     settings: RetrievalSettings,
     *,
     k: int,
+    copy_inputs: bool = True,
 ) -> list[Candidate]:
     """Add each candidate's neighbours' share of score (see the module docstring).
 
@@ -91,31 +96,35 @@ def context_boost(
             ``context_next_weight``, ``context_decay``.
         k: Results the caller wants; at most this many neighbours outside the pool
             are added.
+        copy_inputs: ``False`` when the caller does not use the given candidates
+            again: they are then changed in place instead of copied.
 
     Returns:
-        New candidates sorted by score, best first, with ``debug["context"]``.
+        The candidates (copies with ``copy_inputs``) and the neighbours that joined
+        them, sorted by score, best first, with ``debug["context"]``.
     """
     window = settings.context_window
-    out = [c.copy() for c in candidates]
+    out = [c.copy() for c in candidates] if copy_inputs else list(candidates)
     if window <= 0 or not out or (settings.context_prev_weight + settings.context_next_weight) <= 0:
         return out
     mean = sum(c.score for c in out) / len(out)
-    best = sorted(out, key=lambda c: c.score, reverse=True)[: max(2 * k, _MIN_SEEDS)]
+    best = heapq.nlargest(max(2 * k, _MIN_SEEDS), out, key=_score)  # = sorted(...)[:n]
     seeds = [c for c in best if c.score > mean]  # only what stands out is passed on
     layout = source.neighbours(seeds, window) if seeds else {}
+    shares = {o: _share(o, settings) for o in range(-window, window + 1) if o != 0}
     gain: dict[str, float] = {}
     rel_gain: dict[str, float] = {}
     for c in seeds:
         excess = c.score - mean
         rel = c.debug.get("relevance", 0.0)
         for offset, nid in layout.get(c.id, ()):
-            if offset == 0 or abs(offset) > window or nid == c.id:
+            share = shares.get(offset)  # None: the anchor itself, or beyond the window
+            if share is None or nid == c.id:
                 continue
-            share = _share(offset, settings)
             gain[nid] = gain.get(nid, 0.0) + share * excess
             rel_gain[nid] = rel_gain.get(nid, 0.0) + share * rel
     pool = {c.id for c in out}
-    outside = sorted((i for i in gain if i not in pool), key=lambda i: -gain[i])[:k]
+    outside = heapq.nlargest(k, (i for i in gain if i not in pool), key=gain.__getitem__)
     out.extend(c for c in source.candidates(outside) if c.id not in pool)
     for c in out:
         added = gain.get(c.id, 0.0)
@@ -127,7 +136,7 @@ def context_boost(
         c.debug["context"] = added
         relevance = max(c.debug.get("relevance", 0.0), min(1.0, rel_gain.get(c.id, 0.0)))
         c.debug["relevance"] = relevance
-    out.sort(key=lambda c: c.score, reverse=True)
+    out.sort(key=_score, reverse=True)
     return out
 
 

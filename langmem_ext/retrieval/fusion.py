@@ -65,18 +65,22 @@ def _clamp01(x: float) -> float:
 
 
 def _merge(
-    vector: Sequence[Candidate] | None, keyword: Sequence[Candidate] | None
+    vector: Sequence[Candidate] | None,
+    keyword: Sequence[Candidate] | None,
+    *,
+    copy: bool = True,
 ) -> tuple[list[Candidate], set[str]]:
-    """Merge both lists by id (copies); ranks default to list positions.
+    """Merge both lists by id; ranks default to list positions.
 
     Returns the merged candidates (vector order first) and the ids the keyword
     engine returned. A candidate only the keyword engine returned has its
-    ``vector_rank`` cleared: it holds no place in the vector list.
+    ``vector_rank`` cleared: it holds no place in the vector list. With ``copy``
+    the merged candidates are copies, else the given objects, changed in place.
     """
     merged: dict[str, Candidate] = {}
     for i, c in enumerate(vector or ()):
         if c.id not in merged:  # a repeated id keeps its best rank
-            m = c.copy()
+            m = c.copy() if copy else c
             m.vector_rank = i if m.vector_rank is None else m.vector_rank
             merged[c.id] = m
     keyword_ids: set[str] = set()
@@ -87,7 +91,7 @@ def _merge(
         rank = i if c.bm25_rank is None else c.bm25_rank
         existing = merged.get(c.id)
         if existing is None:
-            m = c.copy()
+            m = c.copy() if copy else c
             m.bm25_rank = rank
             m.vector_rank = None
             merged[c.id] = m
@@ -143,8 +147,10 @@ def _relevance(
     vec_ev: float | None, kw_ev: float | None, wv: float, wb: float, bonus: float
 ) -> float:
     """The strongest evidence of an engine that ran (weight > 0), times ``bonus``."""
-    found = [ev for ev, w in ((vec_ev, wv), (kw_ev, wb)) if ev is not None and w > 0.0]
-    return _clamp01(max(found) * bonus) if found else 0.0
+    best = vec_ev if wv > 0.0 else None
+    if kw_ev is not None and wb > 0.0 and (best is None or kw_ev > best):
+        best = kw_ev
+    return 0.0 if best is None else _clamp01(best * bonus)
 
 
 def _finish(candidates: list[Candidate], how: str) -> list[Candidate]:
@@ -159,6 +165,7 @@ def fuse_weighted(
     settings: RetrievalSettings,
     *,
     full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+    copy_inputs: bool = True,
 ) -> list[Candidate]:
     """Weighted-sum fusion of vector and BM25 candidates (seed 000).
 
@@ -170,19 +177,22 @@ def fuse_weighted(
         settings: ``vector_weight``, ``bm25_weight`` and ``bm25_hit_bonus`` are used.
         full_match_cosine: Cosine at which vector evidence counts as certain for
             ``debug["relevance"]``.
+        copy_inputs: ``False`` when the caller does not use the given candidates
+            again: they are then merged and scored in place instead of copied.
 
     Returns:
-        New candidates merged by id, sorted by ``score`` (best first), with
-        ``debug`` keys ``vector`` (cosine), ``bm25`` (normalised BM25, keyword hits
-        only), ``fused`` and ``relevance``.
+        Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
+        (best first), with ``debug`` keys ``vector`` (cosine), ``bm25`` (normalised
+        BM25, keyword hits only), ``fused`` and ``relevance``.
     """
-    merged, keyword_ids = _merge(vector, keyword)
+    merged, keyword_ids = _merge(vector, keyword, copy=copy_inputs)
     both = vector is not None and keyword is not None
     wv, wb = _weights(settings, vector is not None, keyword is not None)
     max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
+    rrf_k, hit_bonus = settings.rrf_k, 1.0 + settings.bm25_hit_bonus
     for c in merged:
-        kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, settings.rrf_k)
-        bonus = 1.0 + settings.bm25_hit_bonus if both and kw_ev is not None else 1.0
+        kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, rrf_k)
+        bonus = hit_bonus if both and kw_ev is not None else 1.0
         cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
         c.score = (wv * cos + wb * (kw_ev or 0.0)) * bonus
         if c.vector_score is not None:
@@ -190,7 +200,7 @@ def fuse_weighted(
         if kw_ev is not None:
             c.debug["bm25"] = kw_ev
         c.debug["fused"] = c.score
-        vec_ev = _vector_evidence(c, full_match_cosine, settings.rrf_k)
+        vec_ev = _vector_evidence(c, full_match_cosine, rrf_k)
         c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
     return _finish(merged, "weighted")
 
@@ -201,6 +211,7 @@ def fuse_rrf(
     settings: RetrievalSettings,
     *,
     full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+    copy_inputs: bool = True,
 ) -> list[Candidate]:
     """Weighted reciprocal-rank fusion, scaled to 0..1.
 
@@ -215,12 +226,15 @@ def fuse_rrf(
         keyword: The keyword engine's candidates, best first; ``None`` if it did not run.
         settings: ``rrf_k``, the engine weights and ``bm25_hit_bonus`` are used.
         full_match_cosine: Cosine at which vector evidence counts as certain.
+        copy_inputs: ``False`` when the caller does not use the given candidates
+            again: they are then merged and scored in place instead of copied.
 
     Returns:
-        New candidates merged by id, sorted by ``score`` (best first), with
-        ``debug`` keys ``rrf`` (the scaled RRF score), ``fused`` and ``relevance``.
+        Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
+        (best first), with ``debug`` keys ``rrf`` (the scaled RRF score), ``fused``
+        and ``relevance``.
     """
-    merged, keyword_ids = _merge(vector, keyword)
+    merged, keyword_ids = _merge(vector, keyword, copy=copy_inputs)
     both = vector is not None and keyword is not None
     wv, wb = _weights(settings, vector is not None, keyword is not None)
     k = settings.rrf_k

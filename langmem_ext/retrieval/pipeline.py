@@ -8,7 +8,9 @@ Order of the stages in :func:`rank` (each can be switched off in
    share of their score (:mod:`langmem_ext.retrieval.context`; needs a
    ``NeighbourSource``, which the search engine gives);
 3. the best ``max(4 k, 40)`` go on (:data:`WORKING_SET`); noise filter —
-   refusals, greetings, meta questions are never returned;
+   refusals, greetings, meta questions are never returned (it runs on the top
+   ``k`` after step 8 and, only when it drops one of them, again from here: the
+   same result, for a fraction of its cost; see ``_stages``);
 4. ``min_score`` on relevance — too little evidence of a match;
 5. recency boost, importance weight, length normalisation, time decay;
 6. time window — with a recall intent, hits created inside its window are boosted
@@ -27,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
@@ -97,6 +100,7 @@ def rank(
     full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
     context: NeighbourSource | None = None,
     cosine_baseline: float = 0.0,
+    copy_inputs: bool = True,
 ) -> list[Candidate]:
     """Fuse and score engine candidates and return the best ``k``.
 
@@ -117,30 +121,80 @@ def rank(
             it the stage is skipped.
         cosine_baseline: Cosine of unrelated texts for the embedder that made the
             candidates' embeddings (MMR compares on the rescaled cosine).
+        copy_inputs: ``False`` when the caller does not use ``vector`` and
+            ``keyword`` again (the search engine): fusion then merges and scores
+            them in place instead of copying each one.
 
     Returns:
         New candidates, best first, at most ``k``. ``debug`` holds every stage's
-        contribution and ``final``, the returned score. The inputs are not changed.
+        contribution and ``final``, the returned score. The inputs are not changed
+        unless ``copy_inputs`` is ``False``.
     """
     opts = options or PipelineOptions()
     k = min(k, settings.max_k)
     if k <= 0:
         return []
     fuse = fuse_rrf if settings.fusion == "rrf" else fuse_weighted
-    cands = fuse(vector, keyword, settings, full_match_cosine=full_match_cosine)
+    cands = fuse(
+        vector, keyword, settings, full_match_cosine=full_match_cosine, copy_inputs=copy_inputs
+    )
     total = len(cands)
 
-    if opts.context and context is not None:
-        cands = context_boost(cands, context, settings, k=k)
+    if opts.context and context is not None:  # fusion's output is ours: no copies
+        cands = context_boost(cands, context, settings, k=k, copy_inputs=False)
     # Fusion and context return candidates best first. The later stages only filter
     # and rescale by bounded factors: a candidate far below the k-th cannot reach the
     # top k, and copying it through every stage costs.
     cands = cands[: max(WORKING_SET * k, 40)]
 
     window = intent if intent is not None and intent.has_window else None
-    exempt = _inside(window) if window is not None else None
+    stage = partial(
+        _stages, cands, settings, opts, k=k, now=now, window=window, cosine_baseline=cosine_baseline
+    )
+    staged = stage(noise=False)  # noise checked on the top k only: see _stages
+    if opts.noise and _has_noise(staged[:k], settings):
+        staged = stage(noise=True)
 
-    if opts.noise:
+    result = staged[:k]
+    for c in result:
+        c.debug["final"] = c.score
+    logger.debug(
+        "rank: %d fused, %d passed the stages, returning %d", total, len(staged), len(result)
+    )
+    return result
+
+
+def _has_noise(candidates: list[Candidate], settings: RetrievalSettings) -> bool:
+    """Whether the noise filter would drop any of ``candidates``."""
+    return len(noise_filter(candidates, settings)) < len(candidates)
+
+
+def _stages(
+    cands: list[Candidate],
+    settings: RetrievalSettings,
+    opts: PipelineOptions,
+    *,
+    k: int,
+    now: float,
+    window: RecallIntent | None,
+    cosine_baseline: float,
+    noise: bool,
+) -> list[Candidate]:
+    """Stages 3-8 of :func:`rank` on the working set; the noise filter only with ``noise``.
+
+    :func:`rank` first runs them without the noise filter and checks only the top
+    ``k`` for noise: checking the text of every candidate costs more than all other
+    stages together, and the top ``k`` are the same either way unless one of them
+    is noise. Why: the filters and the per-candidate stages commute with dropping a
+    candidate (each sorts stably); in MMR, a candidate it demotes changes no other
+    one, and one it keeps can only change those walked after it, which end up
+    ranked below it. So a noise candidate outside the top ``k`` changes nothing
+    inside it. When one of the top ``k`` is noise, :func:`rank` runs the stages
+    again, noise first. The stages copy what they change: ``cands`` can be staged
+    twice.
+    """
+    exempt = _inside(window) if window is not None else None
+    if noise:
         cands = noise_filter(cands, settings)
     if opts.thresholds:
         cands = min_score_filter(cands, settings, exempt=exempt)
@@ -158,14 +212,7 @@ def rank(
         cands = hard_min_filter(cands, settings, exempt=exempt)
     if opts.mmr:
         cands = mmr_demote(cands, settings, cosine_baseline=cosine_baseline, k=k)
-
-    result = cands[:k]
-    for c in result:
-        c.debug["final"] = c.score
-    logger.debug(
-        "rank: %d fused, %d passed the stages, returning %d", total, len(cands), len(result)
-    )
-    return result
+    return cands
 
 
 __all__ = ["WORKING_SET", "PipelineOptions", "rank"]

@@ -1,0 +1,30 @@
+"""KeywordIndex builds its Doc objects the fast way: they must equal ordinary ones."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from langmem_ext.workspace.keyword_index import _DOC_COLS, Doc, KeywordIndex, _doc
+
+
+def test_fast_doc_equals_a_constructed_doc() -> None:
+    row = ("m-1", "main", "MEMORY.md", 7, "fact", "text", "h", 1, 2.5, 3)
+    fast = _doc(row)
+    built = Doc("m-1", "main", "MEMORY.md", 7, "fact", "text", "h", 1.0, 2.5, 3.0)
+    assert fast == built and hash(fast) == hash(built)
+    assert vars(fast) == vars(built)
+    assert [f.name for f in dataclasses.fields(Doc)] == [c.strip() for c in _DOC_COLS.split(",")]
+    assert isinstance(fast.created_at, float) and isinstance(fast.line, int)
+
+
+def test_docs_round_trip_through_the_index(tmp_path: Path) -> None:
+    kw = KeywordIndex(tmp_path / "index.db")
+    try:
+        doc = Doc("m-2", "main", "MEMORY.md", 3, "core", "主人喜欢拉面", "h2", 10.0, 11.0, 3.0)
+        kw.apply(upserts=[doc])
+        assert kw.docs(["m-2"]) == {"m-2": doc}
+        assert kw.scope_docs("main") == [doc]
+        assert [d for d, _ in kw.bm25("main", "拉面", 5)] == [doc]
+    finally:
+        kw.close()
