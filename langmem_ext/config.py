@@ -112,6 +112,14 @@ class RetrievalSettings(BaseModel):
     """Hits below this after the whole pipeline are dropped."""
     mmr_threshold: float = 0.85
     """A hit whose cosine to a better-ranked hit exceeds this is demoted."""
+    question_parts: bool = True
+    """Search what a message really asks: the part after a self-repair ("…, what I
+    really want to ask is X"), and each question of a message that asks several,
+    besides the whole message (:mod:`langmem_ext.retrieval.compound`)."""
+    mmr_demotion: float = Field(default=0.9, ge=0.0, le=1.0)
+    """Score factor of a demoted near-duplicate. 0 moves it after every other hit
+    (seed 000), so it leaves any top k; 1 switches demotion off. Near-duplicates
+    are often different memories (two people's phones), hence the gentle default."""
     noise_min_chars: int = 5
     """Texts shorter than this are noise (CJK characters count double)."""
     context_window: int = Field(default=5, ge=0)

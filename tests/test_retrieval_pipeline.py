@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 import pytest
 from _retrieval_helpers import DAY, NOW, cand, ids
 
 from langmem_ext.config import RetrievalSettings
+from langmem_ext.retrieval import scoring
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.fusion import fuse_weighted
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
-from langmem_ext.retrieval.pipeline import PipelineOptions, rank
+from langmem_ext.retrieval.pipeline import WORKING_SET, PipelineOptions, rank
 
 RS = RetrievalSettings()
 # The age stages apply to episodes by default; these tests exercise their
@@ -60,10 +64,19 @@ def test_near_duplicate_is_demoted_below_a_different_memory() -> None:
         cand("a2", "主人很喜欢吃拉面", cos=0.59, embedding=[0.98, 0.1, 0.0]),
         cand("b", "主人每周五吃寿司", cos=0.5, embedding=[0.3, 0.9, 0.1]),
     ]
-    assert ids(rank(vector, [], k=3, settings=RS, now=NOW)) == ["a", "b", "a2"]
+    close = [*vector[:2], cand("b", "主人每周五吃寿司", cos=0.57, embedding=[0.3, 0.9, 0.1])]
+    # default: the duplicate falls behind a different memory that scored close to it ...
+    assert ids(rank(close, [], k=3, settings=RS, now=NOW)) == ["a", "b", "a2"]
+    assert ids(rank(close, [], k=2, settings=RS, now=NOW)) == ["a", "b"]
+    # ... but not behind a much weaker one: it is demoted, not deleted
+    got = rank(vector, [], k=3, settings=RS, now=NOW)
+    assert ids(got) == ["a", "a2", "b"] and "mmr_demoted" in got[1].debug
+    seed = RS.model_copy(update={"mmr_demotion": 0.0})  # seed 000: to the end
+    assert ids(rank(vector, [], k=3, settings=seed, now=NOW)) == ["a", "b", "a2"]
+    assert ids(rank(vector, [], k=2, settings=seed, now=NOW)) == ["a", "b"]
     off = PipelineOptions(mmr=False)
-    assert ids(rank(vector, [], k=3, settings=RS, now=NOW, options=off)) == ["a", "a2", "b"]
-    assert ids(rank(vector, [], k=2, settings=RS, now=NOW)) == ["a", "b"]
+    got = rank(close, [], k=3, settings=RS, now=NOW, options=off)
+    assert ids(got) == ["a", "a2", "b"] and "mmr_demoted" not in got[1].debug
 
 
 def test_keyword_only_search() -> None:
@@ -155,3 +168,69 @@ def test_rank_does_not_change_its_inputs() -> None:
     v = cand("a", cos=0.5)
     rank([v], [cand("a", bm25=1.0)], k=1, settings=RS, now=NOW)
     assert v.score == 0.0 and v.debug == {}
+
+
+def _eager_rank(
+    vector: list[Candidate], keyword: list[Candidate], k: int, intent: RecallIntent | None
+) -> list[Candidate]:
+    """rank() as documented, every stage on every candidate (the noise filter first)."""
+    cands = fuse_weighted(vector, keyword, RS)[: max(WORKING_SET * k, 40)]
+    window = intent if intent is not None and intent.has_window else None
+    inside = None if window is None else (lambda c: window.contains(c.created_at))
+    cands = scoring.noise_filter(cands, RS)
+    cands = scoring.min_score_filter(cands, RS, exempt=inside)
+    cands = scoring.recency_boost(cands, RS, NOW)
+    cands = scoring.importance_weight(cands, RS)
+    cands = scoring.length_norm(cands, RS)
+    cands = scoring.time_decay(cands, RS, NOW)
+    if window is not None:
+        cands = scoring.time_window_boost(cands, window.window_start, window.window_end)
+    cands = scoring.hard_min_filter(cands, RS, exempt=inside)
+    return scoring.mmr_demote(cands, RS, k=k)[:k]
+
+
+_NOISE = ["I'm sorry, I can't help with that.", "hi there!", "你还记得吗？", "ok", "我不知道"]
+
+
+def _random_engines(rng: random.Random) -> tuple[list[Candidate], list[Candidate]]:
+    """Overlapping engine lists with noise, near-duplicates and mixed ages."""
+    base = [rng.gauss(0, 1) for _ in range(4)]
+    vector, keyword = [], []
+    for i in range(rng.randint(1, 60)):
+        text = rng.choice(_NOISE) if rng.random() < 0.25 else f"memory {i} about topic {i % 7}"
+        near = rng.random() < 0.4  # near-duplicates of each other (MMR demotes them)
+        emb = [b + rng.gauss(0, 0.05 if near else 3) for b in base]
+        c = cand(f"m{i}", text, cos=rng.uniform(0.0, 0.7), age_days=rng.uniform(0, 200),
+                 category=rng.choice(["fact", "episode", "core"]), embedding=emb)  # fmt: skip
+        if rng.random() < 0.7:
+            vector.append(c)
+        if rng.random() < 0.5:
+            kw = c.copy()
+            kw.vector_score, kw.embedding, kw.bm25_score = None, None, rng.uniform(0.1, 9.0)
+            keyword.append(kw)
+    vector.sort(key=lambda c: -(c.vector_score or 0.0))
+    keyword.sort(key=lambda c: -(c.bm25_score or 0.0))
+    return vector, keyword
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_lazy_noise_check_gives_the_eager_pipelines_result(seed: int) -> None:
+    rng = random.Random(seed)
+    vector, keyword = _random_engines(rng)
+    k = rng.choice([1, 2, 3, 5, 10])
+    intent = None
+    if rng.random() < 0.3:
+        intent = RecallIntent(NOW - 60 * DAY, NOW - 20 * DAY, "window", True)
+    expected = _eager_rank(vector, keyword, k, intent)
+    got = rank(vector, keyword, k=k, settings=RS, now=NOW, intent=intent)
+    assert [(c.id, c.score) for c in got] == [(c.id, c.score) for c in expected]
+    assert [{**c.debug, "final": c.score} for c in expected] == [c.debug for c in got]
+
+
+def test_rank_may_change_inputs_it_is_given_to_keep() -> None:
+    vector, keyword = [cand("a", cos=0.5)], [cand("a", bm25=1.0), cand("b", bm25=0.5)]
+    copied = rank(vector, keyword, k=2, settings=RS, now=NOW)
+    in_place = rank(vector, keyword, k=2, settings=RS, now=NOW, copy_inputs=False)
+    assert [(c.id, c.score, c.debug) for c in in_place] == [
+        (c.id, c.score, c.debug) for c in copied
+    ]

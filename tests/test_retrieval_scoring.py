@@ -29,6 +29,7 @@ RS = RetrievalSettings()
 # The age stages apply to episodes by default; these tests exercise their
 # mechanics on facts too.
 AGED = RetrievalSettings(age_categories=["episode", "fact"])
+SEED_MMR = RetrievalSettings(mmr_demotion=0.0)  # seed 000: a near-duplicate goes to the end
 
 
 def scored(
@@ -131,11 +132,11 @@ def test_noise_filter_never_returns_a_refusal() -> None:
     assert ids(noise_filter([refusal, greeting, memory], RS)) == ["m"]
 
 
-def test_mmr_demotes_a_near_duplicate_without_deleting_it() -> None:
+def test_seed_mmr_moves_a_near_duplicate_to_the_end_without_deleting_it() -> None:
     a = scored("a", 0.9, embedding=[1.0, 0.0, 0.0])
     dup = scored("dup", 0.8, embedding=[0.99, 0.05, 0.0])  # cos ~0.999 with a
     other = scored("other", 0.7, embedding=[0.0, 1.0, 0.0])
-    out = mmr_demote([a, dup, other], RS)
+    out = mmr_demote([a, dup, other], SEED_MMR)
     assert ids(out) == ["a", "other", "dup"]
     assert out[2].debug["mmr_demoted"] > RS.mmr_threshold
     assert "mmr_demoted" not in out[1].debug
@@ -146,21 +147,37 @@ def test_mmr_compares_only_with_kept_hits() -> None:
     a = scored("a", 0.9, embedding=[1.0, 0.0])
     b = scored("b", 0.8, embedding=[math.cos(0.5), math.sin(0.5)])  # cos(a,b)=0.88
     c = scored("c", 0.7, embedding=[math.cos(1.0), math.sin(1.0)])  # cos(a,c)=0.54
-    assert ids(mmr_demote([a, b, c], RS)) == ["a", "c", "b"]
+    assert ids(mmr_demote([a, b, c], SEED_MMR)) == ["a", "c", "b"]
 
 
 def test_mmr_without_embeddings_keeps_the_order() -> None:
     cs = [scored("a", 0.9), scored("b", 0.8, embedding=[1.0, 0.0]), scored("c", 0.7)]
-    assert ids(mmr_demote(cs, RS)) == ["a", "b", "c"]
+    assert ids(mmr_demote(cs, SEED_MMR)) == ["a", "b", "c"]
 
 
 def test_mmr_skips_embeddings_of_another_dimension() -> None:
     a = scored("a", 0.9, embedding=[1.0, 0.0])
     dup = scored("dup", 0.8, embedding=[1.0, 0.01])
     odd = scored("odd", 0.7, embedding=[1.0, 0.0, 0.0])
-    out = mmr_demote([a, dup, odd], RS)
+    out = mmr_demote([a, dup, odd], SEED_MMR)
     assert ids(out) == ["a", "odd", "dup"]
     assert "mmr_demoted" in out[2].debug
+
+
+def test_default_mmr_lowers_a_near_duplicate_behind_close_hits_only() -> None:
+    a = scored("a", 0.9, embedding=[1.0, 0.0, 0.0])
+    dup = scored("dup", 0.8, embedding=[0.99, 0.05, 0.0])  # cos ~0.999 with a
+    close = scored("close", 0.75, embedding=[0.0, 1.0, 0.0])  # above 0.8 * 0.9 = 0.72
+    far = scored("far", 0.5, embedding=[0.0, 0.0, 1.0])
+    out = mmr_demote([far, dup, a, close], RS)
+    assert ids(out) == ["a", "close", "dup", "far"]  # demoted, still above a weak hit
+    assert out[2].score == pytest.approx(0.8 * RS.mmr_demotion)
+    assert out[2].debug["mmr_demoted"] > RS.mmr_threshold
+    assert ids(mmr_demote([a, dup, close], RS.model_copy(update={"mmr_demotion": 1.0}))) == [
+        "a",
+        "dup",
+        "close",
+    ]
 
 
 def test_time_window_boosts_only_hits_inside_the_window() -> None:

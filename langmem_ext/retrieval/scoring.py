@@ -14,7 +14,7 @@ time_window_boost    ``* 2`` inside a recall window                      ``time_
 min_score_filter     drops ``relevance < 0.3``                           —
 hard_min_filter      drops ``relevance + recency < 0.35``                —
 noise_filter         drops refusals, greetings, meta questions, …        —
-mmr_demote           moves near-duplicates (cos > 0.85) to the end        ``mmr_demoted``
+mmr_demote           ``* 0.9`` for a near-duplicate (cos > 0.85)          ``mmr_demoted``
 ===================  ==================================================  ==============
 
 Where the thresholds apply
@@ -324,25 +324,35 @@ def mmr_demote(
     cosine_baseline: float = 0.0,
     k: int | None = None,
 ) -> list[Candidate]:
-    """Move near-duplicates of better hits to the end (MMR-style diversity).
+    """Demote near-duplicates of better hits (MMR-style diversity).
 
     Walking the candidates best first, one whose embedding has a cosine above
-    ``mmr_threshold`` with an already kept (better-ranked) candidate is demoted: it
-    goes after every kept candidate, in its original order. Nothing is deleted.
-    Candidates without an embedding (or of another dimension than the first one)
-    are kept in place and compared with nothing.
+    ``mmr_threshold`` with an already kept (better-ranked, not demoted) candidate is
+    demoted: its score is multiplied by ``mmr_demotion`` (0.9), so it falls behind
+    the hits that scored close to it but still shows when little else matches. With
+    ``mmr_demotion = 0`` (seed 000) it goes after every kept candidate instead, in
+    its original order. Nothing is deleted. Candidates without an embedding (or of
+    another dimension than the first one) are kept in place and compared with
+    nothing.
+
+    A near-duplicate is often a *different* memory: "我用的手机是华为Mate60" said
+    by two users, or the same plan stated in two sessions. Pushing it to the end
+    removes it from any top k; the gentle factor only reorders. On pooled MemDaily
+    that is 2 points of recall@10 (BENCHMARKS.md, the demotion rows).
 
     Args:
         candidates: Scored candidates.
         settings: ``mmr_threshold`` (0.85), on the rescaled cosine
-            ``(cos - cosine_baseline) / (1 - cosine_baseline)``.
+            ``(cos - cosine_baseline) / (1 - cosine_baseline)``; ``mmr_demotion``.
         cosine_baseline: Cosine of unrelated texts for the embedder in use.
         k: Stop once ``k`` candidates are kept: the rest follow in score order,
-            unexamined (the caller keeps only the first ``k``). ``None`` examines all.
+            unexamined (the caller keeps only the first ``k``; those unexamined
+            score below every kept one, so they never reach it). ``None`` examines
+            all.
 
     Returns:
-        New candidates: kept ones by score, then the demoted ones;
-        ``debug["mmr_demoted"]`` is the cosine that demoted a candidate.
+        New candidates, best first; ``debug["mmr_demoted"]`` is the cosine that
+        demoted a candidate.
     """
     ranked = [c.copy() for c in _ranked(candidates)]
     limit = cosine_baseline + (1.0 - cosine_baseline) * settings.mmr_threshold
@@ -350,6 +360,7 @@ def mmr_demote(
     kept: list[Candidate] = []
     demoted: list[Candidate] = []
     kept_units: list[NDArray[np.float64]] = []
+    factor = settings.mmr_demotion
     stop = len(ranked) if k is None else k
     walked = 0
     for c in ranked:
@@ -366,13 +377,16 @@ def mmr_demote(
             best = float(np.max(np.stack(kept_units) @ unit))
             if best > limit:
                 c.debug["mmr_demoted"] = best
+                c.score *= factor
                 demoted.append(c)
                 continue
         kept_units.append(unit)
         kept.append(c)
     if demoted:
         logger.debug("MMR demoted %d near-duplicates", len(demoted))
-    return kept + ranked[walked:] + demoted
+    if factor == 0.0:
+        return kept + ranked[walked:] + demoted
+    return _ranked(kept + ranked[walked:] + demoted)
 
 
 __all__ = [
