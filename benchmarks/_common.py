@@ -51,8 +51,10 @@ from langmem_ext.memory.neighbours import IndexNeighbours
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.compound import interleave, split_compound
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
+from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.workspace.markdown import normalise_text
 
 K_MAX = 20
@@ -165,12 +167,14 @@ def _off(**kw: bool) -> PipelineOptions:
     return PipelineOptions(**kw)
 
 
-EQUAL = (("vector_weight", 0.5), ("bm25_weight", 0.5))
+PLAIN = (("question_parts", False),)
+"""Search the message as it is (no self-repair focus, no compound split)."""
+EQUAL = (("vector_weight", 0.5), ("bm25_weight", 0.5), *PLAIN)
 RRF = (("fusion", "rrf"),)
 RRF_EQUAL = (*RRF, *EQUAL)
 MAIN_METHODS: tuple[Variant, ...] = (
-    Variant("BM25 (plain)", "fts", ALL_OFF, note="FTS5 BM25 alone, no stages"),
-    Variant("dense (plain)", "vector", ALL_OFF, note="Chroma cosine alone, no stages"),
+    Variant("BM25 (plain)", "fts", ALL_OFF, PLAIN, note="FTS5 BM25 alone, no stages"),
+    Variant("dense (plain)", "vector", ALL_OFF, PLAIN, note="Chroma cosine alone, no stages"),
     Variant("RRF (equal weights, k=60), no stages", "hybrid", ALL_OFF, RRF_EQUAL,
             note="plain reciprocal-rank fusion of the two, nothing else"),
     Variant("hybrid pipeline (default)", intent=True,
@@ -185,6 +189,7 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
     does; the "no stages" rows do not.
     """
     seed = (("vector_weight", 0.7), ("bm25_weight", 0.3))
+    seed_plain = (*seed, *PLAIN)
 
     def full(name: str, **kw: Any) -> Variant:
         return Variant(name, intent=True, **kw)
@@ -200,13 +205,19 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         full("- thresholds (min / hard min)", options=_off(thresholds=False)),
         full("- noise filter", options=_off(noise=False)),
         full("- MMR demotion", options=_off(mmr=False)),
+        full("MMR to the end (seed 000: demotion factor 0)", retrieval=(("mmr_demotion", 0.0),)),
+        full("MMR demotion factor 0.8", retrieval=(("mmr_demotion", 0.8),)),
+        full("- question parts (self-repair focus, compound split)", retrieval=PLAIN,
+             note="the whole message searched as one query"),
         full("MMR order kept (no final re-sort)", resort=False,
              note="rank()'s own order; SearchEngine.search re-sorts by score"),
-        Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF),
-        Variant("no stages: weighted 0.7 / 0.3 (seed 000)", options=ALL_OFF, retrieval=seed),
+        Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF,
+                retrieval=PLAIN),
+        Variant("no stages: weighted 0.7 / 0.3 (seed 000)", options=ALL_OFF,
+                retrieval=seed_plain),
         Variant("no stages: weighted 0.5 / 0.5", options=ALL_OFF, retrieval=EQUAL),
         Variant("no stages: RRF 0.5 / 0.5", options=ALL_OFF, retrieval=RRF_EQUAL),
-        Variant("only context: weighted 0.4 / 0.6", options=_off(
+        Variant("only context: weighted 0.4 / 0.6", retrieval=PLAIN, options=_off(
             recency=False, importance=False, length_norm=False, time_decay=False,
             thresholds=False, noise=False, mmr=False)),
         full("all stages: weighted 0.7 / 0.3 (seed 000)", retrieval=seed),
@@ -220,14 +231,14 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         full("context shares 0.5 / 0.3", retrieval=(
             ("context_prev_weight", 0.5), ("context_next_weight", 0.3))),
         full("context decay 0.7", retrieval=(("context_decay", 0.7),)),
-        Variant("k=5 call: BM25 (plain)", "fts", ALL_OFF, k=5,
+        Variant("k=5 call: BM25 (plain)", "fts", ALL_OFF, PLAIN, k=5,
                 note="k=5, pool 20: Memory.search's default; R@10/R@20 are of 5 hits"),
         full("k=5 call: full pipeline (default)", k=5),
     ]  # fmt: skip
     for kind in chunking:
         out += [
-            Variant(f"{kind}: dense (plain)", "vector", ALL_OFF, ingest=kind),
-            Variant(f"{kind}: BM25 (plain)", "fts", ALL_OFF, ingest=kind),
+            Variant(f"{kind}: dense (plain)", "vector", ALL_OFF, PLAIN, ingest=kind),
+            Variant(f"{kind}: BM25 (plain)", "fts", ALL_OFF, PLAIN, ingest=kind),
             Variant(f"{kind}: RRF 0.5 / 0.5, no stages", options=ALL_OFF, retrieval=RRF_EQUAL,
                     ingest=kind),
             Variant(f"{kind}: full pipeline", intent=True, ingest=kind),
@@ -462,17 +473,47 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
 # -- the run -----------------------------------------------------------------
 
 
-def _intent(q: Question) -> RecallIntent | None:
-    return detect_recall_intent(q.text, datetime.fromtimestamp(q.now))
+def _intent(q: Question, parts: bool = True) -> RecallIntent | None:
+    """The intent ``Memory.search`` detects (in the self-repair focus when ``parts``)."""
+    return detect_recall_intent(focus_of(q.text) if parts else q.text, datetime.fromtimestamp(q.now))
 
 
-def _candidates(
-    engine: SearchEngine, q: Question, pool: int
-) -> tuple[list[Candidate], list[Candidate]]:
-    """What ``SearchEngine.search`` fetches before ranking (hybrid mode)."""
-    vector = engine._vector(q.text, q.scope, pool)
-    keyword = engine._keyword(q.text, q.scope, pool, fts=True)
+def query_texts(text: str, parts: bool) -> list[str]:
+    """The texts ``SearchEngine.search`` ranks for ``text``, merged in this order.
+
+    With question parts: the self-repair focus of the message, then each of its
+    questions (compound messages); otherwise the message alone.
+    """
+    if not parts:
+        return [text]
+    focus = focus_of(text)
+    return [focus, *split_compound(focus)]
+
+
+Pair = tuple[list[Candidate], list[Candidate]]
+
+
+def _candidates(engine: SearchEngine, q: Question, pool: int, text: str | None = None) -> Pair:
+    """What ``SearchEngine.search`` fetches before ranking (hybrid mode) for ``text``."""
+    t = q.text if text is None else text
+    vector = engine._vector(t, q.scope, pool)
+    keyword = engine._keyword(t, q.scope, pool, fts=True)
     return vector, keyword
+
+
+class CandidateCache:
+    """One question's fetched candidates, per ingest variant and query text."""
+
+    def __init__(self, fetchers: dict[str, SearchEngine], q: Question, pool: int) -> None:
+        self.fetchers, self.q, self.pool = fetchers, q, pool
+        self.memo: dict[tuple[str, str], Pair] = {}
+
+    def get(self, ingest: str, text: str) -> Pair:
+        """Candidates of ``text`` in the ``ingest`` workspace (fetched once)."""
+        key = (ingest, text)
+        if key not in self.memo:
+            self.memo[key] = _candidates(self.fetchers[ingest], self.q, self.pool, text)
+        return self.memo[key]
 
 
 @contextmanager
@@ -490,15 +531,15 @@ def memoised_noise_check() -> Iterator[None]:
         scoring.is_noise = original  # type: ignore[assignment]
 
 
-def _rank_variant(
+def _rank_text(
     v: Variant,
-    cands: tuple[list[Candidate], list[Candidate]],
+    cands: Pair,
     q: Question,
-    base: RetrievalSettings,
+    rs: RetrievalSettings,
     engine: SearchEngine,
 ) -> list[Candidate]:
     vector, keyword = cands
-    pool = max(v.k * base.candidate_multiplier, 20)
+    pool = max(v.k * rs.candidate_multiplier, 20)
     # SearchEngine.search passes an empty list (not None) for an engine it did not run.
     vec = vector[:pool] if v.mode in ("hybrid", "vector") else []
     kw = keyword[:pool] if v.mode in ("hybrid", "fts") else []
@@ -506,10 +547,10 @@ def _rank_variant(
         vec,
         kw,
         k=v.k,
-        settings=retrieval_settings(base, v.retrieval),
+        settings=rs,
         now=q.now,
         options=v.options,
-        intent=_intent(q) if v.intent else None,
+        intent=_intent(q, rs.question_parts) if v.intent else None,
         context=IndexNeighbours(engine.workspace.keyword, q.scope),
         cosine_baseline=engine.cosine_baseline,
     )
@@ -520,12 +561,20 @@ def _rank_variant(
 
 def _ranked_for(
     v: Variant,
-    cands: dict[str, tuple[list[Candidate], list[Candidate]]],
-    fetchers: dict[str, SearchEngine],
+    cache: CandidateCache,
     q: Question,
-    rs: RetrievalSettings,
+    base: RetrievalSettings,
 ) -> list[Candidate]:
-    return _rank_variant(v, cands[v.ingest], q, rs, fetchers[v.ingest])
+    """Re-rank as ``SearchEngine.search`` would: each query text, then interleaved."""
+    rs = retrieval_settings(base, v.retrieval)
+    engine = cache.fetchers[v.ingest]
+    lists = [
+        _rank_text(v, cache.get(v.ingest, t), q, rs, engine)
+        for t in query_texts(q.text, rs.question_parts)
+    ]
+    if len(lists) == 1:
+        return lists[0]
+    return [c for _, c in interleave(lists, v.k, key=lambda c: c.id)]
 
 
 def run_embedder(
@@ -573,8 +622,10 @@ def run_embedder(
     mismatches = 0
     t_start = time.perf_counter()
     for i, q in enumerate(dataset.questions):
+        # every query embedding the default search makes (compound messages: several)
         t0 = time.perf_counter()
-        memo.memo[q.text] = raw.embed_query(q.text)
+        for text in dict.fromkeys([q.text, *query_texts(q.text, rs.question_parts)]):
+            memo.memo[text] = raw.embed_query(text)
         embed_ms.append((time.perf_counter() - t0) * 1000)
         ext_of = stores["turn"].ext_of
         full_ids: list[str] = []
@@ -583,7 +634,9 @@ def run_embedder(
             t0 = time.perf_counter()
             hits = eng.search(  # the intent is detected inside the timing, as Memory.search does
                 q.text, scope=q.scope, k=K_MAX, mode=v.mode, options=v.options, now=q.now,
-                intent=_intent(q) if v.intent else None,
+                intent=_intent(q, timed_engines[v.name].settings.retrieval.question_parts)
+                if v.intent
+                else None,
             )
             ms = (time.perf_counter() - t0) * 1000
             ranked = [ext_of[h.id] for h in hits]
@@ -591,9 +644,9 @@ def run_embedder(
             if v.name == MAIN_METHODS[-1].name:
                 full_ids = [h.id for h in hits]
         if variants:
-            cands = {k: _candidates(f, q, pool) for k, f in fetchers.items()}
+            cache = CandidateCache(fetchers, q, pool)
             with memoised_noise_check():
-                ablated = [(v, _ranked_for(v, cands, fetchers, q, rs)) for v in variants]
+                ablated = [(v, _ranked_for(v, cache, q, rs)) for v in variants]
             for v, got in ablated:
                 ranked = [stores[v.ingest].ext_of[c.id] for c in got]
                 abl[v.name].add(question_metrics(ranked, q.evidence), q.category, len(got))
@@ -669,7 +722,9 @@ def render(results: dict[str, Any]) -> str:
             f"{r['memories']} memories, {r['questions']} questions. Indexing "
             f"(add_many end to end, cache off): {idx}; "
             f"{r['memories'] / r['index_seconds']['turn']:.0f} memories/s. "
-            f"Query embedding alone: p50 {qe['p50_ms']:.1f} ms, p95 {qe['p95_ms']:.1f} ms.\n"
+            f"Query embedding alone (every text the default search embeds: a compound "
+            f"message embeds each question too): p50 {qe['p50_ms']:.1f} ms, "
+            f"p95 {qe['p95_ms']:.1f} ms.\n"
         )
         header = ["method", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5", "p50 ms", "p95 ms"]
         out.append(markdown_table(header, _metric_rows(r["methods"], latency=True)))

@@ -29,6 +29,8 @@ from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.compound import interleave, split_compound
+from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.retrieval.text import query_tokens
 
 if TYPE_CHECKING:
@@ -111,7 +113,53 @@ class SearchEngine:
         options: PipelineOptions | None = None,
         now: float | None = None,
     ) -> list[SearchHit]:
-        """Search one scope. See :meth:`langmem_ext.Memory.search`."""
+        """Search one scope. See :meth:`langmem_ext.Memory.search`.
+
+        With ``retrieval.question_parts`` (default), a self-repair ("…, what I really
+        want to ask is X") narrows the search to X (:func:`focus_of`), and a message
+        that asks several questions is searched whole and per question, the best hits
+        of each taking turns (:mod:`langmem_ext.retrieval.compound`). Merged hits
+        keep their order; a score is capped at the one above it so scores still read
+        best first, and ``debug["question"]`` says which search found the hit
+        (0 = the whole message, 1.. = its questions).
+        """
+        args: dict[str, Any] = {
+            "scope": scope, "k": k, "mode": mode, "category": category,
+            "intent": intent, "options": options,
+            "now": time.time() if now is None else now,
+        }  # fmt: skip
+        if not isinstance(query, str) or not self.settings.retrieval.question_parts:
+            return self._search_query(query, **args)
+        focus = focus_of(query)
+        parts = split_compound(focus)
+        first = self._search_query(focus, **args)  # validates k, mode, the text
+        if not parts:
+            return first
+        lists = [first, *(self._search_query(p, **args) for p in parts)]
+        top = min(k if k is not None else self.settings.retrieval.top_k,
+                  self.settings.retrieval.max_k)  # fmt: skip
+        merged: list[SearchHit] = []
+        cap = float("inf")
+        for i, hit in interleave(lists, top, key=lambda h: h.id):
+            cap = min(hit.score, cap)
+            merged.append(
+                hit.model_copy(update={"score": cap, "debug": {**hit.debug, "question": float(i)}})
+            )
+        return merged
+
+    def _search_query(
+        self,
+        query: str,
+        *,
+        scope: str,
+        k: int | None,
+        mode: str | None,
+        category: str | None,
+        intent: RecallIntent | None,
+        options: PipelineOptions | None,
+        now: float,
+    ) -> list[SearchHit]:
+        """Search one query text (no self-repair or compound handling)."""
         from langmem_ext.retrieval.pipeline import rank
 
         if not isinstance(query, str):
@@ -133,7 +181,6 @@ class SearchEngine:
         pool = max(k * rs.candidate_multiplier, 20)
         if category:
             pool *= 3
-        now = time.time() if now is None else now
         self.workspace.refresh_if_stale()
 
         # ``None``: the engine did not run (its weight goes to the other one);
@@ -165,6 +212,7 @@ class SearchEngine:
             full_match_cosine=rs.vector_full_match,
             context=IndexNeighbours(self.workspace.keyword, scope, category),
             cosine_baseline=self.cosine_baseline,
+            copy_inputs=False,  # fresh candidates, used once
         )
         hits = [self._hit(c, scope) for c in ranked]
         for source in self._sources:

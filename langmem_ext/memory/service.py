@@ -41,6 +41,7 @@ from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, Searc
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
+from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.workspace.files import read_text
 from langmem_ext.workspace.keyword_index import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
@@ -654,7 +655,10 @@ class Memory:
         ts = time.time() if now is None else float(_epoch(now) or 0.0)
         if intent == "auto":
             intent = (
-                detect_recall_intent(query, datetime.fromtimestamp(ts).astimezone())
+                detect_recall_intent(
+                    focus_of(query) if self.settings.retrieval.question_parts else query,
+                    datetime.fromtimestamp(ts).astimezone(),
+                )
                 if isinstance(query, str)
                 else None
             )
