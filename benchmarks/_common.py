@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -167,8 +167,9 @@ def _off(**kw: bool) -> PipelineOptions:
     return PipelineOptions(**kw)
 
 
-PLAIN = (("question_parts", False),)
-"""Search the message as it is (no self-repair focus, no compound split)."""
+PLAIN = (("question_parts", False), ("context_vector_weight", 0.0))
+"""Search the message as it is (no self-repair focus, no compound split) and score
+vector hits by their own vectors (no contextual vectors): the plain baselines."""
 EQUAL = (("vector_weight", 0.5), ("bm25_weight", 0.5), *PLAIN)
 RRF = (("fusion", "rrf"),)
 RRF_EQUAL = (*RRF, *EQUAL)
@@ -207,8 +208,12 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         full("- MMR demotion", options=_off(mmr=False)),
         full("MMR to the end (seed 000: demotion factor 0)", retrieval=(("mmr_demotion", 0.0),)),
         full("MMR demotion factor 0.8", retrieval=(("mmr_demotion", 0.8),)),
-        full("- question parts (self-repair focus, compound split)", retrieval=PLAIN,
+        full("- question parts (self-repair focus, compound split)",
+             retrieval=(("question_parts", False),),
              note="the whole message searched as one query"),
+        full("- contextual vectors", retrieval=(("context_vector_weight", 0.0),),
+             note="vector hits scored by their own vectors only"),
+        full("contextual vector weight 0.5", retrieval=(("context_vector_weight", 0.5),)),
         full("MMR order kept (no final re-sort)", resort=False,
              note="rank()'s own order; SearchEngine.search re-sorts by score"),
         Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF,
@@ -502,17 +507,33 @@ def _candidates(engine: SearchEngine, q: Question, pool: int, text: str | None =
 
 
 class CandidateCache:
-    """One question's fetched candidates, per ingest variant and query text."""
+    """One question's fetched candidates, per ingest variant, query text and the
+    contextual-vector weight (the one setting that changes what is fetched)."""
+
+    _engines: ClassVar[dict[tuple[int, float], SearchEngine]] = {}
 
     def __init__(self, fetchers: dict[str, SearchEngine], q: Question, pool: int) -> None:
         self.fetchers, self.q, self.pool = fetchers, q, pool
-        self.memo: dict[tuple[str, str], Pair] = {}
+        self.memo: dict[tuple[str, str, float], Pair] = {}
 
-    def get(self, ingest: str, text: str) -> Pair:
+    def engine(self, ingest: str, weight: float) -> SearchEngine:
+        """The fetcher of ``ingest`` scoring vector hits with contextual ``weight``."""
+        base = self.fetchers[ingest]
+        if weight == base.settings.retrieval.context_vector_weight:
+            return base
+        key = (id(base), weight)
+        if key not in self._engines:
+            rs = base.settings.retrieval.model_copy(update={"context_vector_weight": weight})
+            settings = base.settings.model_copy(update={"retrieval": rs})
+            self._engines[key] = SearchEngine(base.workspace, base.embeddings, settings)
+        return self._engines[key]
+
+    def get(self, ingest: str, text: str, weight: float) -> Pair:
         """Candidates of ``text`` in the ``ingest`` workspace (fetched once)."""
-        key = (ingest, text)
+        key = (ingest, text, weight)
         if key not in self.memo:
-            self.memo[key] = _candidates(self.fetchers[ingest], self.q, self.pool, text)
+            engine = self.engine(ingest, weight)
+            self.memo[key] = _candidates(engine, self.q, self.pool, text)
         return self.memo[key]
 
 
@@ -569,7 +590,7 @@ def _ranked_for(
     rs = retrieval_settings(base, v.retrieval)
     engine = cache.fetchers[v.ingest]
     lists = [
-        _rank_text(v, cache.get(v.ingest, t), q, rs, engine)
+        _rank_text(v, cache.get(v.ingest, t, rs.context_vector_weight), q, rs, engine)
         for t in query_texts(q.text, rs.question_parts)
     ]
     if len(lists) == 1:

@@ -135,6 +135,12 @@ class RetrievalSettings(BaseModel):
     it receive."""
     context_decay: float = Field(default=0.85, ge=0.0, le=1.0)
     """Each further place away multiplies the share by this."""
+    context_vector_weight: float = Field(default=0.5, ge=0.0)
+    """Vector search scores an entry by the better of its own vector and its contextual
+    vector: its own unit vector plus this times the unit vector of the entry before it
+    in its section, normalised (0 switches it off). "Yes, Biscuit!" is found by "what is my dog called?" when
+    read after "Have you named the puppy?". Computed at query time from kept
+    vectors, so an edit of the entry before never leaves it stale."""
     cosine_baseline: float | None = None
     """Cosine of unrelated texts for the embedder in use; similarities are rescaled
     ``(cos - baseline) / (1 - baseline)`` before fusion, thresholds and MMR, so one

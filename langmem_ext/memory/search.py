@@ -30,6 +30,7 @@ from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import interleave, split_compound
+from langmem_ext.retrieval.contextual import contextual_cosines
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.retrieval.text import query_tokens
 
@@ -244,7 +245,38 @@ class SearchEngine:
             embedding: Any = vec if vec is not None else fetched.get(h.id)  # numpy, for MMR
             c.embedding = embedding
             out.append(c)
+        weight = self.settings.retrieval.context_vector_weight
+        if weight > 0 and out:
+            self._contextual(out, qvec, weight)
         return out
+
+    def _contextual(self, cands: list[Candidate], qvec: list[float], weight: float) -> None:
+        """Score vector hits by their contextual vectors (:mod:`~langmem_ext.retrieval.contextual`).
+
+        In place: ``vector_score`` becomes the rescaled cosine with the entry's unit
+        vector plus ``weight`` times its predecessor's when that is higher (context
+        only ever helps: an independent fact after an unrelated one keeps its own
+        score), ``debug["own_vector"]`` then keeps the plain one, and the vector
+        ranks follow the new scores.
+        """
+        ws = self.workspace
+        with_vec = [c for c in cands if c.embedding is not None]
+        prev = ws.keyword.previous_vectors([c.id for c in with_vec], ws.vectors.model_name)
+        if not prev:
+            return
+        cosines = contextual_cosines(
+            qvec, [c.embedding for c in with_vec], [prev.get(c.id) for c in with_vec], weight
+        )
+        for c, cos in zip(with_vec, cosines, strict=True):
+            if c.id not in prev or c.vector_score is None:
+                continue
+            contextual = rescale_cosine(float(cos), self.cosine_baseline)
+            if contextual > c.vector_score:
+                c.debug["own_vector"] = c.vector_score
+                c.vector_score = contextual
+        cands.sort(key=lambda c: -(c.vector_score or 0.0))
+        for i, c in enumerate(cands):
+            c.vector_rank = i
 
     def _keyword(self, q: str, scope: str, pool: int, *, fts: bool) -> list[Candidate]:
         kw = self.workspace.keyword

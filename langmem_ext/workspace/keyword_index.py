@@ -298,6 +298,30 @@ class KeywordIndex:
                 out[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
         return out
 
+    def previous_vectors(self, ids: Sequence[str], model: str) -> dict[str, Vector]:
+        """The kept ``model`` vector of the entry before each of ``ids`` in its section.
+
+        The section is the entry's file and category, as for :meth:`neighbours`.
+        Entries that are first in their section, or whose predecessor has no valid
+        kept vector, are left out.
+        """
+        out: dict[str, Vector] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = (
+                "SELECT d.id, v.vec FROM docs d "
+                "JOIN docs p ON p.rowid = ("
+                "  SELECT p2.rowid FROM docs p2 WHERE p2.path = d.path"
+                "  AND p2.category = d.category AND p2.line < d.line"
+                "  ORDER BY p2.line DESC LIMIT 1) "
+                "JOIN kept_vectors v ON v.id = p.id AND v.model = ? AND v.text_hash = p.vec_hash "
+                f"WHERE d.id IN ({marks})"
+            )
+            for entry_id, blob in self._q(sql, [model, *chunk]):
+                out[entry_id] = blob_vector(blob)
+        return out
+
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
         """All docs of a scope in file order."""
         sql = f"SELECT {_DOC_COLS} FROM docs WHERE scope = ?"

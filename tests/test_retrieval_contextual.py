@@ -1,0 +1,87 @@
+"""Contextual vectors: an entry scored together with the entry before it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from langmem_ext import Memory
+from langmem_ext.retrieval.contextual import contextual_cosines
+
+
+def test_weight_zero_or_no_previous_gives_the_plain_cosine() -> None:
+    q = [1.0, 0.0]
+    vecs = [[1.0, 1.0], [0.0, 2.0]]
+    plain = [math.sqrt(0.5), 0.0]
+    assert contextual_cosines(q, vecs, [[1.0, 0.0], None], 0.0) == pytest.approx(plain)
+    assert contextual_cosines(q, vecs, [None, None], 1.0) == pytest.approx(plain)
+
+
+def test_a_matching_predecessor_lifts_an_entry() -> None:
+    q = [1.0, 0.0, 0.0]
+    answer = [0.0, 1.0, 0.0]  # "Yes, Biscuit!": nothing of the question in it
+    question_before = [1.0, 0.0, 0.0]  # "Have you named the puppy?"
+    unrelated_before = [0.0, 0.0, 1.0]
+    got = contextual_cosines(q, [answer, answer], [question_before, unrelated_before], 1.0)
+    assert got[0] == pytest.approx(math.sqrt(0.5))
+    assert got[1] == pytest.approx(0.0)
+    # the scale of the vectors does not matter, only their directions
+    scaled = contextual_cosines(q, [np.array(answer) * 7], [np.array(question_before) * 0.1], 1.0)
+    assert scaled[0] == pytest.approx(got[0])
+
+
+def test_mismatched_inputs_are_rejected() -> None:
+    with pytest.raises(ValueError, match="previous"):
+        contextual_cosines([1.0], [[1.0]], [], 1.0)
+    assert contextual_cosines([1.0], [], [], 1.0).shape == (0,)
+
+
+_TURNS = [
+    "Melanie: Have you named the puppy yet?",
+    "Caroline: Yes, Biscuit!",
+    "Caroline: I went hiking last weekend.",
+    "Melanie: The weather was great for it.",
+    "Caroline: My sister lives in Boston.",
+]
+
+
+def _vector_hits(memory: Memory, query: str, weight: float) -> dict[str, dict[str, float]]:
+    memory.settings.retrieval.context_vector_weight = weight
+    try:
+        return {h.text: h.debug for h in memory.search(query, k=5, mode="vector")}
+    finally:
+        memory.settings.retrieval.context_vector_weight = 0.5
+
+
+def test_an_answer_is_found_through_the_question_before_it(memory: Memory) -> None:
+    memory.add_many(_TURNS)
+    query = "What is the name of Caroline's dog?"
+    plain = _vector_hits(memory, query, 0.0)
+    ctx = _vector_hits(memory, query, 0.5)
+    answer = "Caroline: Yes, Biscuit!"
+    assert "own_vector" not in plain[answer]
+    assert ctx[answer]["own_vector"] == pytest.approx(plain[answer]["vector"])
+    assert ctx[answer]["vector"] > plain[answer]["vector"] + 0.05
+    # the first entry of the section has no context: its own vector only
+    assert "own_vector" not in ctx["Melanie: Have you named the puppy yet?"]
+
+
+def test_editing_the_entry_before_changes_the_context_at_once(memory: Memory) -> None:
+    ids = memory.add_many(_TURNS)
+    query = "What is the name of Caroline's dog?"
+    answer = "Caroline: Yes, Biscuit!"
+    before = _vector_hits(memory, query, 0.5)[answer]["vector"]
+    memory.update(ids[0], "Melanie: Did you finish the tax forms?")
+    after = _vector_hits(memory, query, 0.5)[answer]["vector"]
+    assert after < before - 0.05  # no stale context kept anywhere
+    memory.update(ids[0], _TURNS[0])
+    assert _vector_hits(memory, query, 0.5)[answer]["vector"] == pytest.approx(before, abs=1e-4)
+
+
+def test_chinese_answers_take_context_too(memory: Memory) -> None:
+    memory.add_many(["小明：你家的猫叫什么名字？", "小红：叫咪咪。", "小红：我明天去北京出差。"])
+    query = "小红的猫叫什么？"
+    plain = _vector_hits(memory, query, 0.0)["小红：叫咪咪。"]["vector"]
+    assert _vector_hits(memory, query, 0.5)["小红：叫咪咪。"]["vector"] > plain
