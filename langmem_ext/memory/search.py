@@ -264,9 +264,8 @@ class SearchEngine:
         prev = ws.keyword.previous_vectors([c.id for c in with_vec], ws.vectors.model_name)
         if not prev:
             return
-        cosines = contextual_cosines(
-            qvec, [c.embedding for c in with_vec], [prev.get(c.id) for c in with_vec], weight
-        )
+        own = [c.embedding for c in with_vec if c.embedding is not None]
+        cosines = contextual_cosines(qvec, own, [prev.get(c.id) for c in with_vec], weight)
         for c, cos in zip(with_vec, cosines, strict=True):
             if c.id not in prev or c.vector_score is None:
                 continue
