@@ -149,7 +149,16 @@ ZH_TURNS = [
 
 
 def _search(memory: Memory, query: str, scope: str, context: bool) -> list[str]:
-    hits = memory.engine.search(query, scope=scope, k=3, options=PipelineOptions(context=context))
+    """Search with or without both kinds of context (neighbours, contextual vectors)."""
+    rs = memory.settings.retrieval
+    weight, rs.context_vector_weight = rs.context_vector_weight, (
+        rs.context_vector_weight if context else 0.0
+    )
+    try:
+        options = PipelineOptions(context=context)
+        hits = memory.engine.search(query, scope=scope, k=3, options=options)
+    finally:
+        rs.context_vector_weight = weight
     return [h.text for h in hits]
 
 

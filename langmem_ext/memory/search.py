@@ -247,10 +247,12 @@ class SearchEngine:
             out.append(c)
         weight = self.settings.retrieval.context_vector_weight
         if weight > 0 and out:
-            self._contextual(out, qvec, weight)
+            self._contextual(out, qvec, weight, scope)
         return out
 
-    def _contextual(self, cands: list[Candidate], qvec: list[float], weight: float) -> None:
+    def _contextual(
+        self, cands: list[Candidate], qvec: list[float], weight: float, scope: str
+    ) -> None:
         """Score vector hits by their contextual vectors (:mod:`~langmem_ext.retrieval.contextual`).
 
         In place: ``vector_score`` becomes the rescaled cosine with the entry's unit
@@ -261,9 +263,16 @@ class SearchEngine:
         """
         ws = self.workspace
         with_vec = [c for c in cands if c.embedding is not None]
-        prev = ws.keyword.previous_vectors([c.id for c in with_vec], ws.vectors.model_name)
-        if not prev:
+        found = ws.keyword.previous_vectors([c.id for c in with_vec], ws.vectors.model_name)
+        if not found:
             return
+        missing = [p for p, vec in found.values() if vec is None]  # no kept copy: Chroma's
+        fetched = ws.vectors.embeddings(scope, missing) if missing else {}
+        prev: dict[str, Any] = {}
+        for entry_id, (prev_id, vec) in found.items():
+            got = vec if vec is not None else fetched.get(prev_id)
+            if got is not None:
+                prev[entry_id] = got
         own = [c.embedding for c in with_vec if c.embedding is not None]
         cosines = contextual_cosines(qvec, own, [prev.get(c.id) for c in with_vec], weight)
         for c, cos in zip(with_vec, cosines, strict=True):

@@ -298,28 +298,34 @@ class KeywordIndex:
                 out[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
         return out
 
-    def previous_vectors(self, ids: Sequence[str], model: str) -> dict[str, Vector]:
-        """The kept ``model`` vector of the entry before each of ``ids`` in its section.
+    def previous_vectors(
+        self, ids: Sequence[str], model: str
+    ) -> dict[str, tuple[str, Vector | None]]:
+        """The entry before each of ``ids`` in its section, with its kept ``model`` vector.
 
         The section is the entry's file and category, as for :meth:`neighbours`.
-        Entries that are first in their section, or whose predecessor has no valid
-        kept vector, are left out.
+        Entries first in their section are left out; the vector is ``None`` when no
+        valid copy is kept (ask the vector index for it).
+
+        Returns:
+            ``id -> (previous entry id, its vector or None)``.
         """
-        out: dict[str, Vector] = {}
+        out: dict[str, tuple[str, Vector | None]] = {}
         for i in range(0, len(ids), 500):
             chunk = list(ids[i : i + 500])
             marks = ",".join("?" * len(chunk))
             sql = (
-                "SELECT d.id, v.vec FROM docs d "
+                "SELECT d.id, p.id, v.vec FROM docs d "
                 "JOIN docs p ON p.rowid = ("
                 "  SELECT p2.rowid FROM docs p2 WHERE p2.path = d.path"
                 "  AND p2.category = d.category AND p2.line < d.line"
                 "  ORDER BY p2.line DESC LIMIT 1) "
-                "JOIN kept_vectors v ON v.id = p.id AND v.model = ? AND v.text_hash = p.vec_hash "
+                "LEFT JOIN kept_vectors v "
+                "ON v.id = p.id AND v.model = ? AND v.text_hash = p.vec_hash "
                 f"WHERE d.id IN ({marks})"
             )
-            for entry_id, blob in self._q(sql, [model, *chunk]):
-                out[entry_id] = blob_vector(blob)
+            for entry_id, prev_id, blob in self._q(sql, [model, *chunk]):
+                out[entry_id] = (prev_id, None if blob is None else blob_vector(blob))
         return out
 
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
