@@ -61,12 +61,16 @@ def contextual_cosines(
     q = np.asarray(query, dtype=np.float64)
     q = q / (np.linalg.norm(q) or 1.0)
     own = _units(np.asarray(vectors, dtype=np.float64))
-    prev = np.zeros_like(own)
-    for i, p in enumerate(previous):
-        if p is not None and len(p) == own.shape[1]:
-            prev[i] = p
-    mixed = _units(own + weight * _units(prev))
-    return np.asarray(mixed @ q, dtype=np.float64)
+    dim = own.shape[1]
+    zero = np.zeros(dim)
+    prev = _units(
+        np.asarray([p if p is not None and len(p) == dim else zero for p in previous], np.float64)
+    )
+    mixed = own + weight * prev
+    norms = np.linalg.norm(mixed, axis=1)
+    dots = mixed @ q
+    out: NDArray[np.float64] = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return out
 
 
 __all__ = ["contextual_cosines"]

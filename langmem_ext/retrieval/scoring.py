@@ -244,7 +244,9 @@ def _relevance(c: Candidate) -> float:
 def _kept(
     candidates: Sequence[Candidate], passes: Exempt, exempt: Exempt | None, stage: str
 ) -> list[Candidate]:
-    out = [c.copy() for c in candidates if passes(c) or (exempt is not None and exempt(c))]
+    # A filter changes no candidate: the kept ones are shared, not copied (every
+    # stage that changes a candidate copies it first).
+    out = [c for c in candidates if passes(c) or (exempt is not None and exempt(c))]
     if len(out) < len(candidates):
         logger.debug("%s dropped %d of %d", stage, len(candidates) - len(out), len(candidates))
     return out
