@@ -229,7 +229,13 @@ class SearchEngine:
         ws = self.workspace
         qvec = self.embeddings.embed_query(q)
         vhits = ws.vectors.query(scope, qvec, pool, with_embeddings=False)
-        found = ws.keyword.docs_with_vectors([h.id for h in vhits], ws.vectors.model_name)
+        weight = self.settings.retrieval.context_vector_weight
+        hit_ids = [h.id for h in vhits]
+        previous: dict[str, tuple[str, Any]] = {}
+        if weight > 0:  # the entries before them come in the same query
+            found, previous = ws.keyword.docs_with_previous_vectors(hit_ids, ws.vectors.model_name)
+        else:
+            found = ws.keyword.docs_with_vectors(hit_ids, ws.vectors.model_name)
         # No valid kept copy (an index from before copies were kept, or a doc whose
         # new text is not embedded yet): Chroma's own vector, as before.
         missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]
@@ -245,13 +251,17 @@ class SearchEngine:
             embedding: Any = vec if vec is not None else fetched.get(h.id)  # numpy, for MMR
             c.embedding = embedding
             out.append(c)
-        weight = self.settings.retrieval.context_vector_weight
-        if weight > 0 and out:
-            self._contextual(out, qvec, weight, scope)
+        if previous and out:
+            self._contextual(out, qvec, weight, scope, previous)
         return out
 
     def _contextual(
-        self, cands: list[Candidate], qvec: list[float], weight: float, scope: str
+        self,
+        cands: list[Candidate],
+        qvec: list[float],
+        weight: float,
+        scope: str,
+        found: dict[str, tuple[str, Any]],
     ) -> None:
         """Score vector hits by their contextual vectors (:mod:`~langmem_ext.retrieval.contextual`).
 
@@ -263,9 +273,6 @@ class SearchEngine:
         """
         ws = self.workspace
         with_vec = [c for c in cands if c.embedding is not None]
-        found = ws.keyword.previous_vectors([c.id for c in with_vec], ws.vectors.model_name)
-        if not found:
-            return
         missing = [p for p, vec in found.values() if vec is None]  # no kept copy: Chroma's
         fetched = ws.vectors.embeddings(scope, missing) if missing else {}
         prev: dict[str, Any] = {}

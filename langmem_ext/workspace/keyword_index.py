@@ -298,35 +298,43 @@ class KeywordIndex:
                 out[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
         return out
 
-    def previous_vectors(
+    def docs_with_previous_vectors(
         self, ids: Sequence[str], model: str
-    ) -> dict[str, tuple[str, Vector | None]]:
-        """The entry before each of ``ids`` in its section, with its kept ``model`` vector.
+    ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, tuple[str, Vector | None]]]:
+        """:meth:`docs_with_vectors` plus the entry before each doc, in one query.
 
-        The section is the entry's file and category, as for :meth:`neighbours`.
-        Entries first in their section are left out; the vector is ``None`` when no
-        valid copy is kept (ask the vector index for it).
+        The entry before is the previous one in the doc's section (file and
+        category, as for :meth:`neighbours`); first entries have none.
 
         Returns:
-            ``id -> (previous entry id, its vector or None)``.
+            ``(docs, previous)``: ``id -> (doc, kept vector or None)`` as
+            :meth:`docs_with_vectors` returns, and ``id -> (previous entry id, its kept
+            vector or None)`` (``None``: no valid copy kept; ask the vector index).
         """
-        out: dict[str, tuple[str, Vector | None]] = {}
+        docs: dict[str, tuple[Doc, Vector | None]] = {}
+        previous: dict[str, tuple[str, Vector | None]] = {}
         for i in range(0, len(ids), 500):
             chunk = list(ids[i : i + 500])
             marks = ",".join("?" * len(chunk))
             sql = (
-                "SELECT d.id, p.id, v.vec FROM docs d "
-                "JOIN docs p ON p.rowid = ("
+                f"SELECT {_D_COLS}, v.vec, p.id, pv.vec FROM docs d "
+                "LEFT JOIN kept_vectors v "
+                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+                "LEFT JOIN docs p ON p.rowid = ("
                 "  SELECT p2.rowid FROM docs p2 WHERE p2.path = d.path"
                 "  AND p2.category = d.category AND p2.line < d.line"
                 "  ORDER BY p2.line DESC LIMIT 1) "
-                "LEFT JOIN kept_vectors v "
-                "ON v.id = p.id AND v.model = ? AND v.text_hash = p.vec_hash "
+                "LEFT JOIN kept_vectors pv "
+                "ON pv.id = p.id AND pv.model = ? AND pv.text_hash = p.vec_hash "
                 f"WHERE d.id IN ({marks})"
             )
-            for entry_id, prev_id, blob in self._q(sql, [model, *chunk]):
-                out[entry_id] = (prev_id, None if blob is None else blob_vector(blob))
-        return out
+            for row in self._q(sql, [model, model, *chunk]):
+                blob, prev_id, prev_blob = row[10], row[11], row[12]
+                docs[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
+                if prev_id is not None:
+                    prev_vec = None if prev_blob is None else blob_vector(prev_blob)
+                    previous[row[0]] = (prev_id, prev_vec)
+        return docs, previous
 
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
         """All docs of a scope in file order."""
