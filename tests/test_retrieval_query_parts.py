@@ -199,3 +199,10 @@ def test_bad_queries_still_fail_clearly_with_question_parts(memory: Memory) -> N
         memory.search("   ")
     with pytest.raises(InvalidInputError):
         memory.search("我的邮箱是什么？另外，我妹妹叫什么？", k=0)
+
+
+def test_a_huge_message_is_cut_before_it_is_split(memory: Memory) -> None:
+    memory.add("我妹妹叫李雪")
+    huge = "今天天气不错。" * 50_000 + "不对，我真正想问的是：我妹妹叫什么？另外，我住哪？"
+    hits = memory.search(huge, k=2)  # the marker lies past max_query_chars: plain search
+    assert all("question" not in h.debug for h in hits)

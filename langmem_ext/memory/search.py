@@ -131,7 +131,7 @@ class SearchEngine:
         }  # fmt: skip
         if not isinstance(query, str) or not self.settings.retrieval.question_parts:
             return self._search_query(query, **args)
-        focus = focus_of(query)
+        focus = focus_of(query.strip()[: self.settings.max_query_chars])  # bounded work
         parts = split_compound(focus)
         first = self._search_query(focus, **args)  # validates k, mode, the text
         if not parts:
