@@ -283,20 +283,7 @@ class KeywordIndex:
 
         One query does both: search needs the doc of every vector hit anyway.
         """
-        out: dict[str, tuple[Doc, Vector | None]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i : i + 500])
-            marks = ",".join("?" * len(chunk))
-            sql = (
-                f"SELECT {_D_COLS}, v.vec FROM docs d "
-                "LEFT JOIN kept_vectors v "
-                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
-                f"WHERE d.id IN ({marks})"
-            )
-            for row in self._q(sql, [model, *chunk]):
-                blob = row[10]
-                out[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
-        return out
+        return self._docs_and_vectors(ids, model, previous=False)[0]
 
     def docs_with_previous_vectors(
         self, ids: Sequence[str], model: str
@@ -311,30 +298,42 @@ class KeywordIndex:
             :meth:`docs_with_vectors` returns, and ``id -> (previous entry id, its kept
             vector or None)`` (``None``: no valid copy kept; ask the vector index).
         """
-        docs: dict[str, tuple[Doc, Vector | None]] = {}
-        previous: dict[str, tuple[str, Vector | None]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i : i + 500])
-            marks = ",".join("?" * len(chunk))
-            sql = (
-                f"SELECT {_D_COLS}, v.vec, p.id, pv.vec FROM docs d "
-                "LEFT JOIN kept_vectors v "
-                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+        return self._docs_and_vectors(ids, model, previous=True)
+
+    def _docs_and_vectors(
+        self, ids: Sequence[str], model: str, *, previous: bool
+    ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, tuple[str, Vector | None]]]:
+        """The query behind :meth:`docs_with_vectors` and :meth:`docs_with_previous_vectors`."""
+        prev_cols, prev_join, params = "", "", [model]
+        if previous:
+            prev_cols = ", p.id, pv.vec"
+            prev_join = (
                 "LEFT JOIN docs p ON p.rowid = ("
                 "  SELECT p2.rowid FROM docs p2 WHERE p2.path = d.path"
                 "  AND p2.category = d.category AND p2.line < d.line"
                 "  ORDER BY p2.line DESC LIMIT 1) "
                 "LEFT JOIN kept_vectors pv "
                 "ON pv.id = p.id AND pv.model = ? AND pv.text_hash = p.vec_hash "
-                f"WHERE d.id IN ({marks})"
             )
-            for row in self._q(sql, [model, model, *chunk]):
-                blob, prev_id, prev_blob = row[10], row[11], row[12]
+            params.append(model)
+        docs: dict[str, tuple[Doc, Vector | None]] = {}
+        before: dict[str, tuple[str, Vector | None]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = (
+                f"SELECT {_D_COLS}, v.vec{prev_cols} FROM docs d "
+                "LEFT JOIN kept_vectors v "
+                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+                f"{prev_join}WHERE d.id IN ({marks})"
+            )
+            for row in self._q(sql, [*params, *chunk]):
+                blob = row[10]
                 docs[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
-                if prev_id is not None:
-                    prev_vec = None if prev_blob is None else blob_vector(prev_blob)
-                    previous[row[0]] = (prev_id, prev_vec)
-        return docs, previous
+                if previous and row[11] is not None:
+                    prev_vec = None if row[12] is None else blob_vector(row[12])
+                    before[row[0]] = (row[11], prev_vec)
+        return docs, before
 
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
         """All docs of a scope in file order."""
