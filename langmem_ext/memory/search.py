@@ -137,11 +137,9 @@ class SearchEngine:
         if not parts:
             return first
         lists = [first, *(self._search_query(p, **args) for p in parts)]
-        top = min(k if k is not None else self.settings.retrieval.top_k,
-                  self.settings.retrieval.max_k)  # fmt: skip
         merged: list[SearchHit] = []
         cap = float("inf")
-        for i, hit in interleave(lists, top, key=lambda h: h.id):
+        for i, hit in interleave(lists, self._top_k(k), key=lambda h: h.id):
             cap = min(hit.score, cap)
             merged.append(
                 hit.model_copy(update={"score": cap, "debug": {**hit.debug, "question": float(i)}})
@@ -169,11 +167,7 @@ class SearchEngine:
         if not q:
             raise EmptyTextError("Empty query: pass what to look for.")
         rs = self.settings.retrieval
-        if k is None:
-            k = rs.top_k
-        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
-            raise InvalidInputError(f"k must be a positive integer, got {k!r}.")
-        k = min(k, rs.max_k)
+        k = self._top_k(k)
         mode = mode or rs.mode
         if mode not in MODES:
             raise InvalidInputError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
@@ -224,6 +218,15 @@ class SearchEngine:
                 self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
+
+    def _top_k(self, k: int | None) -> int:
+        """``k`` (default ``retrieval.top_k``) clamped to ``retrieval.max_k``, validated."""
+        rs = self.settings.retrieval
+        if k is None:
+            k = rs.top_k
+        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+            raise InvalidInputError(f"k must be a positive integer, got {k!r}.")
+        return min(k, rs.max_k)
 
     def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
         ws = self.workspace
