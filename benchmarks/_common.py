@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
+import weakref
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -510,7 +511,10 @@ class CandidateCache:
     """One question's fetched candidates, per ingest variant, query text and the
     contextual-vector weight (the one setting that changes what is fetched)."""
 
-    _engines: ClassVar[dict[tuple[int, float], SearchEngine]] = {}
+    # Per fetcher (weakly held: the fetchers of one embedder's run go away with it).
+    _engines: ClassVar[weakref.WeakKeyDictionary[SearchEngine, dict[float, SearchEngine]]] = (
+        weakref.WeakKeyDictionary()
+    )
 
     def __init__(self, fetchers: dict[str, SearchEngine], q: Question, pool: int) -> None:
         self.fetchers, self.q, self.pool = fetchers, q, pool
@@ -521,12 +525,12 @@ class CandidateCache:
         base = self.fetchers[ingest]
         if weight == base.settings.retrieval.context_vector_weight:
             return base
-        key = (id(base), weight)
-        if key not in self._engines:
+        variants = self._engines.setdefault(base, {})
+        if weight not in variants:
             rs = base.settings.retrieval.model_copy(update={"context_vector_weight": weight})
             settings = base.settings.model_copy(update={"retrieval": rs})
-            self._engines[key] = SearchEngine(base.workspace, base.embeddings, settings)
-        return self._engines[key]
+            variants[weight] = SearchEngine(base.workspace, base.embeddings, settings)
+        return variants[weight]
 
     def get(self, ingest: str, text: str, weight: float) -> Pair:
         """Candidates of ``text`` in the ``ingest`` workspace (fetched once)."""
