@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from langmem_ext.retrieval.candidate import Candidate
+
+if TYPE_CHECKING:
+    from langmem_ext import Memory
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 DAY = 86_400.0
@@ -36,3 +41,17 @@ def cand(
 
 def ids(candidates: Sequence[Candidate]) -> list[str]:
     return [c.id for c in candidates]
+
+
+@contextmanager
+def retrieval_overrides(memory: Memory, **values: Any) -> Iterator[None]:
+    """Set ``memory.settings.retrieval`` fields for the body, then restore them."""
+    rs = memory.settings.retrieval
+    saved = {name: getattr(rs, name) for name in values}
+    for name, value in values.items():
+        setattr(rs, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(rs, name, value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from _retrieval_helpers import NOW, cand, ids
+from _retrieval_helpers import NOW, cand, ids, retrieval_overrides
 
 from langmem_ext import Memory
 from langmem_ext.config import RetrievalSettings
@@ -150,15 +150,10 @@ ZH_TURNS = [
 
 def _search(memory: Memory, query: str, scope: str, context: bool) -> list[str]:
     """Search with or without both kinds of context (neighbours, contextual vectors)."""
-    rs = memory.settings.retrieval
-    weight, rs.context_vector_weight = rs.context_vector_weight, (
-        rs.context_vector_weight if context else 0.0
-    )
-    try:
+    weight = memory.settings.retrieval.context_vector_weight if context else 0.0
+    with retrieval_overrides(memory, context_vector_weight=weight):
         options = PipelineOptions(context=context)
         hits = memory.engine.search(query, scope=scope, k=3, options=options)
-    finally:
-        rs.context_vector_weight = weight
     return [h.text for h in hits]
 
 

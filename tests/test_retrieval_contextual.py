@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from _retrieval_helpers import retrieval_overrides
 
 from langmem_ext import Memory
 from langmem_ext.retrieval.contextual import contextual_cosines
@@ -48,11 +49,8 @@ _TURNS = [
 
 
 def _vector_hits(memory: Memory, query: str, weight: float) -> dict[str, dict[str, float]]:
-    memory.settings.retrieval.context_vector_weight = weight
-    try:
+    with retrieval_overrides(memory, context_vector_weight=weight):
         return {h.text: h.debug for h in memory.search(query, k=5, mode="vector")}
-    finally:
-        memory.settings.retrieval.context_vector_weight = 0.5
 
 
 def test_an_answer_is_found_through_the_question_before_it(memory: Memory) -> None:

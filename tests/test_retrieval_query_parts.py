@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from _retrieval_helpers import retrieval_overrides
 
 from langmem_ext import Memory
 from langmem_ext.errors import EmptyTextError, InvalidInputError
@@ -123,11 +124,8 @@ def filled(memory: Memory) -> tuple[Memory, dict[str, str]]:
 
 
 def _texts(memory: Memory, query: str, k: int, *, parts: bool = True) -> list[str]:
-    memory.settings.retrieval.question_parts = parts
-    try:
+    with retrieval_overrides(memory, question_parts=parts):
         return [h.text for h in memory.search(query, k=k)]
-    finally:
-        memory.settings.retrieval.question_parts = True
 
 
 @pytest.mark.parametrize(
