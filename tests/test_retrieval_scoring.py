@@ -20,6 +20,7 @@ from langmem_ext.retrieval.scoring import (
     min_score_filter,
     mmr_demote,
     noise_filter,
+    per_candidate_stages,
     recency_boost,
     time_decay,
     time_window_boost,
@@ -211,3 +212,35 @@ def test_by_default_only_episodes_age() -> None:
         scored("new", 0.5, category="episode"),
     ]
     assert ids(time_decay(recency_boost(eps, RS, NOW), RS, NOW)) == ["new", "old"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("with_window", [False, True])
+def test_one_pass_stages_equal_the_stages_one_after_the_other(seed: int, with_window: bool) -> None:
+    import random
+
+    rng = random.Random(seed)
+    cands = [
+        scored(
+            f"c{i}",
+            rng.uniform(0.2, 1.0),
+            text="x" * rng.choice([10, 400, 900, 3000]),
+            age_days=rng.uniform(0, 400),
+            importance=rng.choice([0.5, 1.0, 2.0, 3.0]),
+            category=rng.choice(["fact", "episode", "core"]),
+        )
+        for i in range(30)
+    ]
+    window = (NOW - 30 * DAY, NOW - 5 * DAY) if with_window else None
+    step = recency_boost(cands, AGED, NOW)
+    step = importance_weight(step, AGED)
+    step = length_norm(step, AGED)
+    step = time_decay(step, AGED, NOW)
+    if window is not None:
+        step = time_window_boost(step, *window)
+    one = per_candidate_stages(cands, AGED, NOW, window=window)
+    assert [(c.id, c.score, c.debug) for c in one] == [(c.id, c.score, c.debug) for c in step]
+    assert all(c.debug == {"relevance": c.score} for c in cands)  # inputs untouched
+    partial = per_candidate_stages(cands, AGED, NOW, recency=False, length=False)
+    ref = time_decay(importance_weight(cands, AGED), AGED, NOW)
+    assert [(c.id, c.score) for c in partial] == [(c.id, c.score) for c in ref]

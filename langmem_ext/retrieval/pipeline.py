@@ -12,8 +12,9 @@ Order of the stages in :func:`rank` (each can be switched off in
    ``k`` after step 8 and, only when it drops one of them, again from here: the
    same result, for a fraction of its cost; see ``_stages``);
 4. ``min_score`` on relevance — too little evidence of a match;
-5. recency boost, importance weight, length normalisation, time decay;
-6. time window — with a recall intent, hits created inside its window are boosted
+5. recency boost, importance weight, length normalisation, time decay (one pass:
+   :func:`~langmem_ext.retrieval.scoring.per_candidate_stages`);
+6. time window (in the same pass) — with a recall intent, hits created inside its window are boosted
    and exempt from both thresholds (the date is their evidence: "what did we talk
    about yesterday?" shares few words with what was said);
 7. ``hard_min_score`` on relevance + recency boost;
@@ -39,14 +40,10 @@ from langmem_ext.retrieval.intent import RecallIntent
 from langmem_ext.retrieval.scoring import (
     Exempt,
     hard_min_filter,
-    importance_weight,
-    length_norm,
     min_score_filter,
     mmr_demote,
     noise_filter,
-    recency_boost,
-    time_decay,
-    time_window_boost,
+    per_candidate_stages,
 )
 
 logger = logging.getLogger(__name__)
@@ -198,20 +195,25 @@ def _stages(
         cands = noise_filter(cands, settings)
     if opts.thresholds:
         cands = min_score_filter(cands, settings, exempt=exempt)
-    if opts.recency:
-        cands = recency_boost(cands, settings, now)
-    if opts.importance:
-        cands = importance_weight(cands, settings)
-    if opts.length_norm:
-        cands = length_norm(cands, settings)
-    if opts.time_decay:
-        cands = time_decay(cands, settings, now)
-    if window is not None:
-        cands = time_window_boost(cands, window.window_start, window.window_end)
+    bounds = None
+    if window is not None and window.window_start is not None and window.window_end is not None:
+        bounds = (window.window_start, window.window_end)
+    cands = per_candidate_stages(  # copies every candidate: the rest may change them
+        cands,
+        settings,
+        now,
+        recency=opts.recency,
+        importance=opts.importance,
+        length=opts.length_norm,
+        decay=opts.time_decay,
+        window=bounds,
+    )
     if opts.thresholds:
         cands = hard_min_filter(cands, settings, exempt=exempt)
     if opts.mmr:
-        cands = mmr_demote(cands, settings, cosine_baseline=cosine_baseline, k=k)
+        cands = mmr_demote(
+            cands, settings, cosine_baseline=cosine_baseline, k=k, copy_inputs=False
+        )
     return cands
 
 

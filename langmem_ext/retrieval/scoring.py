@@ -85,17 +85,73 @@ def _ranked(candidates: Iterable[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: c.score, reverse=True)
 
 
-def _scaled(
-    candidates: Sequence[Candidate], key: str, factor: Callable[[Candidate], float]
-) -> list[Candidate]:
-    out: list[Candidate] = []
-    for c in candidates:
-        m = c.copy()
-        f = factor(m)
-        m.score *= f
-        m.debug[key] = f
-        out.append(m)
-    return _ranked(out)
+Adjust = Callable[[Candidate], None]
+"""A per-candidate stage applied in place: changes ``score`` and writes ``debug``."""
+
+
+def _recency_adjust(settings: RetrievalSettings, now: float) -> Adjust:
+    half_life = settings.recency_half_life_days
+    weight = settings.recency_weight
+    aged = frozenset(settings.age_categories)
+
+    def adjust(c: Candidate) -> None:
+        boost = 0.0
+        if half_life > 0 and c.category in aged:
+            boost = math.exp(-age_days(c, now) / half_life) * weight
+        c.score += boost
+        c.debug["recency"] = boost
+
+    return adjust
+
+
+def _multiply(key: str, factor: Callable[[Candidate], float]) -> Adjust:
+    def adjust(c: Candidate) -> None:
+        f = factor(c)
+        c.score *= f
+        c.debug[key] = f
+
+    return adjust
+
+
+def _importance_factor(settings: RetrievalSettings, scale: float) -> Callable[[Candidate], float]:
+    base = settings.importance_base
+
+    def factor(c: Candidate) -> float:
+        norm = min(1.0, max(0.0, c.importance / scale))
+        return base + (1.0 - base) * norm
+
+    return factor
+
+
+def _length_factor(settings: RetrievalSettings) -> Callable[[Candidate], float]:
+    anchor = settings.length_norm_anchor
+
+    def factor(c: Candidate) -> float:
+        n = len(c.text)
+        return 1.0 / (1.0 + 0.5 * math.log2(n / anchor)) if 0 < anchor < n else 1.0
+
+    return factor
+
+
+def _decay_factor(settings: RetrievalSettings, now: float) -> Callable[[Candidate], float]:
+    days = settings.time_decay_days
+    aged = frozenset(settings.age_categories) - NO_DECAY_CATEGORIES
+
+    def factor(c: Candidate) -> float:
+        if days <= 0 or c.category not in aged:
+            return 1.0
+        return 0.5 + 0.5 * math.exp(-age_days(c, now) / days)
+
+    return factor
+
+
+def _window_adjust(start: float, end: float, factor: float) -> Adjust:
+    def adjust(c: Candidate) -> None:
+        if start <= c.created_at < end:
+            c.score *= factor
+            c.debug["time_window"] = factor
+
+    return adjust
 
 
 def recency_boost(
@@ -114,18 +170,7 @@ def recency_boost(
         New candidates, re-sorted; ``debug["recency"]`` is the amount added. No-op
         when the half-life is not positive.
     """
-    half_life = settings.recency_half_life_days
-    aged = set(settings.age_categories)
-    out: list[Candidate] = []
-    for c in candidates:
-        m = c.copy()
-        boost = 0.0
-        if half_life > 0 and m.category in aged:
-            boost = math.exp(-age_days(m, now) / half_life) * settings.recency_weight
-        m.score += boost
-        m.debug["recency"] = boost
-        out.append(m)
-    return _ranked(out)
+    return _adjusted(candidates, [_recency_adjust(settings, now)])
 
 
 def importance_weight(
@@ -145,13 +190,7 @@ def importance_weight(
         New candidates, re-sorted; ``debug["importance"]`` is the factor (0.8 for a
         default memory of importance 1.0, 1.0 for a core memory).
     """
-    base = settings.importance_base
-
-    def factor(c: Candidate) -> float:
-        norm = min(1.0, max(0.0, c.importance / importance_scale))
-        return base + (1.0 - base) * norm
-
-    return _scaled(candidates, "importance", factor)
+    return _adjusted(candidates, [_multiply("importance", _importance_factor(settings, importance_scale))])
 
 
 def length_norm(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:
@@ -167,13 +206,7 @@ def length_norm(candidates: Sequence[Candidate], settings: RetrievalSettings) ->
     Returns:
         New candidates, re-sorted; ``debug["length_norm"]`` is the factor.
     """
-    anchor = settings.length_norm_anchor
-
-    def factor(c: Candidate) -> float:
-        n = len(c.text)
-        return 1.0 / (1.0 + 0.5 * math.log2(n / anchor)) if 0 < anchor < n else 1.0
-
-    return _scaled(candidates, "length_norm", factor)
+    return _adjusted(candidates, [_multiply("length_norm", _length_factor(settings))])
 
 
 def time_decay(
@@ -192,15 +225,7 @@ def time_decay(
     Returns:
         New candidates, re-sorted; ``debug["time_decay"]`` is the factor.
     """
-    days = settings.time_decay_days
-    aged = set(settings.age_categories) - NO_DECAY_CATEGORIES
-
-    def factor(c: Candidate) -> float:
-        if days <= 0 or c.category not in aged:
-            return 1.0
-        return 0.5 + 0.5 * math.exp(-age_days(c, now) / days)
-
-    return _scaled(candidates, "time_decay", factor)
+    return _adjusted(candidates, [_multiply("time_decay", _decay_factor(settings, now))])
 
 
 def time_window_boost(
@@ -223,16 +248,60 @@ def time_window_boost(
     """
     if window_start is None or window_end is None:
         return [c.copy() for c in candidates]
+    return _adjusted(candidates, [_window_adjust(window_start, window_end, factor)])
 
-    def inside(c: Candidate) -> bool:
-        return window_start <= c.created_at < window_end
 
+def per_candidate_stages(
+    candidates: Sequence[Candidate],
+    settings: RetrievalSettings,
+    now: float,
+    *,
+    recency: bool = True,
+    importance: bool = True,
+    length: bool = True,
+    decay: bool = True,
+    window: tuple[float, float] | None = None,
+) -> list[Candidate]:
+    """:func:`recency_boost`, :func:`importance_weight`, :func:`length_norm`,
+    :func:`time_decay` and :func:`time_window_boost`, in that order, in one pass.
+
+    The same result as calling them one after the other (each changes a candidate
+    on its own, so the sorts in between change nothing), copying each candidate
+    once and sorting once.
+
+    Args:
+        candidates: Scored candidates.
+        settings: The stages' settings.
+        now: Epoch seconds.
+        recency: Run :func:`recency_boost`.
+        importance: Run :func:`importance_weight`.
+        length: Run :func:`length_norm`.
+        decay: Run :func:`time_decay`.
+        window: ``(start, end)`` of a recall window for :func:`time_window_boost`.
+
+    Returns:
+        New candidates, re-sorted, with each stage's ``debug`` entry.
+    """
+    steps: list[Adjust] = []
+    if recency:
+        steps.append(_recency_adjust(settings, now))
+    if importance:
+        steps.append(_multiply("importance", _importance_factor(settings, IMPORTANCE_SCALE)))
+    if length:
+        steps.append(_multiply("length_norm", _length_factor(settings)))
+    if decay:
+        steps.append(_multiply("time_decay", _decay_factor(settings, now)))
+    if window is not None:
+        steps.append(_window_adjust(window[0], window[1], TIME_WINDOW_FACTOR))
+    return _adjusted(candidates, steps)
+
+
+def _adjusted(candidates: Sequence[Candidate], steps: Sequence[Adjust]) -> list[Candidate]:
     out: list[Candidate] = []
     for c in candidates:
         m = c.copy()
-        if inside(m):
-            m.score *= factor
-            m.debug["time_window"] = factor
+        for step in steps:
+            step(m)
         out.append(m)
     return _ranked(out)
 
@@ -325,6 +394,7 @@ def mmr_demote(
     *,
     cosine_baseline: float = 0.0,
     k: int | None = None,
+    copy_inputs: bool = True,
 ) -> list[Candidate]:
     """Demote near-duplicates of better hits (MMR-style diversity).
 
@@ -351,17 +421,20 @@ def mmr_demote(
             unexamined (the caller keeps only the first ``k``; those unexamined
             score below every kept one, so they never reach it). ``None`` examines
             all.
+        copy_inputs: ``False`` when the caller does not use the given candidates
+            again: demoted ones are then changed in place instead of copied.
 
     Returns:
         New candidates, best first; ``debug["mmr_demoted"]`` is the cosine that
         demoted a candidate.
     """
-    ranked = [c.copy() for c in _ranked(candidates)]
+    ranked = [c.copy() for c in _ranked(candidates)] if copy_inputs else _ranked(candidates)
     limit = cosine_baseline + (1.0 - cosine_baseline) * settings.mmr_threshold
     dim: int | None = None
     kept: list[Candidate] = []
     demoted: list[Candidate] = []
-    kept_units: list[NDArray[np.float64]] = []
+    units: NDArray[np.float64] | None = None  # rows: unit vectors of the kept ones
+    n_units = 0
     factor = settings.mmr_demotion
     stop = len(ranked) if k is None else k
     walked = 0
@@ -375,14 +448,17 @@ def mmr_demote(
             continue
         dim = len(emb)
         unit = _unit(emb)
-        if kept_units:
-            best = float(np.max(np.stack(kept_units) @ unit))
+        if units is None:
+            units = np.empty((stop, dim))
+        elif n_units:
+            best = float((units[:n_units] @ unit).max())
             if best > limit:
                 c.debug["mmr_demoted"] = best
                 c.score *= factor
                 demoted.append(c)
                 continue
-        kept_units.append(unit)
+        units[n_units] = unit
+        n_units += 1
         kept.append(c)
     if demoted:
         logger.debug("MMR demoted %d near-duplicates", len(demoted))
@@ -402,6 +478,7 @@ __all__ = [
     "min_score_filter",
     "mmr_demote",
     "noise_filter",
+    "per_candidate_stages",
     "recency_boost",
     "time_decay",
     "time_window_boost",
