@@ -66,6 +66,10 @@ class IndexSettings(BaseModel):
     auto_sync: bool = True
     """Before a search, pick up hand edits of the scope's Markdown (checked by
     mtime and size, re-read by hash)."""
+    cache_max_entries: int = Field(default=50_000, ge=0)
+    """Scopes of at most this many memories have their docs and kept vectors held in
+    memory after their first search (about 2.5 KB a memory with the 512-d default
+    embedder); larger scopes, or 0, read them from ``index.db`` on every search."""
 
 
 class RetrievalSettings(BaseModel):

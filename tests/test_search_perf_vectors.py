@@ -98,8 +98,10 @@ def test_a_copy_of_another_text_is_not_used(filled: Memory) -> None:
     ws = filled.workspace
     entry = filled.search("dentist", k=1)[0]
     assert _kept(filled, [entry.id])[entry.id] is not None
-    with ws.keyword._lock:
-        ws.keyword._conn.execute("UPDATE docs SET vec_hash = 'other' WHERE id = ?", (entry.id,))
+    other = sqlite3.connect(ws.keyword.path)  # the older writer: another connection
+    with other:
+        other.execute("UPDATE docs SET vec_hash = 'other' WHERE id = ?", (entry.id,))
+    other.close()
     assert _kept(filled, [entry.id])[entry.id] is None
     cands = {c.id: c for c in filled.engine._vector("dentist appointment", "main", 20)}
     chroma = ws.vectors.embeddings("main", [entry.id])[entry.id]

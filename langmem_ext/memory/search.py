@@ -236,9 +236,11 @@ class SearchEngine:
         hit_ids = [h.id for h in vhits]
         previous: dict[str, tuple[str, Any]] = {}
         if weight > 0:  # the entries before them come in the same query
-            found, previous = ws.keyword.docs_with_previous_vectors(hit_ids, ws.vectors.model_name)
+            found, previous = ws.keyword.docs_with_previous_vectors(
+                hit_ids, ws.vectors.model_name, scope
+            )
         else:
-            found = ws.keyword.docs_with_vectors(hit_ids, ws.vectors.model_name)
+            found = ws.keyword.docs_with_vectors(hit_ids, ws.vectors.model_name, scope)
         # No valid kept copy (an index from before copies were kept, or a doc whose
         # new text is not embedded yet): Chroma's own vector, as before.
         missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]

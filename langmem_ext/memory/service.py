@@ -139,6 +139,7 @@ class Memory:
             collection_prefix=settings.index.collection_prefix,
             lock_timeout=settings.lock_timeout_s,
             batch_size=settings.embeddings.batch_size,
+            cache_max_entries=settings.index.cache_max_entries,
         )
         self.engine = SearchEngine(self.workspace, inner, settings)
         self._closed = False

@@ -20,8 +20,6 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langmem_ext.retrieval.text import index_tokens, query_tokens
+from langmem_ext.workspace.doc_cache import DocCache, Entry
+from langmem_ext.workspace.sections import ScopeSections
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -76,8 +76,6 @@ _CACHE_KIB = 64 * 1024
 holds a fraction of a 10k-memory index (~45 MB, most of it kept vectors): each
 search then re-reads FTS, doc and vector pages from the OS (measured at 10k: BM25
 13 % and the doc + vector lookup 8 % slower than with this cache)."""
-_NEIGHBOUR_CHUNK = 400
-"""Anchors per neighbour query (5 parameters each, well below SQLite's limit)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +115,16 @@ def blob_vector(blob: bytes) -> Vector:
     return np.frombuffer(blob, dtype=_VEC_DTYPE).copy()
 
 
+def _entry(row: Sequence[Any]) -> Entry:
+    """A doc and its kept vector from a ``_D_COLS, vec`` row; the vector is read-only."""
+    blob = row[10]
+    if blob is None:
+        return _doc(row), None
+    vec = blob_vector(blob)
+    vec.flags.writeable = False
+    return _doc(row), vec
+
+
 def _doc(row: Sequence[Any]) -> Doc:
     """A :class:`Doc` from a ``_DOC_COLS`` row.
 
@@ -139,43 +147,18 @@ def _doc(row: Sequence[Any]) -> Doc:
     return d
 
 
-def _neighbours_sql(n_anchors: int) -> str:
-    """Entries near ``n_anchors`` anchors ``(n, path, lo, hi, category)``, then the scope.
-
-    Rows are ``(anchor number, id)`` in file order per anchor: only two small
-    columns, grouped and ordered by SQLite (the rows are most of the cost).
-    """
-    values = ",".join(["(?, ?, ?, ?, ?)"] * n_anchors)
-    return (
-        f"WITH a(n, path, lo, hi, cat) AS (VALUES {values}) "
-        "SELECT a.n, d.id FROM a JOIN docs d "
-        "ON d.path = a.path AND d.line BETWEEN a.lo AND a.hi "
-        "WHERE d.scope = ? AND d.category = a.cat ORDER BY a.n, d.line, d.id"
-    )
-
-
-def _around(ids: list[str], aid: str, window: int) -> list[tuple[int, str]] | None:
-    """``(offset, id)`` of the entries up to ``window`` places around ``aid`` in ``ids``.
-
-    ``None`` when ``aid`` is not among them (its row moved or changed category).
-    """
-    try:
-        at = ids.index(aid)
-    except ValueError:
-        return None
-    lo, hi = max(at - window, 0), min(at + window + 1, len(ids))
-    return [(j - at, ids[j]) for j in range(lo, hi) if j != at]
-
-
 class KeywordIndex:
     """Docs table + FTS5 BM25 index in one SQLite file.
 
     Args:
         path: ``.index/index.db``.
+        cache_max_entries: Scopes of at most this many entries are held in memory
+            for search (:mod:`~langmem_ext.workspace.doc_cache`); 0 turns that off.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, cache_max_entries: int = 50_000) -> None:
         self.path = path
+        self.cache_max_entries = cache_max_entries
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(
             path, timeout=30, check_same_thread=False, isolation_level=None
@@ -186,6 +169,9 @@ class KeywordIndex:
         self._conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
         self._conn.executescript(_SCHEMA)
         self._conn.execute("SELECT count(*) FROM docs").fetchone()  # fails if corrupt
+        self._sections: dict[str, ScopeSections] = {}
+        self._doc_caches: dict[str, DocCache] = {}
+        self._data_version: int | None = None
 
     def close(self) -> None:
         """Close the connection."""
@@ -250,19 +236,70 @@ class KeywordIndex:
         if window <= 0 or not anchors:
             return {}
         span = window + 2  # lines: one-line bullets, plus a heading or a blank line
+        sections = self._sections_of(scope)
         by_anchor: dict[str, list[tuple[int, str]]] = {}
-        for i in range(0, len(anchors), _NEIGHBOUR_CHUNK):
-            chunk = anchors[i : i + _NEIGHBOUR_CHUNK]
-            params: list[Any] = []
-            for n, (_aid, path, line, cat) in enumerate(chunk):
-                params += [n, path, line - span, line + span, cat]
-            rows = self._q(_neighbours_sql(len(chunk)), [*params, scope])
-            for n, group in groupby(rows, key=itemgetter(0)):
-                aid = chunk[n][0]
-                found = _around([did for _n, did in group], aid, window)
-                if found is not None:
-                    by_anchor[aid] = found
+        for aid, path, line, cat in anchors:
+            found = sections.around(aid, path, cat, line, window, span)
+            if found is not None:
+                by_anchor[aid] = found
         return by_anchor
+
+    def _sections_of(self, scope: str) -> ScopeSections:
+        """The scope's section order (:mod:`~langmem_ext.workspace.sections`), cached.
+
+        The cache holds while the docs table does not change: :meth:`apply` drops
+        the scopes it writes, and a commit by any other connection (another process,
+        another index object) drops them all, which SQLite's ``data_version`` shows.
+        """
+        with self._lock:
+            self._drop_if_written_elsewhere()
+            sections = self._sections.get(scope)
+            if sections is None:
+                rows = self._conn.execute(
+                    "SELECT id, path, category, line FROM docs WHERE scope = ? "
+                    "ORDER BY path, category, line, id",
+                    (scope,),
+                ).fetchall()
+                sections = self._sections[scope] = ScopeSections(rows)
+            return sections
+
+    def _drop_if_written_elsewhere(self) -> None:
+        """Drop the in-memory caches when another connection committed (call locked)."""
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._data_version:
+            self._sections.clear()
+            for cache in self._doc_caches.values():
+                cache.clear()
+            self._data_version = version
+
+    def _forget(self, ids: Iterable[str] = (), paths: Iterable[str] = ()) -> None:
+        """Drop cached docs that a write of this connection changed (call locked)."""
+        ids = list(ids)
+        paths = list(paths)
+        for cache in self._doc_caches.values():
+            cache.drop(ids)
+            for p in paths:
+                cache.drop_path(p)
+
+    def _doc_cache(self, model: str, scope: str | None) -> DocCache | None:
+        """The model's doc cache, with ``scope`` loaded whole when it is small enough."""
+        if self.cache_max_entries <= 0:
+            return None
+        cache = self._doc_caches.get(model)
+        if cache is None:
+            cache = self._doc_caches[model] = DocCache(model, self.cache_max_entries)
+        if scope is not None and not cache.is_loaded(scope) and not cache.is_skipped(scope):
+            if self.count(scope) > self.cache_max_entries:
+                cache.skip(scope)
+            else:
+                rows = self._conn.execute(
+                    f"SELECT {_D_COLS}, v.vec FROM docs d LEFT JOIN kept_vectors v "
+                    "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+                    "WHERE d.scope = ?",
+                    (model, scope),
+                ).fetchall()
+                cache.load(scope, ((r[0], _entry(r)) for r in rows))
+        return cache
 
     def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
         """Docs by id (missing ids are absent from the result)."""
@@ -277,62 +314,64 @@ class KeywordIndex:
         return out
 
     def docs_with_vectors(
-        self, ids: Sequence[str], model: str
+        self, ids: Sequence[str], model: str, scope: str | None = None
     ) -> dict[str, tuple[Doc, Vector | None]]:
         """Docs by id with their kept ``model`` vector (``None`` when no valid copy is kept).
 
-        One query does both: search needs the doc of every vector hit anyway.
+        One query does both: search needs the doc of every vector hit anyway. With
+        ``scope``, the scope's docs are held in memory from the first call on (see
+        :mod:`~langmem_ext.workspace.doc_cache`); the arrays returned are then
+        shared and read-only.
         """
-        return self._docs_and_vectors(ids, model, previous=False)[0]
+        with self._lock:
+            self._drop_if_written_elsewhere()
+            cache = self._doc_cache(model, scope)
+            if cache is None:
+                return self._read_docs_with_vectors(ids, model)
+            found, missing = cache.split(ids)
+            if missing:
+                read = self._read_docs_with_vectors(missing, model)
+                cache.put(read)
+                found.update(read)
+            return found
+
+    def _read_docs_with_vectors(self, ids: Sequence[str], model: str) -> dict[str, Entry]:
+        docs: dict[str, Entry] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = (
+                f"SELECT {_D_COLS}, v.vec FROM docs d "
+                "LEFT JOIN kept_vectors v "
+                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
+                f"WHERE d.id IN ({marks})"
+            )
+            for row in self._q(sql, [model, *chunk]):
+                docs[row[0]] = _entry(row)
+        return docs
 
     def docs_with_previous_vectors(
-        self, ids: Sequence[str], model: str
+        self, ids: Sequence[str], model: str, scope: str
     ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, tuple[str, Vector | None]]]:
-        """:meth:`docs_with_vectors` plus the entry before each doc, in one query.
+        """:meth:`docs_with_vectors` plus the entry before each doc of ``scope``.
 
         The entry before is the previous one in the doc's section (file and
-        category, as for :meth:`neighbours`); first entries have none.
+        category, as for :meth:`neighbours`); first entries have none. Its vector
+        comes in the same query as the docs.
 
         Returns:
             ``(docs, previous)``: ``id -> (doc, kept vector or None)`` as
             :meth:`docs_with_vectors` returns, and ``id -> (previous entry id, its kept
             vector or None)`` (``None``: no valid copy kept; ask the vector index).
         """
-        return self._docs_and_vectors(ids, model, previous=True)
-
-    def _docs_and_vectors(
-        self, ids: Sequence[str], model: str, *, previous: bool
-    ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, tuple[str, Vector | None]]]:
-        """The query behind :meth:`docs_with_vectors` and :meth:`docs_with_previous_vectors`."""
-        prev_cols, prev_join, params = "", "", [model]
-        if previous:
-            prev_cols = ", p.id, pv.vec"
-            prev_join = (
-                "LEFT JOIN docs p ON p.rowid = ("
-                "  SELECT p2.rowid FROM docs p2 WHERE p2.path = d.path"
-                "  AND p2.category = d.category AND p2.line < d.line"
-                "  ORDER BY p2.line DESC LIMIT 1) "
-                "LEFT JOIN kept_vectors pv "
-                "ON pv.id = p.id AND pv.model = ? AND pv.text_hash = p.vec_hash "
-            )
-            params.append(model)
-        docs: dict[str, tuple[Doc, Vector | None]] = {}
-        before: dict[str, tuple[str, Vector | None]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i : i + 500])
-            marks = ",".join("?" * len(chunk))
-            sql = (
-                f"SELECT {_D_COLS}, v.vec{prev_cols} FROM docs d "
-                "LEFT JOIN kept_vectors v "
-                "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash "
-                f"{prev_join}WHERE d.id IN ({marks})"
-            )
-            for row in self._q(sql, [*params, *chunk]):
-                blob = row[10]
-                docs[row[0]] = (_doc(row), None if blob is None else blob_vector(blob))
-                if previous and row[11] is not None:
-                    prev_vec = None if row[12] is None else blob_vector(row[12])
-                    before[row[0]] = (row[11], prev_vec)
+        with self._lock:
+            sections = self._sections_of(scope)
+            prev_of = {i: p for i in ids if (p := sections.previous(i)) is not None}
+            wanted = set(ids)
+            extra = [p for p in dict.fromkeys(prev_of.values()) if p not in wanted]
+            found = self.docs_with_vectors([*ids, *extra], model, scope)
+        docs = {i: found[i] for i in ids if i in found}
+        before = {i: (p, found[p][1] if p in found else None) for i, p in prev_of.items()}
         return docs, before
 
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
@@ -374,6 +413,7 @@ class KeywordIndex:
         A doc whose text changed loses its ``vec_hash`` (it must be re-embedded); a
         deleted doc is queued in ``vec_deletes``.
         """
+        touched = {d.scope for d in upserts} | {scope for _id, scope in deletes}
         with self._lock:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
@@ -417,6 +457,7 @@ class KeywordIndex:
                         c.execute("DELETE FROM vec_deletes WHERE id = ?", (d.id,))
                         continue
                     rowid, old_hash, vec_hash, old_scope = row
+                    touched.add(old_scope)
                     if old_scope != d.scope:  # moved between scopes: drop old vector
                         c.execute(
                             "INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (d.id, old_scope)
@@ -457,6 +498,15 @@ class KeywordIndex:
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
+            finally:  # what this write changed is stale in the in-memory caches
+                if shifts or lines:
+                    self._sections.clear()
+                for scope in touched:
+                    self._sections.pop(scope, None)
+                self._forget(
+                    [*(d.id for d in upserts), *(i for i, _s in deletes), *(i for _l, i in lines)],
+                    [p for p, _a, _n in shifts],
+                )
 
     def set_importance(self, entry_id: str, importance: float) -> None:
         """Mirror an importance change from the ledger."""
@@ -464,6 +514,7 @@ class KeywordIndex:
             self._conn.execute(
                 "UPDATE docs SET importance = ? WHERE id = ?", (importance, entry_id)
             )
+            self._forget([entry_id])
 
     # -- vector outbox -----------------------------------------------------
 
@@ -518,6 +569,8 @@ class KeywordIndex:
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
+            finally:
+                self._forget(i for i, _h in done)
 
     def missing_vectors(self, model: str) -> list[tuple[str, str, str]]:
         """``(id, scope, vec_hash)`` of embedded docs without a valid kept ``model`` vector."""
@@ -543,6 +596,8 @@ class KeywordIndex:
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
+            finally:
+                self._forget(vectors)
 
     # -- search ------------------------------------------------------------
 

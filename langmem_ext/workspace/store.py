@@ -108,6 +108,8 @@ class Workspace:
         collection_prefix: Chroma collection prefix.
         lock_timeout: Seconds a writer waits for the lock.
         batch_size: Texts embedded per call.
+        cache_max_entries: Scopes of at most this many entries are held in memory
+            for search (see :class:`KeywordIndex`).
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class Workspace:
         collection_prefix: str = "langmem",
         lock_timeout: float = 30.0,
         batch_size: int = 256,
+        cache_max_entries: int = 50_000,
     ) -> None:
         from langmem_ext.workspace.vector_index import VectorIndex
 
@@ -130,6 +133,7 @@ class Workspace:
         self.embeddings = embeddings
         self.model_name = model_name
         self.batch_size = batch_size
+        self.cache_max_entries = cache_max_entries
         self._kw: KeywordIndex | None = None
         self._generation = -1
         self.vectors = VectorIndex(
@@ -144,11 +148,11 @@ class Workspace:
         if self._kw is None:
             path = self.layout.index_dir / "index.db"
             try:
-                self._kw = KeywordIndex(path)
+                self._kw = KeywordIndex(path, cache_max_entries=self.cache_max_entries)
             except sqlite3.DatabaseError as e:
                 logger.warning("derived index %s is unreadable (%s); rebuilding it", path, e)
                 self._discard_index()
-                self._kw = KeywordIndex(path)
+                self._kw = KeywordIndex(path, cache_max_entries=self.cache_max_entries)
         return self._kw
 
     def _discard_index(self) -> None:
