@@ -84,6 +84,7 @@ def chroma_server(tmp_path: Path) -> Iterator[ChromaServer]:
 def test_memory_on_a_chroma_server(tmp_path: Path, chroma_server: ChromaServer) -> None:
     s = Settings(workspace=tmp_path / "ws")
     s.index.chroma_url = chroma_server.url
+    s.index.exact_search_max_entries = 0  # vector queries go to the server, not to memory
     with Memory(settings=s) as mem:
         p = mem.save("主人喜欢吃拉面")
         e = mem.confirm(p.id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -187,3 +188,92 @@ def test_search_sees_an_importance_boost_and_a_hand_edit(fake_memory: Memory) ->
     md.write_text(md.read_text(encoding="utf-8").replace("green tea", "jasmine tea"), "utf-8")
     edited = fake_memory.search("jasmine tea", k=2)
     assert edited[0].text == "Alice likes jasmine tea"
+
+
+# -- exact nearest neighbours over kept vectors ------------------------------------
+
+
+def _brute(kw: KeywordIndex, scope: str, query: list[float], n: int) -> list[str]:
+    docs = kw.scope_docs(scope)
+    found = kw.docs_with_vectors([d.id for d in docs], MODEL)
+    sims = []
+    for d in docs:
+        vec = found[d.id][1]
+        if vec is None:
+            continue
+        v = np.asarray(vec, dtype=np.float64)
+        q = np.asarray(query, dtype=np.float64)
+        sims.append((-(v @ q) / (np.linalg.norm(v) * np.linalg.norm(q)), d.id))
+    return [i for _s, i in sorted(sims)[:n]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nearest_is_the_exact_cosine_ranking(index: KeywordIndex, seed: int) -> None:
+    q = _vec(1000 + seed)
+    got = index.nearest("main", MODEL, q, 4)
+    assert got is not None
+    assert [i for i, _s in got] == _brute(index, "main", q, 4)
+    assert all(a[1] >= b[1] for a, b in pairwise(got))
+    assert len(index.nearest("main", MODEL, q, 100) or []) == 7  # all, never more
+
+
+def test_nearest_follows_writes(index: KeywordIndex) -> None:
+    q = _vec(7)
+    index.nearest("main", MODEL, q, 3)  # builds the matrix
+    new = _doc(50, 40, text="a new entry")
+    index.apply(upserts=[new])
+    assert "m-050" not in [i for i, _s in index.nearest("main", MODEL, q, 100) or []]  # not embedded
+    index.mark_vectors([(new.id, new.text_hash)], model=MODEL, vectors=[q])  # its vector is q
+    got = index.nearest("main", MODEL, q, 1)
+    assert got is not None and got[0][0] == "m-050" and got[0][1] == pytest.approx(1.0, abs=1e-5)
+    index.apply(deletes=[("m-050", "main")])
+    assert "m-050" not in [i for i, _s in index.nearest("main", MODEL, q, 100) or []]
+    index.apply(upserts=[_doc(2, 4, text="entry two, edited")])  # vector stale: not searched
+    assert "m-002" not in [i for i, _s in index.nearest("main", MODEL, q, 100) or []]
+
+
+def test_nearest_never_crosses_scopes(index: KeywordIndex) -> None:
+    other = _doc(60, 2, path="memory/scopes/b/MEMORY.md", scope="b")
+    index.apply(upserts=[other])
+    q = _vec(11)
+    index.mark_vectors([(other.id, other.text_hash)], model=MODEL, vectors=[q])
+    assert "m-060" not in [i for i, _s in index.nearest("main", MODEL, q, 100) or []]
+    assert [i for i, _s in index.nearest("b", MODEL, q, 100) or []] == ["m-060"]
+
+
+def test_nearest_leaves_it_to_chroma_when_it_cannot_answer(tmp_path: Path) -> None:
+    kw = KeywordIndex(tmp_path / "index.db", exact_max_entries=3)
+    try:
+        docs = [_doc(i, 2 + i) for i in range(3)]
+        kw.apply(upserts=docs)
+        _embed(kw, docs)
+        assert kw.nearest("main", MODEL, _vec(1), 2) is not None
+        with kw._lock:  # an entry embedded by a writer that kept no copy
+            kw._conn.execute("DELETE FROM kept_vectors WHERE id = 'm-001'")
+        kw._forget(vectors=True)
+        assert kw.nearest("main", MODEL, _vec(1), 2) is None
+        _embed(kw, [docs[1]])
+        assert kw.nearest("main", MODEL, _vec(1), 2) is not None
+        assert kw.nearest("main", MODEL, [1.0, 2.0], 2) is None  # another dimension
+        more = _doc(3, 9)
+        kw.apply(upserts=[more])
+        _embed(kw, [more])
+        assert kw.nearest("main", MODEL, _vec(1), 2) is None  # 4 entries: over the limit
+    finally:
+        kw.close()
+
+
+def test_search_answers_the_same_exact_or_through_chroma(tmp_path: Path) -> None:
+    from langmem_ext.config import Settings
+
+    texts = ["Alice likes green tea", "Bob drinks black coffee", "主人喜欢吃拉面",
+             "Carol works as a nurse in Berlin", "我的妹妹在上海当老师", "Dentist on Friday at 10"]  # fmt: skip
+    out = {}
+    for limit in (0, 5_000):
+        s = Settings(workspace=tmp_path / f"ws-{limit}")
+        s.embeddings.provider = "fake"
+        s.index.exact_search_max_entries = limit
+        with Memory(settings=s) as mem:
+            mem.add_many(texts)
+            out[limit] = [[h.text for h in mem.search(q, k=3)] for q in ("green tea", "拉面", "老师")]
+    assert out[0] == out[5_000]

@@ -31,12 +31,21 @@ class IndexNeighbours:
         keyword: The workspace's keyword index.
         scope: The scope searched; entries of other scopes are never returned.
         category: When set, only entries of this category are materialised.
+        model: The embedder whose doc cache to read docs from (see
+            :meth:`KeywordIndex.docs_with_vectors`); ``None`` reads ``index.db``.
     """
 
-    def __init__(self, keyword: KeywordIndex, scope: str, category: str | None = None) -> None:
+    def __init__(
+        self,
+        keyword: KeywordIndex,
+        scope: str,
+        category: str | None = None,
+        model: str | None = None,
+    ) -> None:
         self.keyword = keyword
         self.scope = scope
         self.category = category
+        self.model = model
 
     def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
         """See :meth:`langmem_ext.retrieval.context.NeighbourSource.neighbours`."""
@@ -49,7 +58,11 @@ class IndexNeighbours:
 
     def candidates(self, ids: Sequence[str]) -> list[Candidate]:
         """See :meth:`langmem_ext.retrieval.context.NeighbourSource.candidates`."""
-        docs = self.keyword.docs(ids)
+        if self.model is None:
+            docs = self.keyword.docs(ids)
+        else:
+            found = self.keyword.docs_with_vectors(list(ids), self.model, self.scope)
+            docs = {i: d for i, (d, _v) in found.items()}
         return [
             doc_candidate(d)
             for i in ids

@@ -33,6 +33,7 @@ from langmem_ext.retrieval.compound import interleave, split_compound
 from langmem_ext.retrieval.contextual import contextual_cosines
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.retrieval.text import query_tokens
+from langmem_ext.workspace.vector_index import VectorHit
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -205,7 +206,9 @@ class SearchEngine:
         ranked = rank(
             vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent,
             full_match_cosine=rs.vector_full_match,
-            context=IndexNeighbours(self.workspace.keyword, scope, category),
+            context=IndexNeighbours(
+                self.workspace.keyword, scope, category, self.workspace.vectors.model_name
+            ),
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
         )
@@ -231,7 +234,12 @@ class SearchEngine:
     def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
         ws = self.workspace
         qvec = self.embeddings.embed_query(q)
-        vhits = ws.vectors.query(scope, qvec, pool, with_embeddings=False)
+        # Exact, from the vectors held in memory when the scope allows; else Chroma.
+        exact = ws.keyword.nearest(scope, ws.vectors.model_name, qvec, pool)
+        if exact is not None:
+            vhits = [VectorHit(i, sim, None) for i, sim in exact]
+        else:
+            vhits = ws.vectors.query(scope, qvec, pool, with_embeddings=False)
         weight = self.settings.retrieval.context_vector_weight
         hit_ids = [h.id for h in vhits]
         previous: dict[str, tuple[str, Any]] = {}

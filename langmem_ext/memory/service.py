@@ -140,6 +140,7 @@ class Memory:
             lock_timeout=settings.lock_timeout_s,
             batch_size=settings.embeddings.batch_size,
             cache_max_entries=settings.index.cache_max_entries,
+            exact_max_entries=settings.index.exact_search_max_entries,
         )
         self.engine = SearchEngine(self.workspace, inner, settings)
         self._closed = False

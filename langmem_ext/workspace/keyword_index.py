@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from langmem_ext.retrieval.text import index_tokens, query_tokens
 from langmem_ext.workspace.doc_cache import DocCache, Entry
 from langmem_ext.workspace.sections import ScopeSections
+from langmem_ext.workspace.vector_matrix import ScopeMatrix
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -154,11 +155,16 @@ class KeywordIndex:
         path: ``.index/index.db``.
         cache_max_entries: Scopes of at most this many entries are held in memory
             for search (:mod:`~langmem_ext.workspace.doc_cache`); 0 turns that off.
+        exact_max_entries: Scopes of at most this many entries are searched
+            exactly over their kept vectors (:meth:`nearest`); 0 turns that off.
     """
 
-    def __init__(self, path: Path, *, cache_max_entries: int = 50_000) -> None:
+    def __init__(
+        self, path: Path, *, cache_max_entries: int = 50_000, exact_max_entries: int = 5_000
+    ) -> None:
         self.path = path
         self.cache_max_entries = cache_max_entries
+        self.exact_max_entries = exact_max_entries
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(
             path, timeout=30, check_same_thread=False, isolation_level=None
@@ -171,6 +177,7 @@ class KeywordIndex:
         self._conn.execute("SELECT count(*) FROM docs").fetchone()  # fails if corrupt
         self._sections: dict[str, ScopeSections] = {}
         self._doc_caches: dict[str, DocCache] = {}
+        self._matrices: dict[tuple[str, str], ScopeMatrix | None] = {}
         self._data_version: int | None = None
 
     def close(self) -> None:
@@ -270,12 +277,20 @@ class KeywordIndex:
             self._sections.clear()
             for cache in self._doc_caches.values():
                 cache.clear()
+            self._matrices.clear()
             self._data_version = version
 
-    def _forget(self, ids: Iterable[str] = (), paths: Iterable[str] = ()) -> None:
-        """Drop cached docs that a write of this connection changed (call locked)."""
+    def _forget(
+        self, ids: Iterable[str] = (), paths: Iterable[str] = (), *, vectors: bool = False
+    ) -> None:
+        """Drop cached docs that a write of this connection changed (call locked).
+
+        ``vectors``: the write changed which vectors a scope has (drops the matrices).
+        """
         ids = list(ids)
         paths = list(paths)
+        if vectors:
+            self._matrices.clear()
         for cache in self._doc_caches.values():
             cache.drop(ids)
             for p in paths:
@@ -300,6 +315,57 @@ class KeywordIndex:
                 ).fetchall()
                 cache.load(scope, ((r[0], _entry(r)) for r in rows))
         return cache
+
+    def nearest(
+        self, scope: str, model: str, query: Sequence[float], n: int
+    ) -> list[tuple[str, float]] | None:
+        """Exact nearest neighbours among the scope's kept ``model`` vectors.
+
+        See :mod:`~langmem_ext.workspace.vector_matrix`. Entries not embedded yet
+        are not found (as in the vector index).
+
+        Returns:
+            ``(id, cosine)`` pairs, best first; ``None`` when the vector index must
+            answer: the scope has more than ``exact_max_entries`` entries, or an
+            embedded entry has no valid kept vector.
+        """
+        if self.exact_max_entries <= 0:
+            return None
+        with self._lock:
+            self._drop_if_written_elsewhere()
+            key = (model, scope)
+            if key not in self._matrices:
+                self._matrices[key] = self._scope_matrix(model, scope)
+            matrix = self._matrices[key]
+        if matrix is None:
+            return None
+        try:
+            return matrix.nearest(query, n)
+        except ValueError:  # a query of another dimension: let the vector index say so
+            return None
+
+    def _scope_matrix(self, model: str, scope: str) -> ScopeMatrix | None:
+        if self.count(scope) > self.exact_max_entries:
+            return None
+        rows = self._conn.execute(
+            "SELECT d.id, d.vec_hash IS NOT NULL, v.vec FROM docs d LEFT JOIN kept_vectors v "
+            "ON v.id = d.id AND v.model = ? AND v.text_hash = d.vec_hash WHERE d.scope = ? "
+            "ORDER BY d.rowid",
+            (model, scope),
+        ).fetchall()
+        ids: list[str] = []
+        vectors: list[Vector] = []
+        for entry_id, embedded, blob in rows:
+            if not embedded:
+                continue  # not in the vector index either
+            if blob is None:
+                return None  # embedded, but no copy kept: only the vector index has it
+            ids.append(entry_id)
+            vectors.append(np.frombuffer(blob, dtype=_VEC_DTYPE))
+        try:
+            return ScopeMatrix(ids, vectors)
+        except ValueError:  # vectors of different dimensions
+            return None
 
     def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
         """Docs by id (missing ids are absent from the result)."""
@@ -506,6 +572,7 @@ class KeywordIndex:
                 self._forget(
                     [*(d.id for d in upserts), *(i for i, _s in deletes), *(i for _l, i in lines)],
                     [p for p, _a, _n in shifts],
+                    vectors=bool(upserts or deletes),
                 )
 
     def set_importance(self, entry_id: str, importance: float) -> None:
@@ -570,7 +637,7 @@ class KeywordIndex:
                 c.execute("ROLLBACK")
                 raise
             finally:
-                self._forget(i for i, _h in done)
+                self._forget((i for i, _h in done), vectors=True)
 
     def missing_vectors(self, model: str) -> list[tuple[str, str, str]]:
         """``(id, scope, vec_hash)`` of embedded docs without a valid kept ``model`` vector."""
@@ -597,7 +664,7 @@ class KeywordIndex:
                 c.execute("ROLLBACK")
                 raise
             finally:
-                self._forget(vectors)
+                self._forget(vectors, vectors=True)
 
     # -- search ------------------------------------------------------------
 

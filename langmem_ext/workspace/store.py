@@ -110,6 +110,8 @@ class Workspace:
         batch_size: Texts embedded per call.
         cache_max_entries: Scopes of at most this many entries are held in memory
             for search (see :class:`KeywordIndex`).
+        exact_max_entries: Scopes of at most this many entries are vector-searched
+            exactly, in memory (see :meth:`KeywordIndex.nearest`).
     """
 
     def __init__(
@@ -123,6 +125,7 @@ class Workspace:
         lock_timeout: float = 30.0,
         batch_size: int = 256,
         cache_max_entries: int = 50_000,
+        exact_max_entries: int = 5_000,
     ) -> None:
         from langmem_ext.workspace.vector_index import VectorIndex
 
@@ -134,6 +137,7 @@ class Workspace:
         self.model_name = model_name
         self.batch_size = batch_size
         self.cache_max_entries = cache_max_entries
+        self.exact_max_entries = exact_max_entries
         self._kw: KeywordIndex | None = None
         self._generation = -1
         self.vectors = VectorIndex(
@@ -148,11 +152,19 @@ class Workspace:
         if self._kw is None:
             path = self.layout.index_dir / "index.db"
             try:
-                self._kw = KeywordIndex(path, cache_max_entries=self.cache_max_entries)
+                self._kw = KeywordIndex(
+                    path,
+                    cache_max_entries=self.cache_max_entries,
+                    exact_max_entries=self.exact_max_entries,
+                )
             except sqlite3.DatabaseError as e:
                 logger.warning("derived index %s is unreadable (%s); rebuilding it", path, e)
                 self._discard_index()
-                self._kw = KeywordIndex(path, cache_max_entries=self.cache_max_entries)
+                self._kw = KeywordIndex(
+                    path,
+                    cache_max_entries=self.cache_max_entries,
+                    exact_max_entries=self.exact_max_entries,
+                )
         return self._kw
 
     def _discard_index(self) -> None:
