@@ -55,6 +55,22 @@ _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
 
 
+_EMBED_WORKERS = 2
+_embed_pool_: tuple[int, ThreadPoolExecutor] | None = None
+_PREFETCH_KEEP = 16
+"""Prefetched query embeddings kept for a later search (the oldest unused go first)."""
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    """The threads that embed query texts ahead of their search (one set per process)."""
+    global _embed_pool_
+    pid = os.getpid()
+    with _pool_lock:
+        if _embed_pool_ is None or _embed_pool_[0] != pid:
+            _embed_pool_ = (pid, ThreadPoolExecutor(_EMBED_WORKERS, thread_name_prefix="langmem-emb"))
+        return _embed_pool_[1]
+
+
 def _keyword_pool() -> ThreadPoolExecutor:
     """The threads that run keyword queries next to the vector side (one set per process).
 
@@ -84,6 +100,8 @@ class SearchEngine:
         self._warned: set[str] = set()
         self._sources: list[ExtraSource] = []
         self._baseline: float | None = None
+        self._prefetched: dict[str, Future[list[float]]] = {}
+        self._prefetch_lock = threading.Lock()
 
     @property
     def cosine_baseline(self) -> float:
@@ -102,6 +120,51 @@ class SearchEngine:
         if key not in self._warned:
             self._warned.add(key)
             logger.warning(msg, *args)
+
+    def query_texts(self, query: str) -> list[str]:
+        """The texts a search of ``query`` embeds, in order (see :meth:`search`).
+
+        The whole message (after a self-repair: the part it repairs to) first, then
+        each of its questions when it asks several.
+        """
+        if not isinstance(query, str):
+            return []
+        limit = self.settings.max_query_chars
+        if not self.settings.retrieval.question_parts:
+            texts = [query.strip()[:limit]]
+        else:
+            focus = focus_of(query.strip()[:limit])
+            texts = [focus, *split_compound(focus)]
+        return [t for t in dict.fromkeys(t.strip()[:limit] for t in texts) if t]
+
+    def prefetch(self, query: str) -> None:
+        """Start embedding what a search of ``query`` will embed, on worker threads.
+
+        A later :meth:`search` of the same text uses those vectors instead of
+        embedding again, so the embedding overlaps with whatever the caller does
+        in between (the memory graph starts it when a turn begins). A prefetch that
+        no search uses is dropped after :data:`_PREFETCH_KEEP` newer ones.
+        """
+        if self.settings.retrieval.mode in ("vector", "hybrid"):
+            self._prefetch_texts(self.query_texts(query))
+
+    def _prefetch_texts(self, texts: list[str]) -> None:
+        with self._prefetch_lock:
+            for text in texts:
+                if text not in self._prefetched:
+                    self._prefetched[text] = _embed_pool().submit(
+                        self.embeddings.embed_query, text
+                    )
+            while len(self._prefetched) > _PREFETCH_KEEP:
+                self._prefetched.pop(next(iter(self._prefetched)))
+
+    def _embed_query(self, text: str) -> list[float]:
+        """The query vector of ``text``: a prefetched one, or embedded now."""
+        with self._prefetch_lock:
+            ahead = self._prefetched.pop(text, None)
+        if ahead is not None:
+            return ahead.result()  # its error, if any, is raised as embedding here would
+        return self.embeddings.embed_query(text)
 
     def search(
         self,
@@ -134,6 +197,9 @@ class SearchEngine:
             return self._search_query(query, **args)
         focus = focus_of(query.strip()[: self.settings.max_query_chars])  # bounded work
         parts = split_compound(focus)
+        if parts and (mode or self.settings.retrieval.mode) in ("vector", "hybrid"):
+            # the questions' embeddings run while the whole message is searched
+            self._prefetch_texts(self.query_texts(query)[1:])
         first = self._search_query(focus, **args)  # validates k, mode, the text
         if not parts:
             return first
@@ -233,7 +299,7 @@ class SearchEngine:
 
     def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
         ws = self.workspace
-        qvec = self.embeddings.embed_query(q)
+        qvec = self._embed_query(q)
         # Exact, from the vectors held in memory when the scope allows; else Chroma.
         exact = ws.keyword.nearest(scope, ws.vectors.model_name, qvec, pool)
         if exact is not None:
