@@ -380,3 +380,35 @@ def test_needs_checkpoint_agrees_with_the_full_plan(fake_memory: Memory) -> None
     # an edited message (same id, new content) is counted again
     edited = [*messages[:-1], AIMessage("changed " * 50, id=messages[-1].id)]
     assert history_tokens(edited) == count_message_tokens(edited)
+
+
+@pytest.mark.parametrize("mode", ["reply", "interrupt"])
+def test_a_turn_embeds_its_query_once_and_small_talk_not_at_all(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    from collections import Counter
+
+    fake_memory.add_many(["主人喜欢吃拉面", "Alice works as a nurse in Berlin"], scope="user_alice")
+    calls: Counter[str] = Counter()
+    threads: list[str] = []
+    lock = threading.Lock()
+    emb = fake_memory.engine.embeddings
+    inner = emb.embed_query
+
+    def embed_query(text: str) -> list[float]:
+        with lock:
+            calls[text] += 1
+            threads.append(threading.current_thread().name)
+        return inner(text)
+
+    monkeypatch.setattr(emb, "embed_query", embed_query)
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=policy), fake_memory, checkpointer=InMemorySaver(),
+        confirm_mode=mode,  # type: ignore[arg-type]
+    )  # fmt: skip
+    out = say(graph, "上次我说我喜欢吃什么？", cfg(f"pf-{mode}"))
+    assert calls == Counter({"上次我说我喜欢吃什么？": 1})  # prefetched, used by the search
+    assert threads[0].startswith("langmem-emb")  # embedded ahead, on the prefetch thread
+    assert "拉面" in str(out["memory_context"])
+    say(graph, "ok", cfg(f"pf-{mode}"))
+    assert sum(calls.values()) == 1 and fake_memory.engine._prefetched == {}
