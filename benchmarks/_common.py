@@ -36,6 +36,7 @@ import time
 import weakref
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -484,6 +485,23 @@ def _intent(q: Question, parts: bool = True) -> RecallIntent | None:
     return detect_recall_intent(focus_of(q.text) if parts else q.text, datetime.fromtimestamp(q.now))
 
 
+_EMBED_POOL = ThreadPoolExecutor(2, thread_name_prefix="bench-emb")
+
+
+def embed_like_search(engine: SearchEngine, embedder: Embeddings, text: str) -> dict[str, Any]:
+    """Embed the texts a search of ``text`` embeds, the way ``SearchEngine.search`` does.
+
+    The first text (the whole message) on the calling thread, the questions of a
+    compound message at the same time on two worker threads; the wall time of
+    this call is the query-embedding time the latency floor compares with.
+    """
+    texts = engine.query_texts(text)
+    ahead = {t: _EMBED_POOL.submit(embedder.embed_query, t) for t in texts[1:]}
+    out: dict[str, Any] = {texts[0]: embedder.embed_query(texts[0])} if texts else {}
+    out.update({t: f.result() for t, f in ahead.items()})
+    return out
+
+
 def query_texts(text: str, parts: bool) -> list[str]:
     """The texts ``SearchEngine.search`` ranks for ``text``, merged in this order.
 
@@ -647,11 +665,14 @@ def run_embedder(
     mismatches = 0
     t_start = time.perf_counter()
     for i, q in enumerate(dataset.questions):
-        # every query embedding the default search makes (compound messages: several)
+        # every query embedding the default search makes, made as it makes them
+        # (compound messages: the questions on worker threads, alongside the whole)
         t0 = time.perf_counter()
-        for text in dict.fromkeys([q.text, *query_texts(q.text, rs.question_parts)]):
-            memo.memo[text] = raw.embed_query(text)
+        memo.memo.update(embed_like_search(timed_engines[MAIN_METHODS[-1].name], raw, q.text))
         embed_ms.append((time.perf_counter() - t0) * 1000)
+        for text in dict.fromkeys([q.text, *query_texts(q.text, rs.question_parts)]):
+            if text not in memo.memo:  # for the ablation rows' own searches
+                memo.memo[text] = raw.embed_query(text)
         ext_of = stores["turn"].ext_of
         full_ids: list[str] = []
         for v in MAIN_METHODS:
@@ -747,8 +768,9 @@ def render(results: dict[str, Any]) -> str:
             f"{r['memories']} memories, {r['questions']} questions. Indexing "
             f"(add_many end to end, cache off): {idx}; "
             f"{r['memories'] / r['index_seconds']['turn']:.0f} memories/s. "
-            f"Query embedding alone (every text the default search embeds: a compound "
-            f"message embeds each question too): p50 {qe['p50_ms']:.1f} ms, "
+            f"Query embedding alone (every text the default search embeds, as it embeds "
+            f"them: a compound message's questions on two worker threads while the whole "
+            f"message is embedded): p50 {qe['p50_ms']:.1f} ms, "
             f"p95 {qe['p95_ms']:.1f} ms.\n"
         )
         header = ["method", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5", "p50 ms", "p95 ms"]
