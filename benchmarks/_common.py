@@ -36,7 +36,6 @@ import time
 import weakref
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -485,21 +484,11 @@ def _intent(q: Question, parts: bool = True) -> RecallIntent | None:
     return detect_recall_intent(focus_of(q.text) if parts else q.text, datetime.fromtimestamp(q.now))
 
 
-_EMBED_POOL = ThreadPoolExecutor(2, thread_name_prefix="bench-emb")
-
-
 def embed_like_search(engine: SearchEngine, embedder: Embeddings, text: str) -> dict[str, Any]:
-    """Embed the texts a search of ``text`` embeds, the way ``SearchEngine.search`` does.
-
-    The first text (the whole message) on the calling thread, the questions of a
-    compound message at the same time on two worker threads; the wall time of
-    this call is the query-embedding time the latency floor compares with.
-    """
-    texts = engine.query_texts(text)
-    ahead = {t: _EMBED_POOL.submit(embedder.embed_query, t) for t in texts[1:]}
-    out: dict[str, Any] = {texts[0]: embedder.embed_query(texts[0])} if texts else {}
-    out.update({t: f.result() for t, f in ahead.items()})
-    return out
+    """Embed the texts a search of ``text`` embeds (``SearchEngine.query_texts``), as it
+    does: one after another. The wall time of this call is the query-embedding time
+    the latency floor compares with."""
+    return {t: embedder.embed_query(t) for t in engine.query_texts(text)}
 
 
 def query_texts(text: str, parts: bool) -> list[str]:
@@ -580,16 +569,18 @@ def _rank_text(
     q: Question,
     rs: RetrievalSettings,
     engine: SearchEngine,
+    k: int | None = None,
 ) -> list[Candidate]:
+    k = v.k if k is None else k
     vector, keyword = cands
-    pool = max(v.k * rs.candidate_multiplier, 20)
+    pool = max(k * rs.candidate_multiplier, 20)
     # SearchEngine.search passes an empty list (not None) for an engine it did not run.
     vec = vector[:pool] if v.mode in ("hybrid", "vector") else []
     kw = keyword[:pool] if v.mode in ("hybrid", "fts") else []
     ranked = rank(
         vec,
         kw,
-        k=v.k,
+        k=k,
         settings=rs,
         now=q.now,
         options=v.options,
@@ -611,10 +602,14 @@ def _ranked_for(
     """Re-rank as ``SearchEngine.search`` would: each query text, then interleaved."""
     rs = retrieval_settings(base, v.retrieval)
     engine = cache.fetchers[v.ingest]
+    # the whole message with k, each of its questions with ceil(k / 2), as search does
     lists = [
-        _rank_text(v, cache.get(v.ingest, t, rs.context_vector_weight), q, rs, engine)
-        for t in query_texts(q.text, rs.question_parts)
-    ]
+        _rank_text(
+            v, cache.get(v.ingest, t, rs.context_vector_weight), q, rs, engine,
+            k=v.k if i == 0 else -(-v.k // 2),
+        )
+        for i, t in enumerate(query_texts(q.text, rs.question_parts))
+    ]  # fmt: skip
     if len(lists) == 1:
         return lists[0]
     return [c for _, c in interleave(lists, v.k, key=lambda c: c.id)]
@@ -668,8 +663,7 @@ def run_embedder(
     mismatches = 0
     t_start = time.perf_counter()
     for i, q in enumerate(dataset.questions):
-        # every query embedding the default search makes, made as it makes them
-        # (compound messages: the questions on worker threads, alongside the whole)
+        # every query embedding the default search makes (compound messages: several)
         t0 = time.perf_counter()
         memo.memo.update(embed_like_search(timed_engines[MAIN_METHODS[-1].name], raw, q.text))
         embed_ms.append((time.perf_counter() - t0) * 1000)
@@ -780,9 +774,8 @@ def render(results: dict[str, Any]) -> str:
             f"{r['memories']} memories, {r['questions']} questions. Indexing "
             f"(add_many end to end, cache off): {idx}; "
             f"{r['memories'] / r['index_seconds']['turn']:.0f} memories/s. "
-            f"Query embedding alone (every text the default search embeds, as it embeds "
-            f"them: a compound message's questions on two worker threads while the whole "
-            f"message is embedded): p50 {qe['p50_ms']:.1f} ms, "
+            f"Query embedding alone (every text the default search embeds: a compound "
+            f"message embeds each question too): p50 {qe['p50_ms']:.1f} ms, "
             f"p95 {qe['p95_ms']:.1f} ms.\n"
         )
         header = ["method", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5", "p50 ms", "p95 ms"]

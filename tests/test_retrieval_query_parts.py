@@ -204,3 +204,24 @@ def test_a_huge_message_is_cut_before_it_is_split(memory: Memory) -> None:
     huge = "今天天气不错。" * 50_000 + "不对，我真正想问的是：我妹妹叫什么？另外，我住哪？"
     hits = memory.search(huge, k=2)  # the marker lies past max_query_chars: plain search
     assert all("question" not in h.debug for h in hits)
+
+
+@pytest.mark.parametrize("k", [1, 4, 7])
+def test_each_question_is_searched_for_half_of_k(
+    filled: tuple[Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch, k: int
+) -> None:
+    memory, _ = filled
+    asked: list[tuple[str, int]] = []
+    engine = memory.engine
+    inner = engine._search_query
+
+    def spy(query: str, **kw: object) -> list[object]:
+        asked.append((query, int(kw["k"])))  # type: ignore[call-overload]
+        return inner(query, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "_search_query", spy)
+    hits = memory.search("我舅妈的邮箱地址是多少？另外，编程光影盛宴在哪里举办？", k=k)
+    whole, *parts = asked
+    assert whole[1] == k and len(parts) == 2
+    assert all(part_k == -(-k // 2) for _q, part_k in parts)
+    assert 0 < len(hits) <= k and len({h.id for h in hits}) == len(hits)

@@ -143,7 +143,10 @@ class SearchEngine:
         A later :meth:`search` of the same text uses those vectors instead of
         embedding again, so the embedding overlaps with whatever the caller does
         in between (the memory graph starts it when a turn begins). A prefetch that
-        no search uses is dropped after :data:`_PREFETCH_KEEP` newer ones.
+        no search uses is dropped after :data:`_PREFETCH_KEEP` newer ones. (Search
+        itself embeds its texts one after another: on two cores, embedding a
+        compound message's questions while the whole message is searched was no
+        faster.)
         """
         if self.settings.retrieval.mode in ("vector", "hybrid"):
             self._prefetch_texts(self.query_texts(query))
@@ -182,8 +185,9 @@ class SearchEngine:
 
         With ``retrieval.question_parts`` (default), a self-repair ("…, what I really
         want to ask is X") narrows the search to X (:func:`focus_of`), and a message
-        that asks several questions is searched whole and per question, the best hits
-        of each taking turns (:mod:`langmem_ext.retrieval.compound`). Merged hits
+        that asks several questions is searched whole (``k`` hits) and per question
+        (``ceil(k / 2)`` hits each), the best hits of each taking turns
+        (:mod:`langmem_ext.retrieval.compound`). Merged hits
         keep their order; a score is capped at the one above it so scores still read
         best first, and ``debug["question"]`` says which search found the hit
         (0 = the whole message, 1.. = its questions).
@@ -197,13 +201,13 @@ class SearchEngine:
             return self._search_query(query, **args)
         focus = focus_of(query.strip()[: self.settings.max_query_chars])  # bounded work
         parts = split_compound(focus)
-        if parts and (mode or self.settings.retrieval.mode) in ("vector", "hybrid"):
-            # the questions' embeddings run while the whole message is searched
-            self._prefetch_texts(self.query_texts(query)[1:])
         first = self._search_query(focus, **args)  # validates k, mode, the text
         if not parts:
             return first
-        lists = [first, *(self._search_query(p, **args) for p in parts)]
+        # Taking turns, each question fills at most about k / (1 + questions) places
+        # (more when lists share hits): half of k is ample, and ranks half as much.
+        part_args = {**args, "k": -(-self._top_k(k) // 2)}
+        lists = [first, *(self._search_query(p, **part_args) for p in parts)]
         merged: list[SearchHit] = []
         cap = float("inf")
         for i, hit in interleave(lists, self._top_k(k), key=lambda h: h.id):
