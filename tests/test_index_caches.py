@@ -7,6 +7,7 @@ serving stale docs, vectors, neighbours or predecessors.
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -248,9 +249,10 @@ def test_nearest_leaves_it_to_chroma_when_it_cannot_answer(tmp_path: Path) -> No
         kw.apply(upserts=docs)
         _embed(kw, docs)
         assert kw.nearest("main", MODEL, _vec(1), 2) is not None
-        with kw._lock:  # an entry embedded by a writer that kept no copy
-            kw._conn.execute("DELETE FROM kept_vectors WHERE id = 'm-001'")
-        kw._forget(vectors=True)
+        other = sqlite3.connect(kw.path)  # a writer that embedded m-001 but kept no copy
+        with other:
+            other.execute("DELETE FROM kept_vectors WHERE id = 'm-001'")
+        other.close()
         assert kw.nearest("main", MODEL, _vec(1), 2) is None
         _embed(kw, [docs[1]])
         assert kw.nearest("main", MODEL, _vec(1), 2) is not None
@@ -277,3 +279,54 @@ def test_search_answers_the_same_exact_or_through_chroma(tmp_path: Path) -> None
             mem.add_many(texts)
             out[limit] = [[h.text for h in mem.search(q, k=3)] for q in ("green tea", "拉面", "老师")]
     assert out[0] == out[5_000]
+
+
+def test_a_matrix_kept_up_to_date_equals_a_fresh_one() -> None:
+    from langmem_ext.workspace.vector_matrix import ScopeMatrix
+
+    rng = np.random.default_rng(5)
+    live: dict[str, np.ndarray] = {f"e{i}": rng.standard_normal(16) for i in range(40)}
+    matrix = ScopeMatrix(list(live), list(live.values()))
+    for step in range(300):
+        key = f"e{rng.integers(0, 80)}"
+        if rng.random() < 0.35:
+            matrix.remove(key)
+            live.pop(key, None)
+        else:
+            vec = rng.standard_normal(16)
+            matrix.upsert(key, vec)
+            live[key] = vec
+        if step % 50 == 0:
+            q = rng.standard_normal(16)
+            fresh = ScopeMatrix(list(live), list(live.values()))
+            got, ref = matrix.nearest(q, 10), fresh.nearest(q, 10)
+            assert [i for i, _ in got] == [i for i, _ in ref]
+            assert np.allclose([c for _, c in got], [c for _, c in ref], atol=1e-6)
+    assert sorted(matrix.ids) == sorted(live) and len(matrix) == len(live)
+    with pytest.raises(ValueError):
+        matrix.upsert("e0", np.ones(3))
+
+
+def test_the_index_s_matrix_follows_writes_like_a_fresh_index(index: KeywordIndex) -> None:
+    def fresh(q: list[float]) -> list[tuple[str, float]] | None:
+        other = KeywordIndex(index.path)
+        try:
+            return other.nearest("main", MODEL, q, 100)
+        finally:
+            other.close()
+
+    q = _vec(99)
+    assert index.nearest("main", MODEL, q, 100) == fresh(q)  # built
+    added = [_doc(70 + i, 50 + i, text=f"added {i}") for i in range(5)]
+    index.apply(upserts=added)
+    _embed(index, added)  # goes into the built matrix
+    index.apply(deletes=[("m-003", "main")])
+    index.apply(upserts=[_doc(1, 3, text="entry one, edited")])  # leaves until re-embedded
+    index.apply(upserts=[_doc(4, 6, path="memory/scopes/b/MEMORY.md", scope="b")])  # moved
+    got = index.nearest("main", MODEL, q, 100)
+    assert got is not None
+    assert {i for i, _ in got} == {"m-000", "m-002", "m-005", "m-010", *(d.id for d in added)}
+    ref = fresh(q)
+    assert ref is not None and [i for i, _ in got] == [i for i, _ in ref]
+    _embed(index, [_doc(1, 3, text="entry one, edited")])
+    assert "m-001" in {i for i, _ in index.nearest("main", MODEL, q, 100) or []}

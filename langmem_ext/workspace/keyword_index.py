@@ -160,7 +160,7 @@ class KeywordIndex:
     """
 
     def __init__(
-        self, path: Path, *, cache_max_entries: int = 50_000, exact_max_entries: int = 5_000
+        self, path: Path, *, cache_max_entries: int = 50_000, exact_max_entries: int = 15_000
     ) -> None:
         self.path = path
         self.cache_max_entries = cache_max_entries
@@ -280,17 +280,10 @@ class KeywordIndex:
             self._matrices.clear()
             self._data_version = version
 
-    def _forget(
-        self, ids: Iterable[str] = (), paths: Iterable[str] = (), *, vectors: bool = False
-    ) -> None:
-        """Drop cached docs that a write of this connection changed (call locked).
-
-        ``vectors``: the write changed which vectors a scope has (drops the matrices).
-        """
+    def _forget(self, ids: Iterable[str] = (), paths: Iterable[str] = ()) -> None:
+        """Drop cached docs that a write of this connection changed (call locked)."""
         ids = list(ids)
         paths = list(paths)
-        if vectors:
-            self._matrices.clear()
         for cache in self._doc_caches.values():
             cache.drop(ids)
             for p in paths:
@@ -480,6 +473,8 @@ class KeywordIndex:
         deleted doc is queued in ``vec_deletes``.
         """
         touched = {d.scope for d in upserts} | {scope for _id, scope in deletes}
+        gone = {entry_id for entry_id, _scope in deletes}  # leave the vector search
+        committed = False
         with self._lock:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
@@ -524,6 +519,8 @@ class KeywordIndex:
                         continue
                     rowid, old_hash, vec_hash, old_scope = row
                     touched.add(old_scope)
+                    if old_hash != d.text_hash or old_scope != d.scope:
+                        gone.add(d.id)  # not embedded (in this scope) until re-embedded
                     if old_scope != d.scope:  # moved between scopes: drop old vector
                         c.execute(
                             "INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (d.id, old_scope)
@@ -561,6 +558,7 @@ class KeywordIndex:
                         (f.path, f.scope, f.hash, f.mtime_ns, f.size),
                     )
                 c.execute("COMMIT")
+                committed = True
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
@@ -572,8 +570,14 @@ class KeywordIndex:
                 self._forget(
                     [*(d.id for d in upserts), *(i for i, _s in deletes), *(i for _l, i in lines)],
                     [p for p, _a, _n in shifts],
-                    vectors=bool(upserts or deletes),
                 )
+                if not committed:
+                    self._matrices.clear()
+                self._recheck_matrix_fallbacks()
+                for matrix in self._matrices.values():
+                    if matrix is not None:
+                        for entry_id in gone:
+                            matrix.remove(entry_id)
 
     def set_importance(self, entry_id: str, importance: float) -> None:
         """Mirror an importance change from the ledger."""
@@ -635,9 +639,54 @@ class KeywordIndex:
                 c.execute("COMMIT")
             except BaseException:
                 c.execute("ROLLBACK")
+                self._matrices.clear()
                 raise
             finally:
-                self._forget((i for i, _h in done), vectors=True)
+                self._forget(i for i, _h in done)
+            if model is None:  # no copies kept: only the vector index has these vectors
+                self._matrices.clear()
+            elif done:
+                self._recheck_matrix_fallbacks()
+                self._add_to_matrices(model, done, vectors)
+
+    def _recheck_matrix_fallbacks(self) -> None:
+        """Forget which scopes Chroma had to answer: a write may have changed that."""
+        for key in [key for key, matrix in self._matrices.items() if matrix is None]:
+            del self._matrices[key]
+
+    def _add_to_matrices(
+        self,
+        model: str,
+        done: Sequence[tuple[str, str]],
+        vectors: Sequence[Sequence[float]] | NDArray[np.float32],
+    ) -> None:
+        """Put vectors just recorded into the built matrices of their scopes (call locked)."""
+        built = {s for (m, s), mx in self._matrices.items() if m == model and mx is not None}
+        if not built:
+            return
+        vec_of = {i: v for (i, _h), v in zip(done, vectors, strict=True)}
+        hash_of = dict(done)
+        ids = list(vec_of)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for entry_id, scope, vec_hash in self._conn.execute(
+                f"SELECT id, scope, vec_hash FROM docs WHERE id IN ({marks})", chunk
+            ).fetchall():
+                if scope not in built or vec_hash != hash_of[entry_id]:
+                    continue  # no matrix, or the text changed again since it was embedded
+                matrix = self._matrices[(model, scope)]
+                if matrix is None:  # pragma: no cover - excluded from ``built``
+                    continue
+                try:
+                    matrix.upsert(entry_id, vec_of[entry_id])
+                except ValueError:  # another dimension: rebuild (and let Chroma decide)
+                    del self._matrices[(model, scope)]
+                    built.discard(scope)
+                    continue
+                if len(matrix) > self.exact_max_entries:  # grew past the limit
+                    del self._matrices[(model, scope)]
+                    built.discard(scope)
 
     def missing_vectors(self, model: str) -> list[tuple[str, str, str]]:
         """``(id, scope, vec_hash)`` of embedded docs without a valid kept ``model`` vector."""
@@ -664,7 +713,8 @@ class KeywordIndex:
                 c.execute("ROLLBACK")
                 raise
             finally:
-                self._forget(vectors, vectors=True)
+                self._forget(vectors)
+                self._matrices.clear()  # rebuilt with these copies on the next search
 
     # -- search ------------------------------------------------------------
 

@@ -3,12 +3,13 @@
 For a scope whose every embedded entry has a kept vector (the copy of what Chroma
 holds, see :mod:`~langmem_ext.workspace.keyword_index`), the cosine of the query
 with all of them is one matrix-vector product: at 10k memories of 512 dimensions
-about as fast as Chroma's HNSW query, at a few thousand several times faster, and
-exact (HNSW is approximate, and its answer can change with insertion order). The
+~1.3 ms against ~2 ms for Chroma's HNSW query, at a few thousand several times
+faster, and exact (HNSW is approximate, and its answer can change with insertion order). The
 keyword index builds a :class:`ScopeMatrix` per scope when a search asks for one
-and drops it on any write that changes a vector (rebuilding costs ~9 ms per 1,000
-entries, hence ``index.exact_search_max_entries``, 5,000); Chroma answers for the
-scopes it does not cover (larger ones, or a vector not kept).
+(~9 ms per 1,000 entries) and keeps it up to date as vectors are written and
+entries deleted or edited; Chroma answers for the scopes it does not cover (larger
+than ``index.exact_search_max_entries``, where HNSW is the faster, or with a vector
+not kept).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from langmem_ext.embeddings import blas_threads
 
 
 class ScopeMatrix:
-    """Unit vectors of one scope's entries, one row each.
+    """Unit vectors of one scope's entries, one row each, kept up to date in place.
 
     Args:
         ids: Entry ids, one per row.
@@ -30,22 +31,69 @@ class ScopeMatrix:
     """
 
     def __init__(self, ids: Sequence[str], vectors: Sequence[NDArray[np.float32]]) -> None:
-        self.ids = list(ids)
+        self.ids: list[str] = list(ids)
+        self._row = {entry_id: n for n, entry_id in enumerate(self.ids)}
+        if len(self._row) != len(self.ids):
+            raise ValueError("an id appears twice")
         if self.ids:
-            rows = np.vstack(vectors).astype(np.float32, copy=False)
+            rows = np.vstack(vectors).astype(np.float32, copy=True)
             norms = np.linalg.norm(rows, axis=1, keepdims=True)
             np.divide(rows, norms, out=rows, where=norms > 0)
-            self.matrix = rows
+            self._data = rows
         else:
-            self.matrix = np.zeros((0, 0), dtype=np.float32)
+            self._data = np.zeros((0, 0), dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.ids)
 
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._row
+
+    @property
+    def matrix(self) -> NDArray[np.float32]:
+        """The live rows."""
+        return self._data[: len(self.ids)]
+
     @property
     def dimension(self) -> int:
         """Vector dimension (0 when empty)."""
-        return int(self.matrix.shape[1]) if len(self.ids) else 0
+        return int(self._data.shape[1]) if self._data.size or self.ids else 0
+
+    def upsert(self, entry_id: str, vector: Sequence[float] | NDArray[np.floating]) -> None:
+        """Set an entry's vector (a new entry gets a new row).
+
+        Raises:
+            ValueError: If ``vector`` has another dimension than the rows.
+        """
+        v = np.asarray(vector, dtype=np.float32).ravel()
+        if self._data.shape[1] == 0:
+            self._data = np.zeros((0, v.shape[0]), dtype=np.float32)
+        if v.shape[0] != self._data.shape[1]:
+            raise ValueError(f"vector has {v.shape[0]} dimensions, the index {self._data.shape[1]}")
+        norm = float(np.linalg.norm(v))
+        row = self._row.get(entry_id)
+        if row is None:
+            row = len(self.ids)
+            if row == self._data.shape[0]:  # full: double the room
+                grown = np.zeros((max(64, 2 * row), self._data.shape[1]), dtype=np.float32)
+                grown[:row] = self._data[:row]
+                self._data = grown
+            self.ids.append(entry_id)
+            self._row[entry_id] = row
+        self._data[row] = v / norm if norm > 0 else v
+
+    def remove(self, entry_id: str) -> None:
+        """Drop an entry's row (the last row takes its place); unknown ids are ignored."""
+        row = self._row.pop(entry_id, None)
+        if row is None:
+            return
+        last = len(self.ids) - 1
+        if row != last:
+            moved = self.ids[last]
+            self.ids[row] = moved
+            self._row[moved] = row
+            self._data[row] = self._data[last]
+        self.ids.pop()
 
     def nearest(
         self, query: Sequence[float] | NDArray[np.floating], n: int
