@@ -525,7 +525,7 @@ class CandidateCache:
 
     def __init__(self, fetchers: dict[str, SearchEngine], q: Question, pool: int) -> None:
         self.fetchers, self.q, self.pool = fetchers, q, pool
-        self.memo: dict[tuple[str, str, float], Pair] = {}
+        self.memo: dict[tuple[str, str, float, int], Pair] = {}
 
     def engine(self, ingest: str, weight: float) -> SearchEngine:
         """The fetcher of ``ingest`` scoring vector hits with contextual ``weight``."""
@@ -539,12 +539,18 @@ class CandidateCache:
             variants[weight] = SearchEngine(base.workspace, base.embeddings, settings)
         return variants[weight]
 
-    def get(self, ingest: str, text: str, weight: float) -> Pair:
-        """Candidates of ``text`` in the ``ingest`` workspace (fetched once)."""
-        key = (ingest, text, weight)
+    def get(self, ingest: str, text: str, weight: float, pool: int | None = None) -> Pair:
+        """Candidates of ``text`` in the ``ingest`` workspace (fetched once per pool).
+
+        ``pool`` (default: the cache's) is what each engine is asked for: a smaller
+        pool is not a prefix of a larger one once contextual vectors re-sort the
+        vector hits, so a search with a smaller ``k`` is fetched with its own.
+        """
+        pool = self.pool if pool is None else pool
+        key = (ingest, text, weight, pool)
         if key not in self.memo:
             engine = self.engine(ingest, weight)
-            self.memo[key] = _candidates(engine, self.q, self.pool, text)
+            self.memo[key] = _candidates(engine, self.q, pool, text)
         return self.memo[key]
 
 
@@ -603,13 +609,12 @@ def _ranked_for(
     rs = retrieval_settings(base, v.retrieval)
     engine = cache.fetchers[v.ingest]
     # the whole message with k, each of its questions with ceil(k / 2), as search does
-    lists = [
-        _rank_text(
-            v, cache.get(v.ingest, t, rs.context_vector_weight), q, rs, engine,
-            k=v.k if i == 0 else -(-v.k // 2),
-        )
-        for i, t in enumerate(query_texts(q.text, rs.question_parts))
-    ]  # fmt: skip
+    lists = []
+    for i, t in enumerate(query_texts(q.text, rs.question_parts)):
+        k = v.k if i == 0 else -(-v.k // 2)
+        pool = max(k * rs.candidate_multiplier, 20)
+        cands = cache.get(v.ingest, t, rs.context_vector_weight, pool)
+        lists.append(_rank_text(v, cands, q, rs, engine, k=k))
     if len(lists) == 1:
         return lists[0]
     return [c for _, c in interleave(lists, v.k, key=lambda c: c.id)]
