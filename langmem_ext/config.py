@@ -70,12 +70,13 @@ class IndexSettings(BaseModel):
     """Scopes of at most this many memories have their docs and kept vectors held in
     memory after their first search (about 2.5 KB a memory with the 512-d default
     embedder); larger scopes, or 0, read them from ``index.db`` on every search."""
-    exact_search_max_entries: int = Field(default=15_000, ge=0)
+    exact_search_max_entries: int = Field(default=5_000, ge=0)
     """Scopes of at most this many memories are vector-searched exactly, over their
-    kept vectors in memory, instead of with Chroma's approximate HNSW index (faster
-    up to about this size, and the same answer every time; above it HNSW is faster).
-    The matrix is built on a scope's first search (~9 ms per 1,000 memories) and kept
-    up to date by writes; 0: always Chroma."""
+    kept vectors in memory, instead of with Chroma's approximate HNSW index (several
+    times faster at a few thousand, and the same answer every time; at about 10,000
+    the two cost the same on a 2-core machine, and HNSW wins above). The matrix is
+    built on a scope's first search (~9 ms per 1,000 memories) and kept up to date by
+    writes; 0: always Chroma."""
 
 
 class RetrievalSettings(BaseModel):

@@ -160,7 +160,7 @@ class KeywordIndex:
     """
 
     def __init__(
-        self, path: Path, *, cache_max_entries: int = 50_000, exact_max_entries: int = 15_000
+        self, path: Path, *, cache_max_entries: int = 50_000, exact_max_entries: int = 5_000
     ) -> None:
         self.path = path
         self.cache_max_entries = cache_max_entries

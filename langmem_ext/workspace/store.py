@@ -125,7 +125,7 @@ class Workspace:
         lock_timeout: float = 30.0,
         batch_size: int = 256,
         cache_max_entries: int = 50_000,
-        exact_max_entries: int = 15_000,
+        exact_max_entries: int = 5_000,
     ) -> None:
         from langmem_ext.workspace.vector_index import VectorIndex
 

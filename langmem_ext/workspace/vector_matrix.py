@@ -2,9 +2,9 @@
 
 For a scope whose every embedded entry has a kept vector (the copy of what Chroma
 holds, see :mod:`~langmem_ext.workspace.keyword_index`), the cosine of the query
-with all of them is one matrix-vector product: at 10k memories of 512 dimensions
-~1.3 ms against ~2 ms for Chroma's HNSW query, at a few thousand several times
-faster, and exact (HNSW is approximate, and its answer can change with insertion order). The
+with all of them is one matrix-vector product: at a few thousand memories several
+times faster than Chroma's HNSW query (at 10k of 512 dimensions about the same),
+and exact (HNSW is approximate, and its answer can change with insertion order). The
 keyword index builds a :class:`ScopeMatrix` per scope when a search asks for one
 (~9 ms per 1,000 entries) and keeps it up to date as vectors are written and
 entries deleted or edited; Chroma answers for the scopes it does not cover (larger
