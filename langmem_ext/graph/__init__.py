@@ -24,7 +24,6 @@ from langmem_ext.graph.nodes import (
     create_pending_interrupt_node,
     create_pending_router,
     create_preflight_recall_node,
-    create_recall_prefetch,
 )
 from langmem_ext.graph.state import MemoryState
 
@@ -48,7 +47,6 @@ __all__ = [
     "create_pending_interrupt_node",
     "create_pending_router",
     "create_preflight_recall_node",
-    "create_recall_prefetch",
     "default_checkpointer",
     "flush_turn_writes",
     "resolve_model",

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -44,7 +43,6 @@ from langmem_ext.graph.nodes import (
     create_pending_interrupt_node,
     create_pending_router,
     create_preflight_recall_node,
-    create_recall_prefetch,
     needs_checkpoint,
 )
 from langmem_ext.graph.state import MemoryState
@@ -202,28 +200,19 @@ def build_memory_graph(
         # the boost step just refreshed ``pending_ids``: pause only when some are left
         return PENDING_CONFIRM if confirm_mode == "interrupt" and state.get("pending_ids") else END
 
-    prefetch = create_recall_prefetch(memory)  # the query embedding starts with the turn
-
     if confirm_mode == "interrupt":
         g.add_node(PENDING_CONFIRM, create_pending_interrupt_node(memory, default_scope=scope))
-
-        def route_start(state: MemoryState) -> str:
-            prefetch(state)
-            return PREFLIGHT_RECALL
-
-        g.add_conditional_edges(START, route_start, [PREFLIGHT_RECALL])
+        g.add_edge(START, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, PENDING_CONFIRM)
         g.add_edge(PENDING_CONFIRM, END)
         after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
     else:
         g.add_node(PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope))
-        route_pending = create_pending_router(memory, default_scope=scope)
-
-        def route_start_pending(state: MemoryState, config: RunnableConfig) -> str:
-            prefetch(state)
-            return route_pending(state, config)
-
-        g.add_conditional_edges(START, route_start_pending, [PENDING_CONFIRM, PREFLIGHT_RECALL])
+        g.add_conditional_edges(
+            START,
+            create_pending_router(memory, default_scope=scope),
+            [PENDING_CONFIRM, PREFLIGHT_RECALL],
+        )
         g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, END)
         after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]

@@ -228,36 +228,6 @@ def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main"
     return pending_confirm
 
 
-def create_recall_prefetch(
-    memory: Memory, *, settings: Settings | None = None
-) -> Callable[[MemoryState], None]:
-    """Function that starts embedding a turn's query when ``preflight_recall`` will search.
-
-    Call it where a turn enters the graph: the memory graph does in the routing
-    function after ``START``. The query embedding then runs on a worker thread
-    while LangGraph moves on to ``preflight_recall`` (~1.5 ms of its own work),
-    whose search picks the vector up (:meth:`~langmem_ext.memory.search.SearchEngine.prefetch`).
-    The decision is the node's (adaptive gate or recall intent), so small talk
-    embeds nothing.
-
-    Args:
-        memory: The memory service.
-        settings: Settings to use instead of ``memory.settings``.
-    """
-    s = settings or memory.settings
-
-    def prefetch_recall(state: MemoryState) -> None:
-        query = latest_human_text(state.get("messages", []))
-        if not query:
-            return
-        if should_retrieve(query, s.gate).retrieve or detect_recall_intent(
-            query, datetime.now().astimezone()
-        ):
-            memory.engine.prefetch(query)
-
-    return prefetch_recall
-
-
 def create_preflight_recall_node(
     memory: Memory,
     *,

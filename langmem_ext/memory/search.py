@@ -55,22 +55,6 @@ _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
 
 
-_EMBED_WORKERS = 2
-_embed_pool_: tuple[int, ThreadPoolExecutor] | None = None
-_PREFETCH_KEEP = 16
-"""Prefetched query embeddings kept for a later search (the oldest unused go first)."""
-
-
-def _embed_pool() -> ThreadPoolExecutor:
-    """The threads that embed query texts ahead of their search (one set per process)."""
-    global _embed_pool_
-    pid = os.getpid()
-    with _pool_lock:
-        if _embed_pool_ is None or _embed_pool_[0] != pid:
-            _embed_pool_ = (pid, ThreadPoolExecutor(_EMBED_WORKERS, thread_name_prefix="langmem-emb"))
-        return _embed_pool_[1]
-
-
 def _keyword_pool() -> ThreadPoolExecutor:
     """The threads that run keyword queries next to the vector side (one set per process).
 
@@ -100,8 +84,6 @@ class SearchEngine:
         self._warned: set[str] = set()
         self._sources: list[ExtraSource] = []
         self._baseline: float | None = None
-        self._prefetched: dict[str, Future[list[float]]] = {}
-        self._prefetch_lock = threading.Lock()
 
     @property
     def cosine_baseline(self) -> float:
@@ -136,38 +118,6 @@ class SearchEngine:
             focus = focus_of(query.strip()[:limit])
             texts = [focus, *split_compound(focus)]
         return [t for t in dict.fromkeys(t.strip()[:limit] for t in texts) if t]
-
-    def prefetch(self, query: str) -> None:
-        """Start embedding what a search of ``query`` will embed, on worker threads.
-
-        A later :meth:`search` of the same text uses those vectors instead of
-        embedding again, so the embedding overlaps with whatever the caller does
-        in between (the memory graph starts it when a turn begins). A prefetch that
-        no search uses is dropped after :data:`_PREFETCH_KEEP` newer ones. (Search
-        itself embeds its texts one after another: on two cores, embedding a
-        compound message's questions while the whole message is searched was no
-        faster.)
-        """
-        if self.settings.retrieval.mode in ("vector", "hybrid"):
-            self._prefetch_texts(self.query_texts(query))
-
-    def _prefetch_texts(self, texts: list[str]) -> None:
-        with self._prefetch_lock:
-            for text in texts:
-                if text not in self._prefetched:
-                    self._prefetched[text] = _embed_pool().submit(
-                        self.embeddings.embed_query, text
-                    )
-            while len(self._prefetched) > _PREFETCH_KEEP:
-                self._prefetched.pop(next(iter(self._prefetched)))
-
-    def _embed_query(self, text: str) -> list[float]:
-        """The query vector of ``text``: a prefetched one, or embedded now."""
-        with self._prefetch_lock:
-            ahead = self._prefetched.pop(text, None)
-        if ahead is not None:
-            return ahead.result()  # its error, if any, is raised as embedding here would
-        return self.embeddings.embed_query(text)
 
     def search(
         self,
@@ -303,7 +253,7 @@ class SearchEngine:
 
     def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
         ws = self.workspace
-        qvec = self._embed_query(q)
+        qvec = self.embeddings.embed_query(q)
         # Exact, from the vectors held in memory when the scope allows; else Chroma.
         exact = ws.keyword.nearest(scope, ws.vectors.model_name, qvec, pool)
         if exact is not None:
