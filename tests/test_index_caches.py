@@ -330,3 +330,33 @@ def test_the_index_s_matrix_follows_writes_like_a_fresh_index(index: KeywordInde
     assert ref is not None and [i for i, _ in got] == [i for i, _ in ref]
     _embed(index, [_doc(1, 3, text="entry one, edited")])
     assert "m-001" in {i for i, _ in index.nearest("main", MODEL, q, 100) or []}
+
+
+def test_searches_while_another_thread_writes_see_whole_states(fake_memory: Memory) -> None:
+    import threading as th
+
+    base = fake_memory.add_many([f"note {i} about green tea and 拉面" for i in range(60)])
+    errors: list[BaseException] = []
+    stop = th.Event()
+
+    def writer() -> None:
+        try:
+            for i in range(40):
+                new = fake_memory.add(f"fresh note {i} about green tea")
+                fake_memory.delete(new)
+            fake_memory.delete(base[0])
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+        finally:
+            stop.set()
+
+    t = th.Thread(target=writer)
+    t.start()
+    searches = 0
+    while not stop.is_set() or searches < 5:
+        for hit in fake_memory.search("green tea", k=5):
+            assert hit.text  # every hit is a whole, live entry
+        searches += 1
+    t.join()
+    assert not errors
+    assert base[0] not in {h.id for h in fake_memory.search("note 0 about green tea", k=20)}

@@ -324,18 +324,18 @@ class KeywordIndex:
         """
         if self.exact_max_entries <= 0:
             return None
-        with self._lock:
+        with self._lock:  # writers change the matrix in place: read it under the lock
             self._drop_if_written_elsewhere()
             key = (model, scope)
             if key not in self._matrices:
                 self._matrices[key] = self._scope_matrix(model, scope)
             matrix = self._matrices[key]
-        if matrix is None:
-            return None
-        try:
-            return matrix.nearest(query, n)
-        except ValueError:  # a query of another dimension: let the vector index say so
-            return None
+            if matrix is None:
+                return None
+            try:
+                return matrix.nearest(query, n)
+            except ValueError:  # a query of another dimension: let the vector index say so
+                return None
 
     def _scope_matrix(self, model: str, scope: str) -> ScopeMatrix | None:
         if self.count(scope) > self.exact_max_entries:
