@@ -149,18 +149,20 @@ class SearchEngine:
         }  # fmt: skip
         if not isinstance(query, str) or not self.settings.retrieval.question_parts:
             return self._search_query(query, **args)
-        focus = focus_of(query.strip()[: self.settings.max_query_chars])  # bounded work
-        parts = split_compound(focus)
-        first = self._search_query(focus, **args)  # validates k, mode, the text
-        if not parts:
+        texts = self.query_texts(query)
+        if not texts:  # nothing left to search: the error an empty query gets
+            return self._search_query(query, **args)
+        first = self._search_query(texts[0], **args)  # validates k, mode, the text
+        if len(texts) == 1:
             return first
         # Taking turns, each question fills at most about k / (1 + questions) places
         # (more when lists share hits): half of k is ample, and ranks half as much.
-        part_args = {**args, "k": -(-self._top_k(k) // 2)}
-        lists = [first, *(self._search_query(p, **part_args) for p in parts)]
+        top = self._top_k(k)
+        part_args = {**args, "k": -(-top // 2)}
+        lists = [first, *(self._search_query(p, **part_args) for p in texts[1:])]
         merged: list[SearchHit] = []
         cap = float("inf")
-        for i, hit in interleave(lists, self._top_k(k), key=lambda h: h.id):
+        for i, hit in interleave(lists, top, key=lambda h: h.id):
             cap = min(hit.score, cap)
             merged.append(
                 hit.model_copy(update={"score": cap, "debug": {**hit.debug, "question": float(i)}})

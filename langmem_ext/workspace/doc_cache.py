@@ -26,22 +26,12 @@ Entry = tuple["Doc", "Vector | None"]
 
 
 class DocCache:
-    """Docs with their kept vectors, for one embedder model, by id.
+    """Docs with their kept vectors (of one embedder model), by id."""
 
-    Args:
-        model: The embedder whose kept vectors are held.
-        max_entries: Scopes with more entries are not loaded whole.
-    """
-
-    def __init__(self, model: str, max_entries: int) -> None:
-        self.model = model
-        self.max_entries = max_entries
+    def __init__(self) -> None:
         self._entries: dict[str, Entry] = {}
         self._loaded: set[str] = set()
         self._skipped: set[str] = set()
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
     def is_loaded(self, scope: str) -> bool:
         """Whether the scope was loaded whole (since the last :meth:`clear`)."""

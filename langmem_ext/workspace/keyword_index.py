@@ -295,7 +295,7 @@ class KeywordIndex:
             return None
         cache = self._doc_caches.get(model)
         if cache is None:
-            cache = self._doc_caches[model] = DocCache(model, self.cache_max_entries)
+            cache = self._doc_caches[model] = DocCache()
         if scope is not None and not cache.is_loaded(scope) and not cache.is_skipped(scope):
             if self.count(scope) > self.cache_max_entries:
                 cache.skip(scope)
@@ -661,7 +661,7 @@ class KeywordIndex:
         vectors: Sequence[Sequence[float]] | NDArray[np.float32],
     ) -> None:
         """Put vectors just recorded into the built matrices of their scopes (call locked)."""
-        built = {s for (m, s), mx in self._matrices.items() if m == model and mx is not None}
+        built = {s: mx for (m, s), mx in self._matrices.items() if m == model and mx is not None}
         if not built:
             return
         vec_of = {i: v for (i, _h), v in zip(done, vectors, strict=True)}
@@ -673,20 +673,16 @@ class KeywordIndex:
             for entry_id, scope, vec_hash in self._conn.execute(
                 f"SELECT id, scope, vec_hash FROM docs WHERE id IN ({marks})", chunk
             ).fetchall():
-                if scope not in built or vec_hash != hash_of[entry_id]:
+                matrix = built.get(scope)
+                if matrix is None or vec_hash != hash_of[entry_id]:
                     continue  # no matrix, or the text changed again since it was embedded
-                matrix = self._matrices[(model, scope)]
-                if matrix is None:  # pragma: no cover - excluded from ``built``
-                    continue
                 try:
                     matrix.upsert(entry_id, vec_of[entry_id])
                 except ValueError:  # another dimension: rebuild (and let Chroma decide)
-                    del self._matrices[(model, scope)]
-                    built.discard(scope)
+                    del self._matrices[(model, scope)], built[scope]
                     continue
                 if len(matrix) > self.exact_max_entries:  # grew past the limit
-                    del self._matrices[(model, scope)]
-                    built.discard(scope)
+                    del self._matrices[(model, scope)], built[scope]
 
     def missing_vectors(self, model: str) -> list[tuple[str, str, str]]:
         """``(id, scope, vec_hash)`` of embedded docs without a valid kept ``model`` vector."""

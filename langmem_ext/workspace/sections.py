@@ -44,9 +44,6 @@ class ScopeSections:
             for at, entry_id in enumerate(ids):
                 self._places[entry_id] = _Place(path, category, ids, lines, at)
 
-    def __len__(self) -> int:
-        return len(self._places)
-
     def around(
         self, entry_id: str, path: str, category: str, line: int, window: int, span: int
     ) -> list[tuple[int, str]] | None:

@@ -46,9 +46,6 @@ class ScopeMatrix:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._row
-
     @property
     def matrix(self) -> NDArray[np.float32]:
         """The live rows."""
@@ -57,7 +54,7 @@ class ScopeMatrix:
     @property
     def dimension(self) -> int:
         """Vector dimension (0 when empty)."""
-        return int(self._data.shape[1]) if self._data.size or self.ids else 0
+        return int(self._data.shape[1])
 
     def upsert(self, entry_id: str, vector: Sequence[float] | NDArray[np.floating]) -> None:
         """Set an entry's vector (a new entry gets a new row).
