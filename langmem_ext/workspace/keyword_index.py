@@ -16,6 +16,7 @@ Everything here can be deleted and rebuilt from Markdown + ledger.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +31,8 @@ from langmem_ext.retrieval.text import index_tokens, query_tokens
 from langmem_ext.workspace.doc_cache import DocCache, Entry
 from langmem_ext.workspace.sections import ScopeSections
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -57,6 +60,7 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL,
     mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS scope_blocks (scope TEXT PRIMARY KEY, block INTEGER NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS vec_deletes (id TEXT PRIMARY KEY, scope TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_vectors (
@@ -71,6 +75,15 @@ _VEC_DTYPE = np.dtype("<f4")
 """Stored vectors: little-endian float32 (Chroma's precision)."""
 
 Vector = NDArray[np.float32]
+
+BLOCK_BITS = 32
+"""A scope's docs have rowids in its block, ``[block << 32, (block + 1) << 32)``.
+
+BM25 then asks FTS5 for that rowid range only, so a keyword search reads and scores
+the postings of its own scope, not those of every user of the workspace (MemDaily,
+26 scopes: 4.9 → 2.4 ms p50). FTS5's statistics stay global, so scores are the same.
+Blocks are handed out in order of first use (table ``scope_blocks``) and never reused.
+"""
 
 _CACHE_KIB = 64 * 1024
 """SQLite page cache per connection (allocated as pages are read). The default 2 MiB
@@ -175,10 +188,48 @@ class KeywordIndex:
         self._conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
         self._conn.executescript(_SCHEMA)
         self._conn.execute("SELECT count(*) FROM docs").fetchone()  # fails if corrupt
+        self._blocks: dict[str, int] = {}
+        self._move_to_scope_blocks()
         self._sections: dict[str, ScopeSections] = {}
         self._doc_caches: dict[str, DocCache] = {}
         self._matrices: dict[tuple[str, str], ScopeMatrix | None] = {}
         self._data_version: int | None = None
+
+    def _block_of(self, scope: str) -> int | None:
+        """The rowid block of ``scope`` (a committed block never changes: cached)."""
+        block = self._blocks.get(scope)
+        if block is None:
+            rows = self._q("SELECT block FROM scope_blocks WHERE scope = ?", (scope,))
+            if not rows:
+                return None
+            block = self._blocks[scope] = int(rows[0][0])
+        return block
+
+    def _move_to_scope_blocks(self) -> None:
+        """Give the docs of an index from before scope blocks rowids in their blocks.
+
+        One transaction, in rowid order (a scope's docs keep their order); a no-op
+        once done.
+        """
+        with self._lock:
+            c = self._conn
+            legacy = (1 << BLOCK_BITS,)
+            if c.execute("SELECT 1 FROM docs WHERE rowid < ? LIMIT 1", legacy).fetchone() is None:
+                return
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                old = c.execute(
+                    "SELECT rowid, scope FROM docs WHERE rowid < ? ORDER BY rowid", legacy
+                ).fetchall()
+                for rowid, scope in old:
+                    new_rowid = _next_rowid(c, scope)
+                    c.execute("UPDATE docs SET rowid = ? WHERE rowid = ?", (new_rowid, rowid))
+                    c.execute("UPDATE fts SET rowid = ? WHERE rowid = ?", (new_rowid, rowid))
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            logger.info("keyword index: %d docs moved to per-scope rowid blocks", len(old))
 
     def close(self) -> None:
         """Close the connection."""
@@ -496,9 +547,12 @@ class KeywordIndex:
                         "SELECT rowid, text_hash, vec_hash, scope FROM docs WHERE id = ?", (d.id,)
                     ).fetchone()
                     if row is None:
-                        cur = c.execute(
-                            f"INSERT INTO docs ({_DOC_COLS}, vec_hash) VALUES (?,?,?,?,?,?,?,?,?,?,NULL)",
+                        new_rowid = _next_rowid(c, d.scope)
+                        c.execute(
+                            f"INSERT INTO docs (rowid, {_DOC_COLS}, vec_hash) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,NULL)",
                             (
+                                new_rowid,
                                 d.id,
                                 d.scope,
                                 d.path,
@@ -513,7 +567,7 @@ class KeywordIndex:
                         )
                         c.execute(
                             "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
-                            (cur.lastrowid, " ".join(index_tokens(d.text))),
+                            (new_rowid, " ".join(index_tokens(d.text))),
                         )
                         c.execute("DELETE FROM vec_deletes WHERE id = ?", (d.id,))
                         continue
@@ -521,11 +575,17 @@ class KeywordIndex:
                     touched.add(old_scope)
                     if old_hash != d.text_hash or old_scope != d.scope:
                         gone.add(d.id)  # not embedded (in this scope) until re-embedded
+                    retokenize = old_hash != d.text_hash
                     if old_scope != d.scope:  # moved between scopes: drop old vector
                         c.execute(
                             "INSERT OR REPLACE INTO vec_deletes VALUES (?, ?)", (d.id, old_scope)
                         )
                         vec_hash = None
+                        # ... and into the new scope's rowid block
+                        c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                        new_rowid = _next_rowid(c, d.scope)
+                        c.execute("UPDATE docs SET rowid = ? WHERE rowid = ?", (new_rowid, rowid))
+                        rowid, retokenize = new_rowid, True
                     c.execute(
                         "UPDATE docs SET scope=?, path=?, line=?, category=?, text=?, text_hash=?, "
                         "created_at=?, updated_at=?, importance=?, vec_hash=? WHERE rowid=?",
@@ -543,7 +603,7 @@ class KeywordIndex:
                             rowid,
                         ),
                     )
-                    if old_hash != d.text_hash:
+                    if retokenize:
                         c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
                         c.execute(
                             "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
@@ -726,12 +786,16 @@ class KeywordIndex:
         toks = query_tokens(query)
         if not toks:
             return []
+        block = self._block_of(scope)
+        if block is None:  # no doc was ever indexed in this scope
+            return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
         rows = self._q(
             f"SELECT {_D_COLS}, bm25(fts) AS s "
             "FROM fts JOIN docs d ON d.rowid = fts.rowid "
-            "WHERE fts MATCH ? AND d.scope = ? ORDER BY s LIMIT ?",
-            (match, scope, limit),
+            "WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? AND d.scope = ? "
+            "ORDER BY s LIMIT ?",
+            (match, block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1, scope, limit),
         )
         return [(_doc(r[:10]), -float(r[10])) for r in rows]
 
@@ -752,4 +816,20 @@ class KeywordIndex:
         return out[:limit]
 
 
-__all__ = ["Doc", "FileStamp", "KeywordIndex", "Vector", "blob_vector", "vector_blob"]
+def _next_rowid(c: sqlite3.Connection, scope: str) -> int:
+    """The next free rowid of ``scope``'s block (allocating the block); inside a write."""
+    c.execute(
+        "INSERT OR IGNORE INTO scope_blocks (scope, block) "
+        "VALUES (?, (SELECT coalesce(max(block), 0) + 1 FROM scope_blocks))",
+        (scope,),
+    )
+    block = int(c.execute("SELECT block FROM scope_blocks WHERE scope = ?", (scope,)).fetchone()[0])
+    lo = block << BLOCK_BITS
+    top = c.execute(
+        "SELECT max(rowid) FROM docs WHERE rowid BETWEEN ? AND ?",
+        (lo, lo + (1 << BLOCK_BITS) - 1),
+    ).fetchone()[0]
+    return lo if top is None else int(top) + 1
+
+
+__all__ = ["BLOCK_BITS", "Doc", "FileStamp", "KeywordIndex", "Vector", "blob_vector", "vector_blob"]
