@@ -49,10 +49,10 @@ from langmem_ext import Memory
 from langmem_ext.config import EmbeddingSettings, RetrievalSettings, Settings
 from langmem_ext.embeddings import E5SmallEmbeddings, UniversalSentenceEmbeddings
 from langmem_ext.memory.neighbours import IndexNeighbours
-from langmem_ext.memory.search import SearchEngine
+from langmem_ext.memory.search import COVER_DEPTH, SearchEngine
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.compound import interleave, split_compound
+from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 from langmem_ext.retrieval.repair import focus_of
@@ -576,13 +576,13 @@ def _rank_text(
     rs: RetrievalSettings,
     engine: SearchEngine,
     k: int | None = None,
+    extra: int = 0,
 ) -> list[Candidate]:
     k = v.k if k is None else k
     vector, keyword = cands
-    pool = max(k * rs.candidate_multiplier, 20)
     # SearchEngine.search passes an empty list (not None) for an engine it did not run.
-    vec = vector[:pool] if v.mode in ("hybrid", "vector") else []
-    kw = keyword[:pool] if v.mode in ("hybrid", "fts") else []
+    vec = vector if v.mode in ("hybrid", "vector") else []
+    kw = keyword if v.mode in ("hybrid", "fts") else []
     ranked = rank(
         vec,
         kw,
@@ -593,6 +593,7 @@ def _rank_text(
         intent=_intent(q, rs.question_parts) if v.intent else None,
         context=IndexNeighbours(engine.workspace.keyword, q.scope),
         cosine_baseline=engine.cosine_baseline,
+        extra=extra,
     )
     if v.resort:  # SearchEngine.search: hits.sort(key=lambda h: -h.score), score rounded to 6
         ranked.sort(key=lambda c: -round(float(c.score), 6))
@@ -605,19 +606,21 @@ def _ranked_for(
     q: Question,
     base: RetrievalSettings,
 ) -> list[Candidate]:
-    """Re-rank as ``SearchEngine.search`` would: each query text, then interleaved."""
+    """Re-rank as ``SearchEngine.search`` would: one ranking over every query text's
+    candidates (a compound message: the whole message and each question, sharing
+    the pool of k), then a hit for every question."""
     rs = retrieval_settings(base, v.retrieval)
     engine = cache.fetchers[v.ingest]
-    # the whole message with k, each of its questions with ceil(k / 2), as search does
-    lists = []
-    for i, t in enumerate(query_texts(q.text, rs.question_parts)):
-        k = v.k if i == 0 else -(-v.k // 2)
-        pool = max(k * rs.candidate_multiplier, 20)
-        cands = cache.get(v.ingest, t, rs.context_vector_weight, pool)
-        lists.append(_rank_text(v, cands, q, rs, engine, k=k))
-    if len(lists) == 1:
-        return lists[0]
-    return [c for _, c in interleave(lists, v.k, key=lambda c: c.id)]
+    texts = list(dict.fromkeys(query_texts(q.text, rs.question_parts)))
+    if len(texts) == 1:
+        pool = max(v.k * rs.candidate_multiplier, 20)
+        return _rank_text(v, cache.get(v.ingest, texts[0], rs.context_vector_weight, pool), q, rs, engine)
+    pool = max(-(-v.k // len(texts)) * rs.candidate_multiplier, 20)
+    pairs = [cache.get(v.ingest, t, rs.context_vector_weight, pool) for t in texts]
+    vector, keyword = union_candidates([p[0] for p in pairs], [p[1] for p in pairs])
+    cands = (vector or [], keyword or [])
+    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH)
+    return cover_questions(ranked, v.k, len(texts) - 1)
 
 
 def run_embedder(

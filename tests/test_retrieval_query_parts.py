@@ -206,22 +206,24 @@ def test_a_huge_message_is_cut_before_it_is_split(memory: Memory) -> None:
     assert all("question" not in h.debug for h in hits)
 
 
-@pytest.mark.parametrize("k", [1, 4, 7])
-def test_each_question_is_searched_for_half_of_k(
+@pytest.mark.parametrize("k", [1, 4, 7, 20])
+def test_the_texts_of_a_compound_message_share_the_pool_of_k(
     filled: tuple[Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch, k: int
 ) -> None:
     memory, _ = filled
-    asked: list[tuple[str, int]] = []
+    fetched: list[tuple[str, int]] = []
     engine = memory.engine
-    inner = engine._search_query
+    inner = engine._keyword
 
-    def spy(query: str, **kw: object) -> list[object]:
-        asked.append((query, int(kw["k"])))  # type: ignore[call-overload]
-        return inner(query, **kw)  # type: ignore[arg-type]
+    def spy(query: str, scope: str, pool: int, *, fts: bool) -> list[object]:
+        fetched.append((query, pool))
+        return inner(query, scope, pool, fts=fts)  # type: ignore[return-value]
 
-    monkeypatch.setattr(engine, "_search_query", spy)
-    hits = memory.search("我舅妈的邮箱地址是多少？另外，编程光影盛宴在哪里举办？", k=k)
-    whole, *parts = asked
-    assert whole[1] == k and len(parts) == 2
-    assert all(part_k == -(-k // 2) for _q, part_k in parts)
+    monkeypatch.setattr(engine, "_keyword", spy)
+    query = "我舅妈的邮箱地址是多少？另外，编程光影盛宴在哪里举办？"
+    hits = memory.search(query, k=k)
+    multiplier = memory.settings.retrieval.candidate_multiplier
+    assert sorted(q for q, _ in fetched) == sorted(engine.query_texts(query))
+    assert len(fetched) == 3 and {p for _, p in fetched} == {max(-(-k // 3) * multiplier, 20)}
     assert 0 < len(hits) <= k and len({h.id for h in hits}) == len(hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)

@@ -29,7 +29,7 @@ from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.compound import interleave, split_compound
+from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
 from langmem_ext.retrieval.contextual import contextual_cosines
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.retrieval.text import query_tokens
@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MODES = ("keyword", "fts", "vector", "hybrid")
+COVER_DEPTH = 10
+"""A question of a compound message with no hit in the top ``k`` takes its best hit
+from the next 10 of the ranking (see
+:func:`~langmem_ext.retrieval.compound.cover_questions`)."""
 ExtraSource = Callable[[str, str, int, "RecallIntent | None"], list[SearchHit]]
 """``source(query, scope, k, intent) -> hits`` — e.g. the session hot log."""
 
@@ -66,6 +70,10 @@ def _keyword_pool() -> ThreadPoolExecutor:
         if _pool is None or _pool[0] != pid:
             _pool = (pid, ThreadPoolExecutor(_POOL_WORKERS, thread_name_prefix="langmem-fts"))
         return _pool[1]
+
+
+def _of(category: str, cands: list[Candidate]) -> list[Candidate]:
+    return [c for c in cands if c.category == category]
 
 
 class SearchEngine:
@@ -135,12 +143,15 @@ class SearchEngine:
 
         With ``retrieval.question_parts`` (default), a self-repair ("…, what I really
         want to ask is X") narrows the search to X (:func:`focus_of`), and a message
-        that asks several questions is searched whole (``k`` hits) and per question
-        (``ceil(k / 2)`` hits each), the best hits of each taking turns
-        (:mod:`langmem_ext.retrieval.compound`). Merged hits
-        keep their order; a score is capped at the one above it so scores still read
-        best first, and ``debug["question"]`` says which search found the hit
-        (0 = the whole message, 1.. = its questions).
+        that asks several questions is searched as one ranking over the candidates of
+        the whole message and of each question
+        (:func:`~langmem_ext.retrieval.compound.union_candidates`): the texts share
+        one search's pool (each fetches ``ceil(k / texts) * candidate_multiplier``
+        candidates per engine, at least 20), a memory keeps
+        its best evidence against any of them, ``debug["question"]`` says which
+        question a hit answers (0: only the whole message found it), and a question
+        left without a hit in the top ``k`` gets its best one from further down
+        (:func:`~langmem_ext.retrieval.compound.cover_questions`).
         """
         args: dict[str, Any] = {
             "scope": scope, "k": k, "mode": mode, "category": category,
@@ -148,30 +159,13 @@ class SearchEngine:
             "now": time.time() if now is None else now,
         }  # fmt: skip
         if not isinstance(query, str) or not self.settings.retrieval.question_parts:
-            return self._search_query(query, **args)
+            return self._search_texts([query], **args)
         texts = self.query_texts(query)
-        if not texts:  # nothing left to search: the error an empty query gets
-            return self._search_query(query, **args)
-        first = self._search_query(texts[0], **args)  # validates k, mode, the text
-        if len(texts) == 1:
-            return first
-        # Taking turns, each question fills at most about k / (1 + questions) places
-        # (more when lists share hits): half of k is ample, and ranks half as much.
-        top = self._top_k(k)
-        part_args = {**args, "k": -(-top // 2)}
-        lists = [first, *(self._search_query(p, **part_args) for p in texts[1:])]
-        merged: list[SearchHit] = []
-        cap = float("inf")
-        for i, hit in interleave(lists, top, key=lambda h: h.id):
-            cap = min(hit.score, cap)
-            merged.append(
-                hit.model_copy(update={"score": cap, "debug": {**hit.debug, "question": float(i)}})
-            )
-        return merged
+        return self._search_texts(texts or [query], **args)  # none left: the empty-query error
 
-    def _search_query(
+    def _search_texts(
         self,
-        query: str,
+        texts: list[Any],
         *,
         scope: str,
         k: int | None,
@@ -181,9 +175,13 @@ class SearchEngine:
         options: PipelineOptions | None,
         now: float,
     ) -> list[SearchHit]:
-        """Search one query text (no self-repair or compound handling)."""
+        """Search ``texts``: the query, then (a compound message) each of its questions.
+
+        The first text is validated as the query and is what extra sources see.
+        """
         from langmem_ext.retrieval.pipeline import rank
 
+        query = texts[0]
         if not isinstance(query, str):
             raise InvalidInputError(f"Query must be a string, got {type(query).__name__}.")
         q = query.strip()[: self.settings.max_query_chars]
@@ -196,35 +194,47 @@ class SearchEngine:
             raise InvalidInputError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
         if not query_tokens(q) and not any(ch.isalnum() for ch in q):
             return []  # only punctuation / emoji: nothing to look for
-        pool = max(k * rs.candidate_multiplier, 20)
+        qs = [q, *texts[1:]]
+        # Several texts share the pool of k: each brings the pool of k / texts.
+        pool = max(-(-k // len(qs)) * rs.candidate_multiplier, 20)
         if category:
             pool *= 3
         self.workspace.refresh_if_stale()
 
         # ``None``: the engine did not run (its weight goes to the other one);
         # ``[]``: it ran and found nothing.
-        vector: list[Candidate] | None = None
-        keyword: list[Candidate] | None = None
-        ahead: Future[list[Candidate]] | None = None
-        if mode == "hybrid":  # BM25 runs anyway: overlap it with the vector side
-            ahead = _keyword_pool().submit(self._keyword, q, scope, pool, fts=True)
+        vectors: list[list[Candidate]] | None = None
+        keywords: list[list[Candidate]] | None = None
+        ahead: list[Future[list[Candidate]]] = []
+
+        def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
+            if mode == "hybrid":
+                ahead.append(_keyword_pool().submit(self._keyword, t, scope, pool, fts=True))
+
         use_fts = mode in ("fts", "hybrid")
         if mode in ("vector", "hybrid"):
-            try:
-                vector = self._vector(q, scope, pool)
+            try:  # each text's BM25 starts next to its own embedding, not all at once
+                vectors = self._vectors(qs, scope, pool, before_each=bm25_ahead)
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
                     "vector search unavailable (%s); falling back to keyword search", e,
                 )
-                use_fts = True
-        if ahead is not None:
-            keyword = ahead.result()
+                vectors, use_fts = None, True
+        for t in qs[len(ahead) :]:
+            bm25_ahead(t)
+        if ahead:
+            keywords = [f.result() for f in ahead]
         elif use_fts or mode == "keyword":
-            keyword = self._keyword(q, scope, pool, fts=mode != "keyword")
+            keywords = [self._keyword(t, scope, pool, fts=mode != "keyword") for t in qs]
         if category:
-            vector = None if vector is None else [c for c in vector if c.category == category]
-            keyword = None if keyword is None else [c for c in keyword if c.category == category]
+            vectors = None if vectors is None else [_of(category, v) for v in vectors]
+            keywords = None if keywords is None else [_of(category, kw) for kw in keywords]
+        if len(qs) == 1:
+            vector = None if vectors is None else vectors[0]
+            keyword = None if keywords is None else keywords[0]
+        else:
+            vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
         ranked = rank(
             vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent,
             full_match_cosine=rs.vector_full_match,
@@ -233,7 +243,10 @@ class SearchEngine:
             ),
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
+            extra=0 if len(qs) == 1 else COVER_DEPTH,
         )
+        if len(qs) > 1:  # every question gets a hit when the ranking has one for it
+            ranked = cover_questions(ranked, k, len(qs) - 1)
         hits = [self._hit(c, scope) for c in ranked]
         for source in self._sources:
             try:
@@ -254,41 +267,64 @@ class SearchEngine:
         return min(k, rs.max_k)
 
     def _vector(self, q: str, scope: str, pool: int) -> list[Candidate]:
+        """The vector engine's candidates for one text (see :meth:`_vectors`)."""
+        return self._vectors([q], scope, pool)[0]
+
+    def _vectors(
+        self,
+        texts: list[str],
+        scope: str,
+        pool: int,
+        before_each: Callable[[str], None] | None = None,
+    ) -> list[list[Candidate]]:
+        """The vector engine's candidates for each text, best first.
+
+        The texts are embedded one after another (``before_each(text)`` runs just
+        before each, to start its BM25 query); then one nearest-neighbour pass and
+        one document fetch serve them all.
+        """
         ws = self.workspace
-        qvec = self.embeddings.embed_query(q)
+        model = ws.vectors.model_name
+        qvecs = []
+        for t in texts:
+            if before_each is not None:
+                before_each(t)
+            qvecs.append(self.embeddings.embed_query(t))
         # Exact, from the vectors held in memory when the scope allows; else Chroma.
-        exact = ws.keyword.nearest(scope, ws.vectors.model_name, qvec, pool)
+        exact = ws.keyword.nearest_many(scope, model, qvecs, pool)
         if exact is not None:
-            vhits = [VectorHit(i, sim, None) for i, sim in exact]
+            hit_lists = [[VectorHit(i, sim, None) for i, sim in found] for found in exact]
         else:
-            vhits = ws.vectors.query(scope, qvec, pool, with_embeddings=False)
+            hit_lists = [ws.vectors.query(scope, v, pool, with_embeddings=False) for v in qvecs]
         weight = self.settings.retrieval.context_vector_weight
-        hit_ids = [h.id for h in vhits]
+        hit_ids = list(dict.fromkeys(h.id for hits in hit_lists for h in hits))
         previous: dict[str, tuple[str, Any]] = {}
         if weight > 0:  # the entries before them come in the same query
-            found, previous = ws.keyword.docs_with_previous_vectors(
-                hit_ids, ws.vectors.model_name, scope
-            )
+            found, previous = ws.keyword.docs_with_previous_vectors(hit_ids, model, scope)
         else:
-            found = ws.keyword.docs_with_vectors(hit_ids, ws.vectors.model_name, scope)
+            found = ws.keyword.docs_with_vectors(hit_ids, model, scope)
         # No valid kept copy (an index from before copies were kept, or a doc whose
         # new text is not embedded yet): Chroma's own vector, as before.
         missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]
         fetched = ws.vectors.embeddings(scope, missing) if missing else {}
-        out: list[Candidate] = []
-        for rank_i, h in enumerate(vhits):
-            d, vec = found.get(h.id, (None, None))
-            if d is None or d.scope != scope:  # stale vector: its doc is gone
-                continue
-            c = doc_candidate(d)
-            c.vector_score = rescale_cosine(h.similarity, self.cosine_baseline)
-            c.vector_rank = rank_i
-            embedding: Any = vec if vec is not None else fetched.get(h.id)  # numpy, for MMR
-            c.embedding = embedding
-            out.append(c)
-        if previous and out:
-            self._contextual(out, qvec, weight, scope, previous)
-        return out
+        lists: list[list[Candidate]] = []
+        for qvec, vhits in zip(qvecs, hit_lists, strict=True):
+            out: list[Candidate] = []
+            for rank_i, h in enumerate(vhits):
+                d, vec = found.get(h.id, (None, None))
+                if d is None or d.scope != scope:  # stale vector: its doc is gone
+                    continue
+                c = doc_candidate(d)
+                c.vector_score = rescale_cosine(h.similarity, self.cosine_baseline)
+                c.vector_rank = rank_i
+                embedding: Any = vec if vec is not None else fetched.get(h.id)  # for MMR
+                c.embedding = embedding
+                out.append(c)
+            before = {c.id: previous[c.id] for c in out if c.id in previous}
+            if before:
+                self._contextual(out, qvec, weight, scope, before)
+            lists.append(out)
+        return lists
 
     def _contextual(
         self,
@@ -364,4 +400,4 @@ class SearchEngine:
         )
 
 
-__all__ = ["MODES", "ExtraSource", "SearchEngine"]
+__all__ = ["COVER_DEPTH", "MODES", "ExtraSource", "SearchEngine"]

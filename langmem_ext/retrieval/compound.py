@@ -2,9 +2,11 @@
 
 "上司的邮箱地址是多少？另外，编程光影盛宴的主要内容是什么？" asks for two memories
 that share no words. Searched as one query, the part with the rarer words wins every
-slot of the result list and the other part's memory never shows. Searching each
-question on its own as well and taking the best hits of the whole message and of
-each question in turn (:func:`interleave`) gives every question its own best hits.
+slot of the result list and the other part's memory never shows. So the whole
+message and each of its questions fetch candidates of their own, and one ranking runs
+over them all (:func:`union_candidates`): a memory's vector and BM25 evidence are the
+best it has against any of the texts, so each question's best matches compete on
+what they match, with the same fusion and stages as any search.
 
 A message is compound only when it holds at least two sentences that end in a
 question mark (``?`` or ``？``); statements around them ("I moved last year. Where do
@@ -15,10 +17,10 @@ connectives ("另外，", "还有", "and", "also", ...) are dropped from each pa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar
+from collections import Counter
+from collections.abc import Sequence
 
-T = TypeVar("T")
+from langmem_ext.retrieval.candidate import Candidate
 
 MAX_PARTS = 3
 """At most this many parts are searched on their own (the first ones)."""
@@ -73,34 +75,113 @@ def split_compound(query: str) -> list[str]:
     return questions[:MAX_PARTS]
 
 
-def interleave(
-    ranked_lists: Sequence[Sequence[T]], k: int, key: Callable[[T], Hashable]
-) -> list[tuple[int, T]]:
-    """Merge ranked lists by taking each list's next best in turn (first list first).
+def union_candidates(
+    vector_lists: Sequence[Sequence[Candidate]] | None,
+    keyword_lists: Sequence[Sequence[Candidate]] | None,
+    *,
+    copy: bool = True,
+) -> tuple[list[Candidate] | None, list[Candidate] | None]:
+    """Merge the candidates several query texts fetched into one vector and one BM25 list.
 
-    The whole message's list comes first, then one list per question, so every
-    question gets one of the top places before any gets a second. An item found
-    by several lists keeps its first (best) place.
+    Each text's lists are best first (index 0: the whole message, then one per
+    question). A memory keeps its best cosine over the texts whose vector search
+    found it, and its best BM25 score, each text's BM25 first divided by that
+    text's top score (raw BM25 is not comparable across queries).
+
+    ``debug["question"]`` says which question a memory answers: the question
+    (1, 2, ...) whose vector search gave it the highest cosine, else whose BM25
+    gave it the highest share, else 0 (only the whole message found it). Ranks are
+    renumbered in the merged order.
 
     Args:
-        ranked_lists: Best-first lists.
-        k: How many items to return.
-        key: Identity of an item (a memory id).
+        vector_lists: One list per text; ``None`` when the vector engine did not run.
+        keyword_lists: One list per text; ``None`` when the keyword engine did not run.
+        copy: ``False`` when the caller does not use the given candidates again:
+            the kept ones are then changed in place instead of copied.
 
     Returns:
-        Up to ``k`` ``(list index, item)`` pairs, best first.
+        ``(vector, keyword)`` as :func:`~langmem_ext.retrieval.pipeline.rank` takes
+        them, best first, or ``None`` for an engine that did not run. With ``copy``
+        they are new candidates and the given ones are not changed.
     """
-    out: list[tuple[int, T]] = []
-    seen: set[Hashable] = set()
-    depth = max((len(lst) for lst in ranked_lists), default=0)
-    for place in range(depth):
-        for i, lst in enumerate(ranked_lists):
-            if place < len(lst) and (ident := key(lst[place])) not in seen:
-                seen.add(ident)
-                out.append((i, lst[place]))
-                if len(out) == k:
-                    return out
-    return out
+    label: dict[str, tuple[int, float, int]] = {}  # id -> (evidence kind, score, question)
+
+    def note(c: Candidate, question: int, kind: int, score: float) -> None:
+        if question > 0 and (c.id not in label or (kind, score) > label[c.id][:2]):
+            label[c.id] = (kind, score, question)
+
+    vector = keyword = None
+    if vector_lists is not None:
+        best: dict[str, Candidate] = {}
+        for i, cands in enumerate(vector_lists):
+            for c in cands:
+                score = c.vector_score or 0.0
+                note(c, i, 2, score)  # a cosine outranks any BM25 share as evidence
+                kept = best.get(c.id)
+                if kept is None or score > (kept.vector_score or 0.0):
+                    best[c.id] = c.copy() if copy else c
+        vector = sorted(best.values(), key=lambda c: -(c.vector_score or 0.0))
+    if keyword_lists is not None:
+        top: dict[str, Candidate] = {}
+        for i, cands in enumerate(keyword_lists):
+            ceiling = max((c.bm25_score or 0.0 for c in cands), default=0.0)
+            for c in cands:
+                share = (c.bm25_score or 0.0) / ceiling if ceiling > 0.0 else 0.0
+                note(c, i, 1, share)
+                kept = top.get(c.id)
+                if kept is None or share > (kept.bm25_score or 0.0):
+                    new = c.copy() if copy else c
+                    new.bm25_score = share
+                    top[c.id] = new
+        keyword = sorted(top.values(), key=lambda c: -(c.bm25_score or 0.0))
+    for merged, attr in ((vector, "vector_rank"), (keyword, "bm25_rank")):
+        for place, c in enumerate(merged or ()):
+            setattr(c, attr, place)
+            c.debug["question"] = float(label[c.id][2] if c.id in label else 0)
+    return vector, keyword
 
 
-__all__ = ["MAX_PARTS", "MIN_PART_CHARS", "interleave", "split_compound"]
+def cover_questions(ranked: Sequence[Candidate], k: int, questions: int) -> list[Candidate]:
+    """The best ``k`` of ``ranked``, with a hit for every question that has one.
+
+    ``ranked`` is a best-first ranking of :func:`union_candidates` output, longer
+    than ``k``. A question (``debug["question"]`` 1 .. ``questions``) with no hit in
+    the first ``k`` gets its best-ranked hit from further down; it takes the place
+    of the lowest-ranked hit whose question keeps another hit (or that answers
+    none). It goes last, so scores stay best first.
+
+    Args:
+        ranked: Candidates, best first.
+        k: How many to return.
+        questions: How many questions the message asks.
+
+    Returns:
+        At most ``k`` candidates, best first.
+    """
+    top = list(ranked[:k])
+    rest = list(ranked[k:])
+    for q in range(1, questions + 1):
+        if any(c.debug.get("question") == q for c in top):
+            continue
+        pick = next((c for c in rest if c.debug.get("question") == q), None)
+        if pick is None:
+            continue
+        if len(top) == k:
+            counts = Counter(c.debug.get("question") for c in top)
+            spare = next(
+                (
+                    j
+                    for j in range(len(top) - 1, -1, -1)
+                    if top[j].debug.get("question") == 0.0 or counts[top[j].debug.get("question")] > 1
+                ),
+                None,
+            )
+            if spare is None:  # every hit is the only one of its question
+                continue
+            del top[spare]
+        top.append(pick)
+        rest.remove(pick)
+    return top
+
+
+__all__ = ["MAX_PARTS", "MIN_PART_CHARS", "cover_questions", "split_compound", "union_candidates"]

@@ -98,6 +98,7 @@ def rank(
     context: NeighbourSource | None = None,
     cosine_baseline: float = 0.0,
     copy_inputs: bool = True,
+    extra: int = 0,
 ) -> list[Candidate]:
     """Fuse and score engine candidates and return the best ``k``.
 
@@ -121,9 +122,12 @@ def rank(
         copy_inputs: ``False`` when the caller does not use ``vector`` and
             ``keyword`` again (the search engine): fusion then merges and scores
             them in place instead of copying each one.
+        extra: Also return up to this many candidates after the best ``k``, in
+            their staged order (noise dropped; MMR orders only the first ``k``). The search engine uses them to give each
+            question of a compound message a hit.
 
     Returns:
-        New candidates, best first, at most ``k``. ``debug`` holds every stage's
+        New candidates, best first, at most ``k`` (plus ``extra``). ``debug`` holds every stage's
         contribution and ``final``, the returned score. The inputs are not changed
         unless ``copy_inputs`` is ``False``.
     """
@@ -153,6 +157,9 @@ def rank(
         staged = stage(noise=True)
 
     result = staged[:k]
+    if extra > 0:  # the next ones, noise dropped (MMR orders only the first k)
+        more = staged[k : k + extra]
+        result += noise_filter(more, settings) if opts.noise else more
     for c in result:
         c.debug["final"] = c.score
     logger.debug(

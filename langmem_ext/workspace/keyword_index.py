@@ -195,6 +195,11 @@ class KeywordIndex:
         self._doc_caches: dict[str, DocCache] = {}
         self._matrices: dict[tuple[str, str], ScopeMatrix | None] = {}
         self._data_version: int | None = None
+        # BM25 runs next to the vector side on worker threads; on a connection of its
+        # own it does not hold the index lock the vector side needs (WAL: readers run
+        # beside each other and beside the writer).
+        self._reader_local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
 
     def _block_of(self, scope: str) -> int | None:
         """The rowid block of ``scope`` (a committed block never changes: cached)."""
@@ -241,10 +246,27 @@ class KeywordIndex:
                 "keyword index: %d docs moved in %.1f s", len(old), time.perf_counter() - started
             )
 
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection (for BM25), opened on first use."""
+        conn: sqlite3.Connection | None = getattr(self._reader_local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, timeout=30, check_same_thread=False, isolation_level=None
+            )
+            conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+            conn.execute("PRAGMA query_only=1")
+            with self._lock:
+                self._readers.append(conn)
+            self._reader_local.conn = conn
+        return conn
+
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
         with self._lock:
             self._conn.close()
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
 
     def _q(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -383,6 +405,13 @@ class KeywordIndex:
             answer: the scope has more than ``exact_max_entries`` entries, or an
             embedded entry has no valid kept vector.
         """
+        found = self.nearest_many(scope, model, [query], n)
+        return None if found is None else found[0]
+
+    def nearest_many(
+        self, scope: str, model: str, queries: Sequence[Sequence[float]], n: int
+    ) -> list[list[tuple[str, float]]] | None:
+        """:meth:`nearest` for several queries (one matrix product, one lock)."""
         if self.exact_max_entries <= 0:
             return None
         with self._lock:  # writers change the matrix in place: read it under the lock
@@ -394,7 +423,7 @@ class KeywordIndex:
             if matrix is None:
                 return None
             try:
-                return matrix.nearest(query, n)
+                return matrix.nearest_many(queries, n)
             except ValueError:  # a query of another dimension: let the vector index say so
                 return None
 
@@ -800,13 +829,13 @@ class KeywordIndex:
         if block is None:  # no doc was ever indexed in this scope
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
-        rows = self._q(
+        rows = self._reader().execute(  # not under the index lock: see __init__
             f"SELECT {_D_COLS}, bm25(fts) AS s "
             "FROM fts JOIN docs d ON d.rowid = fts.rowid "
             "WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? AND d.scope = ? "
             "ORDER BY s LIMIT ?",
             (match, block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1, scope, limit),
-        )
+        ).fetchall()
         return [(_doc(r[:10]), -float(r[10])) for r in rows]
 
     def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:

@@ -107,21 +107,35 @@ class ScopeMatrix:
         Raises:
             ValueError: If ``query`` has another dimension than the rows.
         """
-        if not self.ids or n <= 0:
-            return []
-        q = np.asarray(query, dtype=np.float32).ravel()
-        if q.shape[0] != self.dimension:
-            raise ValueError(f"query has {q.shape[0]} dimensions, the index {self.dimension}")
-        norm = float(np.linalg.norm(q))
-        if norm > 0:
-            q = q / norm
+        return self.nearest_many([query], n)[0]
+
+    def nearest_many(
+        self, queries: Sequence[Sequence[float] | NDArray[np.floating]], n: int
+    ) -> list[list[tuple[str, float]]]:
+        """:meth:`nearest` for several queries, in one matrix product.
+
+        Raises:
+            ValueError: If a query has another dimension than the rows.
+        """
+        if not self.ids or n <= 0 or not queries:
+            return [[] for _ in queries]
+        q = np.array(queries, dtype=np.float32)  # a copy: normalised in place
+        if q.ndim != 2 or q.shape[1] != self.dimension:
+            raise ValueError(f"queries of shape {q.shape}, the index has {self.dimension} dimensions")
+        norms = np.linalg.norm(q, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        q /= norms
         with blas_threads(1):  # a small product: more threads would only spin after it
-            sims = self.matrix @ q
+            sims_all = self.matrix @ q.T
         total = len(self.ids)
         n = min(n, total)
-        top = np.argpartition(-sims, n - 1)[:n] if n < total else np.arange(total)
-        order = top[np.lexsort((top, -sims[top]))]  # best first, ties by row
-        return [(self.ids[i], float(sims[i])) for i in order]
+        out = []
+        for col in range(q.shape[0]):
+            sims = sims_all[:, col]
+            top = np.argpartition(-sims, n - 1)[:n] if n < total else np.arange(total)
+            order = top[np.lexsort((top, -sims[top]))]  # best first, ties by row
+            out.append([(self.ids[i], float(sims[i])) for i in order])
+        return out
 
 
 __all__ = ["ScopeMatrix"]
