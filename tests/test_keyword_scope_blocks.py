@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from langmem_ext.retrieval.text import index_tokens, query_tokens
 from langmem_ext.workspace.keyword_index import _D_COLS, BLOCK_BITS, Doc, KeywordIndex, _doc
 
@@ -121,3 +123,31 @@ def test_an_index_from_before_blocks_is_moved_into_them_on_open(tmp_path: Path) 
         assert [d.id for d, _ in kw.bm25("alice", "日语", 5)] == ["alice-9"]
     finally:
         kw.close()
+
+
+def test_bm25_reads_on_its_own_connections_sees_each_write_and_closes_them(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "index.db"
+    kw = KeywordIndex(path)
+    results: list[list[str]] = []
+
+    def search() -> None:
+        results.append([d.id for d, _ in kw.bm25("alice", "拉面", 5)])
+
+    kw.apply(upserts=[_doc_of("alice", 1, TEXTS["alice"][1])])
+    workers = [threading.Thread(target=search) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    search()
+    assert results == [["alice-1"]] * 3
+    kw.apply(deletes=[("alice-1", "alice")])  # committed: every reader sees it at once
+    assert kw.bm25("alice", "拉面", 5) == []
+    readers = list(kw._readers)
+    assert len(readers) == 3  # one per thread that searched
+    kw.close()
+    for conn in readers:
+        with pytest.raises(sqlite3.ProgrammingError):
+            conn.execute("SELECT 1")
