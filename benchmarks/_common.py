@@ -526,6 +526,9 @@ class CandidateCache:
     def __init__(self, fetchers: dict[str, SearchEngine], q: Question, pool: int) -> None:
         self.fetchers, self.q, self.pool = fetchers, q, pool
         self.memo: dict[tuple[str, str, float, int], Pair] = {}
+        self.many: dict[
+            tuple[str, str, float, int], tuple[list[list[Candidate]], list[list[Candidate]]]
+        ] = {}
 
     def engine(self, ingest: str, weight: float) -> SearchEngine:
         """The fetcher of ``ingest`` scoring vector hits with contextual ``weight``."""
@@ -552,6 +555,21 @@ class CandidateCache:
             engine = self.engine(ingest, weight)
             self.memo[key] = _candidates(engine, self.q, pool, text)
         return self.memo[key]
+
+
+    def get_many(
+        self, ingest: str, texts: list[str], weight: float, pool: int
+    ) -> tuple[list[list[Candidate]], list[list[Candidate]]]:
+        """Candidates of several texts as a compound search fetches them: the vector
+        side in one pass (``SearchEngine._vectors``: one matrix product for all
+        texts, whose float rounding can differ from one product per text)."""
+        key = (ingest, "\x00".join(texts), weight, pool)
+        if key not in self.many:
+            engine = self.engine(ingest, weight)
+            vectors = engine._vectors(texts, self.q.scope, pool)
+            keywords = [engine._keyword(t, self.q.scope, pool, fts=True) for t in texts]
+            self.many[key] = (vectors, keywords)
+        return self.many[key]
 
 
 @contextmanager
@@ -595,9 +613,15 @@ def _rank_text(
         cosine_baseline=engine.cosine_baseline,
         extra=extra,
     )
-    if v.resort:  # SearchEngine.search: hits.sort(key=lambda h: -h.score), score rounded to 6
-        ranked.sort(key=lambda c: -round(float(c.score), 6))
+    if v.resort and not extra:  # see _resort
+        _resort(ranked)
     return ranked
+
+
+def _resort(ranked: list[Candidate]) -> None:
+    """SearchEngine.search's last step: ``hits.sort(key=lambda h: -h.score)``, scores
+    rounded to 6 places."""
+    ranked.sort(key=lambda c: -round(float(c.score), 6))
 
 
 def _ranked_for(
@@ -616,11 +640,14 @@ def _ranked_for(
         pool = max(v.k * rs.candidate_multiplier, 20)
         return _rank_text(v, cache.get(v.ingest, texts[0], rs.context_vector_weight, pool), q, rs, engine)
     pool = max(-(-v.k // len(texts)) * rs.candidate_multiplier, 20)
-    pairs = [cache.get(v.ingest, t, rs.context_vector_weight, pool) for t in texts]
-    vector, keyword = union_candidates([p[0] for p in pairs], [p[1] for p in pairs])
+    vectors, keywords = cache.get_many(v.ingest, texts, rs.context_vector_weight, pool)
+    vector, keyword = union_candidates(vectors, keywords)
     cands = (vector or [], keyword or [])
-    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH)
-    return cover_questions(ranked, v.k, len(texts) - 1)
+    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH)  # not re-sorted yet
+    covered = cover_questions(ranked, v.k, len(texts) - 1)
+    if v.resort:
+        _resort(covered)
+    return covered
 
 
 def run_embedder(
