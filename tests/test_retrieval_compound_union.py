@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
+from _retrieval_helpers import cand
+
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, union_candidates
 
 
-def _c(
-    i: str,
-    *,
-    cos: float | None = None,
-    bm25: float | None = None,
-    q: float | None = None,
-    score: float = 0.0,
-) -> Candidate:
-    c = Candidate(
-        id=i,
-        text=i,
-        category="fact",
-        created_at=0.0,
-        importance=1.0,
-        vector_score=cos,
-        bm25_score=bm25,
-        score=score,
-    )
-    if q is not None:
-        c.debug["question"] = q
+def _hit(i: str, question: float, score: float) -> Candidate:
+    """A ranked candidate answering ``question``."""
+    c = cand(i)
+    c.score = score
+    c.debug["question"] = question
     return c
 
 
 def test_union_keeps_each_memorys_best_evidence_and_says_which_question() -> None:
-    whole = [_c("email-uncle", cos=0.70), _c("email-boss", cos=0.66), _c("car", cos=0.30)]
-    q1 = [_c("email-uncle", cos=0.80), _c("email-boss", cos=0.72)]
-    q2 = [_c("car", cos=0.75), _c("email-boss", cos=0.20)]
-    bm_whole = [_c("email-boss", bm25=8.0), _c("only-whole", bm25=4.0)]
-    bm_q2 = [_c("car", bm25=2.0), _c("garage", bm25=1.0)]
+    whole = [cand("email-uncle", cos=0.70), cand("email-boss", cos=0.66), cand("car", cos=0.30)]
+    q1 = [cand("email-uncle", cos=0.80), cand("email-boss", cos=0.72)]
+    q2 = [cand("car", cos=0.75), cand("email-boss", cos=0.20)]
+    bm_whole = [cand("email-boss", bm25=8.0), cand("only-whole", bm25=4.0)]
+    bm_q2 = [cand("car", bm25=2.0), cand("garage", bm25=1.0)]
     vector, keyword = union_candidates([whole, q1, q2], [bm_whole, [], bm_q2])
     assert vector is not None and keyword is not None
     assert [(c.id, c.vector_score, c.vector_rank) for c in vector] == [
@@ -62,18 +49,18 @@ def test_union_keeps_each_memorys_best_evidence_and_says_which_question() -> Non
 
 
 def test_union_of_an_engine_that_did_not_run_is_none() -> None:
-    vector, keyword = union_candidates(None, [[_c("a", bm25=1.0)], [_c("b", bm25=3.0)]])
+    vector, keyword = union_candidates(None, [[cand("a", bm25=1.0)], [cand("b", bm25=3.0)]])
     assert vector is None and keyword is not None and {c.bm25_score for c in keyword} == {1.0}
 
 
 def test_a_question_without_a_hit_takes_its_best_from_further_down() -> None:
     ranked = [
-        _c("u", q=1.0, score=0.9),
-        _c("b", q=1.0, score=0.8),
-        _c("m", q=1.0, score=0.7),
-        _c("w", q=0.0, score=0.6),
-        _c("car", q=2.0, score=0.5),
-        _c("garage", q=2.0, score=0.4),
+        _hit("u", 1.0, 0.9),
+        _hit("b", 1.0, 0.8),
+        _hit("m", 1.0, 0.7),
+        _hit("w", 0.0, 0.6),
+        _hit("car", 2.0, 0.5),
+        _hit("garage", 2.0, 0.4),
     ]
     got = cover_questions(ranked, 3, 2)
     assert [c.id for c in got] == ["u", "b", "car"]  # "m": question 1 keeps "u" and "b"
@@ -88,6 +75,6 @@ def test_a_question_without_a_hit_takes_its_best_from_further_down() -> None:
 
 
 def test_covering_never_drops_the_only_hit_of_another_question() -> None:
-    ranked = [_c("u", q=1.0, score=0.9), _c("car", q=2.0, score=0.8), _c("x", q=3.0, score=0.1)]
+    ranked = [_hit("u", 1.0, 0.9), _hit("car", 2.0, 0.8), _hit("x", 3.0, 0.1)]
     assert [c.id for c in cover_questions(ranked, 2, 3)] == ["u", "car"]
     assert [c.id for c in cover_questions(ranked[:1], 3, 2)] == ["u"]  # nothing further down
