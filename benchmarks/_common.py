@@ -52,7 +52,7 @@ from langmem_ext.memory.neighbours import IndexNeighbours
 from langmem_ext.memory.search import COVER_DEPTH, SearchEngine
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
+from langmem_ext.retrieval.compound import cover_questions, union_candidates
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 from langmem_ext.retrieval.repair import focus_of
@@ -491,18 +491,6 @@ def embed_like_search(engine: SearchEngine, embedder: Embeddings, text: str) -> 
     return {t: embedder.embed_query(t) for t in engine.query_texts(text)}
 
 
-def query_texts(text: str, parts: bool) -> list[str]:
-    """The texts ``SearchEngine.search`` ranks for ``text``, merged in this order.
-
-    With question parts: the self-repair focus of the message, then each of its
-    questions (compound messages); otherwise the message alone.
-    """
-    if not parts:
-        return [text]
-    focus = focus_of(text)
-    return [focus, *split_compound(focus)]
-
-
 Pair = tuple[list[Candidate], list[Candidate]]
 
 
@@ -635,7 +623,7 @@ def _ranked_for(
     the pool of k), then a hit for every question."""
     rs = retrieval_settings(base, v.retrieval)
     engine = cache.fetchers[v.ingest]
-    texts = list(dict.fromkeys(query_texts(q.text, rs.question_parts)))
+    texts = engine.query_texts(q.text, question_parts=rs.question_parts)
     if len(texts) == 1:
         pool = max(v.k * rs.candidate_multiplier, 20)
         return _rank_text(v, cache.get(v.ingest, texts[0], rs.context_vector_weight, pool), q, rs, engine)
@@ -699,13 +687,13 @@ def run_embedder(
     t_start = time.perf_counter()
     for i, q in enumerate(dataset.questions):
         # every query embedding the default search makes (compound messages: several)
-        t0 = time.perf_counter()
-        memo.memo.update(embed_like_search(timed_engines[MAIN_METHODS[-1].name], raw, q.text))
-        embed_ms.append((time.perf_counter() - t0) * 1000)
-        for text in dict.fromkeys([q.text, *query_texts(q.text, rs.question_parts)]):
-            if text not in memo.memo:  # for the ablation rows' own searches
-                memo.memo[text] = raw.embed_query(text)
         default_engine = timed_engines[MAIN_METHODS[-1].name]
+        t0 = time.perf_counter()
+        memo.memo.update(embed_like_search(default_engine, raw, q.text))
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+        for text in dict.fromkeys([q.text, *default_engine.query_texts(q.text, question_parts=False)]):
+            if text not in memo.memo:  # for the rows without question parts
+                memo.memo[text] = raw.embed_query(text)
         kind = "single question" if len(default_engine.query_texts(q.text)) <= 1 else "several questions"
         by_message[kind][1].append(embed_ms[-1])
         ext_of = stores["turn"].ext_of

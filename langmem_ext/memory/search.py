@@ -111,16 +111,22 @@ class SearchEngine:
             self._warned.add(key)
             logger.warning(msg, *args)
 
-    def query_texts(self, query: str) -> list[str]:
+    def query_texts(self, query: str, *, question_parts: bool | None = None) -> list[str]:
         """The texts a search of ``query`` embeds, in order (see :meth:`search`).
 
         The whole message (after a self-repair: the part it repairs to) first, then
         each of its questions when it asks several.
+
+        Args:
+            query: The message.
+            question_parts: Override ``retrieval.question_parts`` (default: the setting).
         """
         if not isinstance(query, str):
             return []
         limit = self.settings.max_query_chars
-        if not self.settings.retrieval.question_parts:
+        if question_parts is None:
+            question_parts = self.settings.retrieval.question_parts
+        if not question_parts:
             texts = [query.strip()[:limit]]
         else:
             focus = focus_of(query.strip()[:limit])
@@ -158,10 +164,8 @@ class SearchEngine:
             "intent": intent, "options": options,
             "now": time.time() if now is None else now,
         }  # fmt: skip
-        if not isinstance(query, str) or not self.settings.retrieval.question_parts:
-            return self._search_texts([query], **args)
         texts = self.query_texts(query)
-        return self._search_texts(texts or [query], **args)  # none left: the empty-query error
+        return self._search_texts(texts or [query], **args)  # none left: the query's error
 
     def _search_texts(
         self,
