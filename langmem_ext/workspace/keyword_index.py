@@ -834,7 +834,7 @@ class KeywordIndex:
             "FROM fts JOIN docs d ON d.rowid = fts.rowid "
             "WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? AND d.scope = ? "
             "ORDER BY s LIMIT ?",
-            (match, block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1, scope, limit),
+            (match, *_block_range(block), scope, limit),
         ).fetchall()
         return [(_doc(r[:10]), -float(r[10])) for r in rows]
 
@@ -863,12 +863,14 @@ def _next_rowid(c: sqlite3.Connection, scope: str) -> int:
         (scope,),
     )
     block = int(c.execute("SELECT block FROM scope_blocks WHERE scope = ?", (scope,)).fetchone()[0])
-    lo = block << BLOCK_BITS
-    top = c.execute(
-        "SELECT max(rowid) FROM docs WHERE rowid BETWEEN ? AND ?",
-        (lo, lo + (1 << BLOCK_BITS) - 1),
-    ).fetchone()[0]
+    lo, hi = _block_range(block)
+    top = c.execute("SELECT max(rowid) FROM docs WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchone()[0]
     return lo if top is None else int(top) + 1
+
+
+def _block_range(block: int) -> tuple[int, int]:
+    """The first and last rowid of ``block``."""
+    return block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1
 
 
 __all__ = ["BLOCK_BITS", "Doc", "FileStamp", "KeywordIndex", "Vector", "blob_vector", "vector_blob"]
