@@ -47,8 +47,6 @@ class TransposedWeight:
     def __init__(self, weight: np.ndarray) -> None:
         self.weight = weight
         self._t = np.ascontiguousarray(weight.T)
-        self.shape = weight.shape
-        self.dtype = weight.dtype
 
     def __rmatmul__(self, x: Any) -> np.ndarray:
         """``x @ W`` for a 2-D ``x``, C-contiguous like the plain product."""

@@ -123,13 +123,14 @@ def rank(
             ``keyword`` again (the search engine): fusion then merges and scores
             them in place instead of copying each one.
         extra: Also return up to this many candidates after the best ``k``, in
-            their staged order (noise dropped; MMR orders only the first ``k``). The search engine uses them to give each
-            question of a compound message a hit.
+            their staged order (noise dropped; MMR orders only the first ``k``).
+            The search engine uses them to give each question of a compound
+            message a hit.
 
     Returns:
-        New candidates, best first, at most ``k`` (plus ``extra``). ``debug`` holds every stage's
-        contribution and ``final``, the returned score. The inputs are not changed
-        unless ``copy_inputs`` is ``False``.
+        New candidates, best first, at most ``k`` (plus ``extra``). ``debug`` holds
+        every stage's contribution and ``final``, the returned score. The inputs are
+        not changed unless ``copy_inputs`` is ``False``.
     """
     opts = options or PipelineOptions()
     k = min(k, settings.max_k)
