@@ -9,7 +9,7 @@ import pytest
 from _retrieval_helpers import retrieval_overrides
 
 from langmem_ext import Memory
-from langmem_ext.retrieval.contextual import contextual_cosines
+from langmem_ext.retrieval.contextual import contextual_cosines, contextual_units, unit_query
 
 
 def test_weight_zero_or_no_previous_gives_the_plain_cosine() -> None:
@@ -31,6 +31,22 @@ def test_a_matching_predecessor_lifts_an_entry() -> None:
     # the scale of the vectors does not matter, only their directions
     scaled = contextual_cosines(q, [np.array(answer) * 7], [np.array(question_before) * 0.1], 1.0)
     assert scaled[0] == pytest.approx(got[0])
+
+
+def test_contextual_units_serve_several_queries_like_one_at_a_time() -> None:
+    # A compound message's texts share one computation of the contextual vectors.
+    rng = np.random.default_rng(7)
+    own = list(rng.normal(size=(6, 8)))
+    before: list[np.ndarray | None] = [rng.normal(size=8) for _ in range(5)] + [None]
+    units = contextual_units(own, before, 0.5)
+    assert units.shape == (6, 8)
+    assert np.linalg.norm(units, axis=1) == pytest.approx(np.ones(6))
+    for query in rng.normal(size=(3, 8)):
+        one_at_a_time = contextual_cosines(query, own, before, 0.5)
+        assert units @ unit_query(query) == pytest.approx(one_at_a_time)
+    # no predecessor: the entry's own direction
+    assert units[5] == pytest.approx(own[5] / np.linalg.norm(own[5]))
+    assert contextual_units([[0.0, 0.0]], [None], 1.0) == pytest.approx(np.zeros((1, 2)))
 
 
 def test_mismatched_inputs_are_rejected() -> None:

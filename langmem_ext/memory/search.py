@@ -30,7 +30,7 @@ from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
-from langmem_ext.retrieval.contextual import contextual_cosines
+from langmem_ext.retrieval.contextual import contextual_units, unit_query
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.retrieval.text import query_tokens
 from langmem_ext.workspace.vector_index import VectorHit
@@ -284,8 +284,8 @@ class SearchEngine:
         """The vector engine's candidates for each text, best first.
 
         The texts are embedded one after another (``before_each(text)`` runs just
-        before each, to start its BM25 query); then one nearest-neighbour pass and
-        one document fetch serve them all.
+        before each, to start its BM25 query); then one nearest-neighbour pass, one
+        document fetch and one computation of contextual vectors serve them all.
         """
         ws = self.workspace
         model = ws.vectors.model_name
@@ -312,7 +312,7 @@ class SearchEngine:
         missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]
         fetched = ws.vectors.embeddings(scope, missing) if missing else {}
         lists: list[list[Candidate]] = []
-        for qvec, vhits in zip(qvecs, hit_lists, strict=True):
+        for vhits in hit_lists:
             out: list[Candidate] = []
             for rank_i, h in enumerate(vhits):
                 d, vec = found.get(h.id, (None, None))
@@ -324,49 +324,73 @@ class SearchEngine:
                 embedding: Any = vec if vec is not None else fetched.get(h.id)  # for MMR
                 c.embedding = embedding
                 out.append(c)
-            before = {c.id: previous[c.id] for c in out if c.id in previous}
-            if before:
-                self._contextual(out, qvec, weight, scope, before)
             lists.append(out)
+        if previous:
+            self._contextual(lists, qvecs, weight, scope, previous)
         return lists
 
     def _contextual(
         self,
-        cands: list[Candidate],
-        qvec: list[float],
+        lists: list[list[Candidate]],
+        qvecs: list[list[float]],
         weight: float,
         scope: str,
-        found: dict[str, tuple[str, Any]],
+        previous: dict[str, tuple[str, Any]],
     ) -> None:
         """Score vector hits by their contextual vectors (:mod:`~langmem_ext.retrieval.contextual`).
 
-        In place: ``vector_score`` becomes the rescaled cosine with the entry's unit
-        vector plus ``weight`` times its predecessor's when that is higher (context
-        only ever helps: an independent fact after an unrelated one keeps its own
-        score), ``debug["own_vector"]`` then keeps the plain one, and the vector
-        ranks follow the new scores.
+        In place, for each text's list: ``vector_score`` becomes the rescaled cosine
+        with the entry's unit vector plus ``weight`` times its predecessor's when that
+        is higher (context only ever helps: an independent fact after an unrelated one
+        keeps its own score), ``debug["own_vector"]`` then keeps the plain one, and
+        the vector ranks follow the new scores. The contextual vectors are computed
+        once for the candidates of all texts.
+
+        Args:
+            lists: Each text's vector candidates (with embeddings).
+            qvecs: Each text's query vector.
+            weight: ``retrieval.context_vector_weight``.
+            scope: The scope searched.
+            previous: Entry id -> ``(predecessor id, its kept vector or None)``.
         """
-        ws = self.workspace
-        with_vec = [c for c in cands if c.embedding is not None]
-        missing = [p for p, vec in found.values() if vec is None]  # no kept copy: Chroma's
-        fetched = ws.vectors.embeddings(scope, missing) if missing else {}
-        prev: dict[str, Any] = {}
-        for entry_id, (prev_id, vec) in found.items():
-            got = vec if vec is not None else fetched.get(prev_id)
+        own = {
+            c.id: c.embedding
+            for out in lists
+            for c in out
+            if c.embedding is not None and c.id in previous
+        }
+        if not own:
+            return
+        # A predecessor without a kept copy: Chroma's vector.
+        missing = [previous[i][0] for i in own if previous[i][1] is None]
+        fetched = self.workspace.vectors.embeddings(scope, missing) if missing else {}
+        rows: dict[str, int] = {}
+        vectors: list[Any] = []
+        before: list[Any] = []
+        for entry_id, vec in own.items():
+            prev_id, kept = previous[entry_id]
+            got = kept if kept is not None else fetched.get(prev_id)
             if got is not None:
-                prev[entry_id] = got
-        own = [c.embedding for c in with_vec if c.embedding is not None]
-        cosines = contextual_cosines(qvec, own, [prev.get(c.id) for c in with_vec], weight)
-        for c, cos in zip(with_vec, cosines, strict=True):
-            if c.id not in prev or c.vector_score is None:
+                rows[entry_id] = len(vectors)
+                vectors.append(vec)
+                before.append(got)
+        if not rows:
+            return
+        units = contextual_units(vectors, before, weight)
+        baseline = self.cosine_baseline
+        for qvec, out in zip(qvecs, lists, strict=True):
+            scored = [c for c in out if c.id in rows]
+            if not scored:
                 continue
-            contextual = rescale_cosine(float(cos), self.cosine_baseline)
-            if contextual > c.vector_score:
-                c.debug["own_vector"] = c.vector_score
-                c.vector_score = contextual
-        cands.sort(key=lambda c: -(c.vector_score or 0.0))
-        for i, c in enumerate(cands):
-            c.vector_rank = i
+            cosines = units[[rows[c.id] for c in scored]] @ unit_query(qvec)
+            for c, cos in zip(scored, cosines.tolist(), strict=True):
+                contextual = rescale_cosine(cos, baseline)
+                if c.vector_score is not None and contextual > c.vector_score:
+                    c.debug["own_vector"] = c.vector_score
+                    c.vector_score = contextual
+            out.sort(key=lambda c: -(c.vector_score or 0.0))
+            for i, c in enumerate(out):
+                c.vector_rank = i
 
     def _keyword(self, q: str, scope: str, pool: int, *, fts: bool) -> list[Candidate]:
         kw = self.workspace.keyword

@@ -33,6 +33,49 @@ def _units(rows: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
+def contextual_units(
+    vectors: Sequence[Sequence[float] | NDArray[np.floating]],
+    previous: Sequence[Sequence[float] | NDArray[np.floating] | None],
+    weight: float,
+) -> NDArray[np.float64]:
+    """Each entry's contextual vector as a unit row (see the module docstring).
+
+    Computed once for the candidates of several query texts, it serves them all:
+    the cosine of a query with an entry is the dot product of the query's unit vector
+    with the entry's row.
+
+    Args:
+        vectors: Each entry's own vector.
+        previous: The vector of the entry before it in its section, or ``None``
+            (first entry, or no vector kept): its row is then its own unit vector.
+        weight: Weight of the previous entry's unit vector (0: own unit vectors).
+
+    Returns:
+        A ``(len(vectors), dim)`` array; a zero vector gives a zero row.
+
+    Raises:
+        ValueError: If ``vectors`` and ``previous`` differ in length.
+    """
+    if len(vectors) != len(previous):
+        raise ValueError("one previous vector (or None) per vector is needed")
+    if not len(vectors):
+        return np.zeros((0, 0))
+    own = _units(np.asarray(vectors, dtype=np.float64))
+    dim = own.shape[1]
+    zero = np.zeros(dim)
+    prev = _units(
+        np.asarray([p if p is not None and len(p) == dim else zero for p in previous], np.float64)
+    )
+    return _units(own + weight * prev)
+
+
+def unit_query(query: Sequence[float] | NDArray[np.floating]) -> NDArray[np.float64]:
+    """``query`` as a float64 unit vector (a zero vector stays zero)."""
+    q = np.asarray(query, dtype=np.float64)
+    norm = float(np.linalg.norm(q))
+    return q / norm if norm > 0 else q
+
+
 def contextual_cosines(
     query: Sequence[float] | NDArray[np.floating],
     vectors: Sequence[Sequence[float] | NDArray[np.floating]],
@@ -54,23 +97,11 @@ def contextual_cosines(
     Raises:
         ValueError: If ``vectors`` and ``previous`` differ in length.
     """
-    if len(vectors) != len(previous):
-        raise ValueError("one previous vector (or None) per vector is needed")
-    if not len(vectors):
+    units = contextual_units(vectors, previous, weight)
+    if not len(units):
         return np.zeros(0)
-    q = np.asarray(query, dtype=np.float64)
-    q = q / (np.linalg.norm(q) or 1.0)
-    own = _units(np.asarray(vectors, dtype=np.float64))
-    dim = own.shape[1]
-    zero = np.zeros(dim)
-    prev = _units(
-        np.asarray([p if p is not None and len(p) == dim else zero for p in previous], np.float64)
-    )
-    mixed = own + weight * prev
-    norms = np.linalg.norm(mixed, axis=1)
-    dots = mixed @ q
-    out: NDArray[np.float64] = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    out: NDArray[np.float64] = units @ unit_query(query)
     return out
 
 
-__all__ = ["contextual_cosines"]
+__all__ = ["contextual_cosines", "contextual_units", "unit_query"]
