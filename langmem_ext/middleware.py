@@ -447,4 +447,4 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self._budget(request, await handler(request))  # type: ignore[no-any-return]
 
 
-__all__ = ["BLOCK_TAG", "MemoryAgentState", "MemoryMiddleware", "format_recalled_memory"]
+__all__ = ["BLOCK_TAG", "MemoryMiddleware", "format_recalled_memory"]
