@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -242,6 +242,54 @@ class ShortTermSettings(BaseModel):
     """Cap of one per-message structured summary."""
     flush_before_checkpoint: bool = True
     """Run the silent pre-compaction flush before each checkpoint."""
+    reserved_output_tokens: int | None = Field(default=None, ge=0)
+    """Tokens of the window kept free for the model's reply. Before every model
+    call the graph and the middleware make the call (messages and tool schemas) fit
+    ``context_window - reserved_output_tokens``, compacting inside a turn if needed.
+    ``None``: ``min(1000, context_window // 8)``."""
+    tool_result_max_tokens: int | None = Field(default=None, ge=1)
+    """Cap of one tool result in the history (cut at a clean boundary, with a
+    ``[truncated …]`` marker). ``None``: ``min(1500, context_window // 8)`` (seed 000's
+    per-hit injection cap)."""
+    tool_results_turn_max_tokens: int | None = Field(default=None, ge=1)
+    """Cap of all tool results of one turn; the calls of one step share what is left.
+    ``None``: ``context_window // 4``."""
+
+    @model_validator(mode="after")
+    def _output_fits(self) -> ShortTermSettings:
+        if (
+            self.reserved_output_tokens is not None
+            and self.reserved_output_tokens >= self.context_window
+        ):
+            msg = (
+                f"reserved_output_tokens ({self.reserved_output_tokens}) must be smaller "
+                f"than context_window ({self.context_window})"
+            )
+            raise ValueError(msg)
+        return self
+
+    def output_reserve(self) -> int:
+        """Tokens kept for the reply (:attr:`reserved_output_tokens` or its default)."""
+        if self.reserved_output_tokens is not None:
+            return self.reserved_output_tokens
+        return min(1000, self.context_window // 8)
+
+    def call_budget(self) -> int:
+        """Tokens one model call may send: ``context_window - reserved_output_tokens``."""
+        return max(1, self.context_window - self.output_reserve())
+
+    def tool_result_budget(self) -> int:
+        """Tokens one tool result may keep (:attr:`tool_result_max_tokens` or its default)."""
+        if self.tool_result_max_tokens is not None:
+            return self.tool_result_max_tokens
+        return max(1, min(1500, self.context_window // 8))
+
+    def tool_turn_budget(self) -> int:
+        """Tokens all tool results of one turn may keep (:attr:`tool_results_turn_max_tokens`
+        or its default)."""
+        if self.tool_results_turn_max_tokens is not None:
+            return self.tool_results_turn_max_tokens
+        return max(1, self.context_window // 4)
     session_event_ttl_days: float = 30.0
     """Session events older than this are purged."""
     idle_episode_hours: float = 1.0

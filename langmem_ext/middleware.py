@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 try:
@@ -28,15 +29,37 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         "(the `langchain` package, not only `langchain-core`)."
     )
     raise ImportError(msg) from e
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from typing import NotRequired
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
 from langmem_ext._scoping import scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import SearchHit
 from langmem_ext.memory.service import Memory
 from langmem_ext.retrieval.gate import should_retrieve
+from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
+from langmem_ext.short_term.budget import budget_step_result, clip_to_fit
+from langmem_ext.short_term.checkpoint import (
+    Checkpoint,
+    amake_checkpoint,
+    make_checkpoint,
+    summary_message,
+)
+from langmem_ext.short_term.summarizer import Summarizer
+from langmem_ext.short_term.validity import safe_cut_index
 from langmem_ext.tokens import truncate_by_tokens
 from langmem_ext.tools import create_memory_tools
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
@@ -117,6 +140,28 @@ def _with_block(request: ModelRequest[Any], block: str) -> ModelRequest[Any]:
     return request.override(system_message=SystemMessage(content=content))
 
 
+class MemoryAgentState(AgentState[Any]):
+    """Agent state with the running summary of what :class:`MemoryMiddleware` compacted.
+
+    Attributes:
+        memory_summary: Summary of the messages removed to keep model calls
+            within the context window (sent in the system message of every call).
+    """
+
+    memory_summary: NotRequired[str | None]
+
+
+@dataclass
+class _Fit:
+    """A model request split for fitting: system parts, history, summary."""
+
+    base: SystemMessage | None
+    messages: list[BaseMessage]
+    summary: str | None
+    tools_tokens: int
+    checkpoint: Checkpoint | None = None
+
+
 def _current_config() -> RunnableConfig | None:
     try:
         return get_config()
@@ -186,7 +231,20 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             ``settings.injection.max_tokens_per_hit``).
         gate: Use the adaptive gate; ``False`` searches on every user message.
         with_tools: Also give the agent the memory tools (:func:`create_memory_tools`).
+        summary_model: Model of the summaries written when a call is compacted to
+            fit the window; ``None`` uses the deterministic extractive summary.
+
+    Context window. Every model call (system message with memory and summary,
+    messages, tool schemas) is kept within ``short_term.context_window -
+    short_term.reserved_output_tokens``: over it, the older turns are compacted with
+    the checkpoint routine (tool calls stay with their results, the newest human
+    turn stays verbatim; removed messages leave the agent state, their summary
+    goes to ``memory_summary`` and is stored as an episode), and what still does
+    not fit is clipped with a ``[truncated …]`` marker. Every tool result (the
+    agent's tools too) is cut to the per-result and per-turn budgets.
     """
+
+    state_schema = MemoryAgentState
 
     def __init__(
         self,
@@ -197,8 +255,10 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         max_tokens_per_hit: int | None = None,
         gate: bool = True,
         with_tools: bool = False,
+        summary_model: BaseChatModel | None = None,
     ) -> None:
         super().__init__()
+        self.summarizer = Summarizer(summary_model)
         inj = memory.settings.injection
         self.memory = memory
         self.scope = check_scope(scope)
@@ -253,14 +313,97 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             hits, max_tokens_per_hit=self.max_tokens_per_hit, searched=forced
         )
 
+    # -- context window --------------------------------------------------------------
+
+    def _fit_start(self, request: ModelRequest[Any]) -> _Fit:
+        state = request.state if isinstance(request.state, dict) else {}
+        summary = state.get("memory_summary")
+        return _Fit(
+            base=request.system_message,
+            messages=list(request.messages),
+            summary=summary if isinstance(summary, str) and summary.strip() else None,
+            tools_tokens=tool_schema_tokens(request.tools),
+        )
+
+    def _system(self, fit: _Fit) -> list[BaseMessage]:
+        return [fit.base] if fit.base is not None else []
+
+    def _call_tokens(self, fit: _Fit) -> int:
+        system = self._system(fit)
+        if fit.summary:
+            system.append(summary_message(fit.summary))
+        return count_message_tokens([*system, *fit.messages]) + fit.tools_tokens
+
+    def _needs_compaction(self, fit: _Fit) -> bool:
+        over = self._call_tokens(fit) > self.memory.settings.short_term.call_budget()
+        return over and bool(fit.messages) and safe_cut_index(fit.messages, 1) > 0
+
+    def _system_tokens(self, fit: _Fit) -> int:
+        return count_message_tokens(self._system(fit)) + fit.tools_tokens
+
+    def _apply(self, fit: _Fit, cp: Checkpoint) -> None:
+        if not cp.removed_count:
+            return
+        fit.checkpoint = cp
+        fit.summary = cp.summary
+        fit.messages = list(cp.kept)
+        try:
+            scope = scope_from_config(_current_config(), self.scope)
+            self.memory.add(
+                cp.summary[: self.memory.settings.max_text_chars],
+                scope=scope,
+                category="episode",
+                target="daily",
+                source="checkpoint",
+            )
+        except LangmemError as e:
+            logger.warning("compaction summary not stored as an episode: %s", e)
+
+    def _fit_finish(self, request: ModelRequest[Any], fit: _Fit) -> ModelRequest[Any]:
+        system = fit.base
+        if fit.summary:
+            system = _with_block(
+                request.override(system_message=system), str(summary_message(fit.summary).content)
+            ).system_message
+        limit = self.memory.settings.short_term.call_budget() - fit.tools_tokens
+        call: list[BaseMessage] = [*([system] if system is not None else []), *fit.messages]
+        if count_message_tokens(call) > limit:
+            call = clip_to_fit(call, limit)
+        if system is not None:
+            first = call[0]
+            system = first if isinstance(first, SystemMessage) else system
+            call = call[1:]
+        return request.override(system_message=system, messages=call)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _respond(
+        fit: _Fit, response: ModelResponse[Any] | AIMessage
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        cp = fit.checkpoint
+        if cp is None:
+            return response
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        update = {"messages": cp.remove_messages(), "memory_summary": cp.summary}
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        """Add recalled memory to the system message, then call the model."""
+        """Add recalled memory to the system message, fit the call to the window, call the model."""
         block = self.recall(_last_user_text(request.messages))
-        return handler(_with_block(request, block))
+        request = _with_block(request, block)
+        fit = self._fit_start(request)
+        if self._needs_compaction(fit):
+            st = self.memory.settings.short_term
+            cp = make_checkpoint(
+                fit.messages, fit.summary, self.summarizer, st,
+                system_tokens=self._system_tokens(fit),
+            )
+            self._apply(fit, cp)
+        return self._respond(fit, handler(self._fit_finish(request, fit)))
 
     async def awrap_model_call(
         self,
@@ -269,7 +412,39 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of :meth:`wrap_model_call`."""
         block = await self.arecall(_last_user_text(request.messages))
-        return await handler(_with_block(request, block))
+        request = _with_block(request, block)
+        fit = self._fit_start(request)
+        if self._needs_compaction(fit):
+            st = self.memory.settings.short_term
+            cp = await amake_checkpoint(
+                fit.messages, fit.summary, self.summarizer, st,
+                system_tokens=self._system_tokens(fit),
+            )
+            self._apply(fit, cp)
+        return self._respond(fit, await handler(self._fit_finish(request, fit)))
+
+    def _budget(self, request: ToolCallRequest, result: ToolMessage | Command[Any]) -> Any:
+        if not isinstance(result, ToolMessage):
+            return result
+        state = request.state if isinstance(request.state, dict) else {}
+        messages = state.get("messages", [])
+        return budget_step_result(result, list(messages), self.memory.settings.short_term)
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool, then cut its result to the per-result and per-turn budgets."""
+        return self._budget(request, handler(request))  # type: ignore[no-any-return]
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async version of :meth:`wrap_tool_call`."""
+        return self._budget(request, await handler(request))  # type: ignore[no-any-return]
 
 
 __all__ = ["BLOCK_TAG", "MemoryMiddleware", "format_recalled_memory"]

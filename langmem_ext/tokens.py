@@ -107,4 +107,44 @@ def truncate_by_tokens(text: str, max_tokens: int) -> str:
     return cut.rstrip("\ufffd")
 
 
-__all__ = ["count_tokens", "estimate_tokens", "truncate_by_tokens"]
+_SENTENCE_END_RE = re.compile(r"[.!?;。！？；…](?=\s|$)|[。！？；]")
+_CLEAN_CUT_MIN_SHARE = 0.5
+
+
+def truncate_at_boundary(text: str, max_tokens: int) -> str:
+    """Cut ``text`` to at most ``max_tokens`` tokens at a clean boundary.
+
+    The cut falls after the last line break, else the last sentence end, else the
+    last whitespace of the longest prefix that fits, whichever keeps at least half
+    of that prefix; text without such a boundary (long CJK runs, one huge token
+    run) is cut at the token boundary, as :func:`truncate_by_tokens` does.
+
+    Args:
+        text: Any text.
+        max_tokens: The budget; ``<= 0`` gives an empty string.
+
+    Returns:
+        ``text`` unchanged when it fits, else a prefix that fits, with trailing
+        whitespace removed.
+
+    Example:
+        >>> truncate_at_boundary("one line\nsecond line is long", 4)
+        'one line'
+    """
+    prefix = truncate_by_tokens(text, max_tokens)
+    if prefix == text:
+        return text
+    floor = int(len(prefix) * _CLEAN_CUT_MIN_SHARE)
+    newline = prefix.rfind("\n")
+    if newline > floor:
+        return prefix[:newline].rstrip()
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(prefix)]
+    if ends and ends[-1] > floor:
+        return prefix[: ends[-1]].rstrip()
+    space = max(prefix.rfind(" "), prefix.rfind("\t"))
+    if space > floor:
+        return prefix[:space].rstrip()
+    return prefix.rstrip()
+
+
+__all__ = ["count_tokens", "estimate_tokens", "truncate_at_boundary", "truncate_by_tokens"]

@@ -37,6 +37,8 @@ from langmem_ext._scoping import scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
 from langmem_ext.memory.service import GET_MAX_LINES, Memory
+from langmem_ext.short_term.budget import clip_text, truncation_marker
+from langmem_ext.tokens import count_tokens, truncate_at_boundary
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 
 logger = logging.getLogger(__name__)
@@ -224,8 +226,57 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _render_search(query: str, hits: Sequence[SearchHit]) -> ToolOutput:
-    data = {"query": query, "hits": [h.model_dump(mode="json") for h in hits]}
+_SEARCH_FOOTER = (
+    "Cite memories by path:line. Read the cited lines with memory_get before quoting exact "
+    "numbers, dates or wording."
+)
+_HIT_MIN_TOKENS = 60
+"""A hit clipped below this many tokens is dropped instead (fewer hits, each readable)."""
+
+
+def _hit_line(i: int, h: SearchHit, text: str) -> str:
+    return (
+        f"{i}. [{h.citation}] {_quote(text)} (id {h.id}, {h.category}, "
+        f"{h.created_at:%Y-%m-%d}, score {h.score:.2f})"
+    )
+
+
+def _search_lines(query: str, hits: Sequence[SearchHit], texts: Sequence[str]) -> list[str]:
+    noun = "memory" if len(hits) == 1 else "memories"
+    lines = [f"Found {len(hits)} {noun} for {_quote(query)}, best first:"]
+    lines += [_hit_line(i, h, t) for i, (h, t) in enumerate(zip(hits, texts, strict=True), 1)]
+    return lines
+
+
+def _budgeted_hits(
+    query: str, hits: Sequence[SearchHit], max_tokens: int
+) -> tuple[list[str], int, bool]:
+    """Lines of the best hits that fit ``max_tokens``: texts clipped at a clean
+    boundary (ending in "…"), then the weakest hits left out. Returns the lines,
+    how many hits are shown, and whether any text was clipped."""
+    notice_room = count_tokens(truncation_marker(max_tokens, max_tokens, "x" * 120)) + 2
+    shown = list(hits)
+    while shown:
+        fixed = count_tokens("\n".join(_search_lines(query, shown, [""] * len(shown))))
+        share = (max_tokens - fixed - notice_room - count_tokens(_SEARCH_FOOTER)) // len(shown)
+        if share >= _HIT_MIN_TOKENS or len(shown) == 1:
+            texts = [
+                h.text
+                if count_tokens(_quote(h.text)) <= share
+                else truncate_at_boundary(h.text, max(1, share - 4)) + "…"
+                for h in shown
+            ]
+            lines = _search_lines(query, shown, texts)
+            if len(shown) == 1 or count_tokens("\n".join(lines)) + notice_room <= max_tokens:
+                return lines, len(shown), texts != [h.text for h in shown]
+        shown.pop()
+    return [], 0, True
+
+
+def _render_search(
+    query: str, hits: Sequence[SearchHit], max_tokens: int | None = None
+) -> ToolOutput:
+    data: dict[str, Any] = {"query": query, "hits": [h.model_dump(mode="json") for h in hits]}
     if not hits:
         text = (
             f"Searched the user's memory for {_quote(query)} and found nothing relevant. Tell "
@@ -233,17 +284,20 @@ def _render_search(query: str, hits: Sequence[SearchHit]) -> ToolOutput:
             "a memory."
         )
         return text, data
-    lines = [f"Found {len(hits)} {'memory' if len(hits) == 1 else 'memories'} for {_quote(query)}, best first:"]
-    for i, h in enumerate(hits, 1):
-        lines.append(
-            f"{i}. [{h.citation}] {_quote(h.text)} (id {h.id}, {h.category}, "
-            f"{h.created_at:%Y-%m-%d}, score {h.score:.2f})"
-        )
-    lines.append(
-        "Cite memories by path:line. Read the cited lines with memory_get before quoting exact "
-        "numbers, dates or wording."
+    lines = [*_search_lines(query, hits, [h.text for h in hits]), _SEARCH_FOOTER]
+    full = "\n".join(lines)
+    if max_tokens is None or count_tokens(full) <= max_tokens:
+        return full, data
+    kept, count, clipped = _budgeted_hits(query, hits, max_tokens)
+    what = [f"showing {count} of {len(hits)} hits"] if count < len(hits) else []
+    what += ["hit texts cut (…)"] if clipped else []
+    notice = truncation_marker(
+        count_tokens("\n".join(kept)),
+        count_tokens(full),
+        ", ".join(what) + "; read a hit in full with memory_get and its path:line",
     )
-    return "\n".join(lines), data
+    data["truncated"] = True
+    return clip_text("\n".join([*kept, notice, _SEARCH_FOOTER]), max_tokens), data
 
 
 def _render_get(result: GetResult) -> ToolOutput:
@@ -380,6 +434,15 @@ class MemorySearchTool(_MemoryTool):
     name: str = "memory_search"
     description: str = SEARCH_DESCRIPTION
     args_schema: type[BaseModel] = MemorySearchInput
+    max_result_tokens: int | None = Field(default=None, ge=1)
+    """Token cap of the text the model gets: over it, hit texts are cut and the
+    weakest hits left out, with a ``[truncated …]`` line. ``None``:
+    ``settings.short_term.tool_result_budget()`` (1,500 with the 16k default window)."""
+
+    def _result_budget(self) -> int:
+        if self.max_result_tokens is not None:
+            return self.max_result_tokens
+        return self.memory.settings.short_term.tool_result_budget()
 
     def _run(
         self,
@@ -391,7 +454,7 @@ class MemorySearchTool(_MemoryTool):
     ) -> ToolOutput:
         with _tool_errors():
             hits = self.memory.search(query, scope=self._scope_of(config), k=k)
-            return _render_search(query, hits)
+            return _render_search(query, hits, self._result_budget())
 
     async def _arun(
         self,
@@ -405,7 +468,7 @@ class MemorySearchTool(_MemoryTool):
             hits: list[SearchHit] = await self.memory.asearch(
                 query, scope=self._scope_of(config), k=k
             )
-            return _render_search(query, hits)
+            return _render_search(query, hits, self._result_budget())
 
 
 class MemoryGetTool(_MemoryTool):

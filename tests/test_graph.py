@@ -163,7 +163,7 @@ def test_model_supplied_scope_has_no_effect_and_users_are_isolated(
 def test_checkpoint_runs_after_the_flush_and_leaves_a_valid_list(tmp_path: Path) -> None:
     s = Settings(workspace=tmp_path / "ws")
     s.embeddings.provider = "fake"
-    s.short_term.context_window = 1200
+    s.short_term.context_window = 4000  # the memory tools' schemas alone are ~1,500 tokens
     s.short_term.keep_last_turns = 2
     order: list[str] = []
 
@@ -189,7 +189,7 @@ def test_checkpoint_runs_after_the_flush_and_leaves_a_valid_list(tmp_path: Path)
         config = cfg("long")
         say(graph, "My locker code is 4711, remember it.", config)
         for i in range(12):
-            out = say(graph, f"Turn {i}: let's talk about topic {i} " + "blah " * 30, config)
+            out = say(graph, f"Turn {i}: let's talk about topic {i} " + "blah " * 60, config)
         assert "flush" in order
         assert out["summary"] and out.get("checkpoints", 0) >= 1
         pending = [p.text for p in memory.list_pending(scope="user_alice")]
@@ -207,7 +207,7 @@ def test_checkpoint_runs_after_the_flush_and_leaves_a_valid_list(tmp_path: Path)
 def test_flush_model_failure_falls_back_and_drops_nothing(tmp_path: Path) -> None:
     s = Settings(workspace=tmp_path / "ws")
     s.embeddings.provider = "fake"
-    s.short_term.context_window = 1200
+    s.short_term.context_window = 4000
     s.short_term.keep_last_turns = 2
 
     def failing_flush(messages: list[BaseMessage]) -> AIMessage:
@@ -222,7 +222,7 @@ def test_flush_model_failure_falls_back_and_drops_nothing(tmp_path: Path) -> Non
         config = cfg("long")
         say(graph, "我叫林伟，我住在柏林。", config)
         for i in range(12):
-            out = say(graph, f"Turn {i} about topic {i} " + "blah " * 30, config)
+            out = say(graph, f"Turn {i} about topic {i} " + "blah " * 60, config)
         pending = " ".join(p.text for p in memory.list_pending(scope="user_alice"))
         assert "林伟" in pending  # the extractive fallback saved it
         assert out["summary"]

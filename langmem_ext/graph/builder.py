@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -28,6 +28,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
 from langmem_ext.graph.background import TurnWriter, turn_writer
+from langmem_ext.graph.budget import CallFitter, budget_tool_calls, summarizer_for
 from langmem_ext.graph.nodes import (
     ANSWER,
     CHECKPOINT_SUMMARIZE,
@@ -38,6 +39,7 @@ from langmem_ext.graph.nodes import (
     create_answer_node,
     create_boost_node,
     create_checkpoint_node,
+    create_checkpoint_recorder,
     create_flush_node,
     create_pending_confirm_node,
     create_pending_interrupt_node,
@@ -45,9 +47,11 @@ from langmem_ext.graph.nodes import (
     create_preflight_recall_node,
     needs_checkpoint,
 )
+from langmem_ext.graph.prompts import SYSTEM_PROMPT
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import NewEvent, SessionLog
+from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.tools import create_memory_tools
 
 
@@ -179,19 +183,38 @@ def build_memory_graph(
     g.add_node(
         PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope, writer=writer)
     )
-    g.add_node(ANSWER, create_answer_node(chat, all_tools, after=boost))
-    g.add_node(TOOLS, ToolNode(all_tools))
+    st = settings.short_term
+    tools_tokens = tool_schema_tokens(all_tools)
+    # Sent with every answer call besides the history and the memory block: the
+    # checkpoint threshold counts them, so compaction inside a turn stays the exception.
+    fixed_tokens = count_message_tokens([SystemMessage(SYSTEM_PROMPT)]) + tools_tokens
+    fitter = CallFitter(st, summarizer_for(chat, st), tools_tokens)
+    record = create_checkpoint_recorder(
+        memory, default_scope=scope, session_log=log, writer=writer
+    )
+    g.add_node(
+        ANSWER, create_answer_node(chat, all_tools, after=boost, fitter=fitter, record=record)
+    )
+    wrap, awrap = budget_tool_calls(st)
+    g.add_node(TOOLS, ToolNode(all_tools, wrap_tool_call=wrap, awrap_tool_call=awrap))
     g.add_node(PRE_COMPACTION_FLUSH, create_flush_node(memory, chat, default_scope=scope))
     g.add_node(
         CHECKPOINT_SUMMARIZE,
-        create_checkpoint_node(memory, chat, default_scope=scope, session_log=log, writer=writer),
+        create_checkpoint_node(
+            memory,
+            chat,
+            default_scope=scope,
+            session_log=log,
+            writer=writer,
+            system_tokens=fixed_tokens,
+        ),
     )
 
     def route_after_answer(state: MemoryState) -> str:
         messages = state.get("messages", [])
         if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
             return TOOLS  # what ``tools_condition`` checks
-        if needs_checkpoint(state, settings):
+        if needs_checkpoint(state, settings, fixed_tokens):
             return (
                 PRE_COMPACTION_FLUSH
                 if settings.short_term.flush_before_checkpoint

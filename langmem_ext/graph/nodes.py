@@ -31,6 +31,7 @@ from langmem_ext._scoping import scope_from_config
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.graph.background import TurnWriter
+from langmem_ext.graph.budget import CallFitter, summarizer_for
 from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
@@ -40,9 +41,13 @@ from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.retrieval.text import index_tokens, query_tokens
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
-from langmem_ext.short_term.checkpoint import make_checkpoint, plan_context, summary_message
+from langmem_ext.short_term.checkpoint import (
+    Checkpoint,
+    make_checkpoint,
+    plan_context,
+    summary_message,
+)
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.summarizer import Summarizer
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 logger = logging.getLogger(__name__)
@@ -319,8 +324,25 @@ def _system_messages(state: MemoryState) -> list[BaseMessage]:
     return out
 
 
+def _base_system(state: MemoryState) -> list[BaseMessage]:
+    """System prompt and memory block (the summary is placed by the fitter)."""
+    out: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    if state.get("memory_context"):
+        out.append(SystemMessage(str(state["memory_context"])))
+    return out
+
+
+CheckpointRecorder = Callable[[Checkpoint, MemoryState, RunnableConfig], dict[str, Any]]
+"""Stores a checkpoint (episode, session log) and returns the state update."""
+
+
 def create_answer_node(
-    model: BaseChatModel, tools: Sequence[BaseTool], *, after: Node | None = None
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    after: Node | None = None,
+    fitter: CallFitter | None = None,
+    record: CheckpointRecorder | None = None,
 ) -> Node:
     """Node that calls the chat model, bound to the memory tools.
 
@@ -331,16 +353,37 @@ def create_answer_node(
             call (the memory graph passes its boost node, saving a step per turn);
             it sees the state with the reply appended, and its update is merged
             into this node's.
+        fitter: Makes each call fit the context window (the memory graph passes
+            one): compaction inside the turn, then clipping. ``None`` sends the
+            state as it is.
+        record: Stores a compaction made by ``fitter`` (as an episode, like the
+            checkpoint node) and returns its state update; ``None`` only removes
+            the summarised messages and keeps the summary in the state.
     """
     bound = model.bind_tools(list(tools)) if tools else model
 
     def answer(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         messages = state.get("messages", [])
         history = [m for m in messages if not isinstance(m, SystemMessage)]
-        response = bound.invoke([*_system_messages(state), *history], config)
-        update: dict[str, Any] = {"messages": [response]}
+        update: dict[str, Any] = {}
+        if fitter is None:
+            call = [*_system_messages(state), *history]
+        else:
+            fitted = fitter.fit(_base_system(state), history, state.get("summary"))
+            call = fitted.messages
+            if fitted.checkpoint is not None:
+                cp = fitted.checkpoint
+                update = (
+                    record(cp, state, config)
+                    if record is not None
+                    else {"messages": cp.remove_messages(), "summary": cp.summary}
+                )
+                removed = set(cp.removed_ids)
+                messages = [m for m in messages if m.id not in removed]
+        response = bound.invoke(call, config)
+        update["messages"] = [*update.get("messages", []), response]
         if after is not None and not (isinstance(response, AIMessage) and response.tool_calls):
-            after_state = {**state, "messages": [*messages, response]}
+            after_state = {**state, **update, "messages": [*messages, response]}
             update = {**after(after_state, config), **update}  # type: ignore[arg-type]
         return update
 
@@ -446,22 +489,55 @@ def create_checkpoint_node(
     default_scope: str = "main",
     session_log: SessionLog | None = None,
     writer: TurnWriter | None = None,
+    system_tokens: int = 0,
 ) -> Node:
     """Node that checkpoints: summary + last turns; old messages removed.
 
     The summary is stored as an ``episode`` memory dated to the conversation, and
     logged to the session hot log when one is given (through ``writer`` when given,
-    so it follows the turns queued there).
+    so it follows the turns queued there). ``system_tokens`` are sent with every
+    call besides the history and the memory block (system prompt, tool schemas):
+    the kept turns are chosen to fit next to them.
     """
     s = settings or memory.settings
-    summarizer = Summarizer(model)
+    summarizer = summarizer_for(model, s.short_term)
+    record = create_checkpoint_recorder(
+        memory, settings=s, default_scope=default_scope, session_log=session_log, writer=writer
+    )
 
     def checkpoint_summarize(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        scope = _scope(config, default_scope)
         messages = state.get("messages", [])
-        cp = make_checkpoint(messages, state.get("summary"), summarizer, s.short_term)
+        fixed = system_tokens + _text_tokens(str(state.get("memory_context", "")))
+        cp = make_checkpoint(
+            messages, state.get("summary"), summarizer, s.short_term, system_tokens=fixed
+        )
         if not cp.removed_ids:
             return {}
+        return record(cp, state, config)
+
+    return checkpoint_summarize
+
+
+def create_checkpoint_recorder(
+    memory: Memory,
+    *,
+    settings: Settings | None = None,
+    default_scope: str = "main",
+    session_log: SessionLog | None = None,
+    writer: TurnWriter | None = None,
+) -> CheckpointRecorder:
+    """What the checkpoint node does with a checkpoint, for every compaction.
+
+    The summary is stored as an ``episode`` memory and logged to the session hot
+    log (through ``writer`` when given); the update removes the summarised messages
+    and sets the summary, the checkpoint count, the mode and the token count.
+    Used by the checkpoint node between turns and by the answer node's compaction
+    inside a turn, so both keep what they remove.
+    """
+    s = settings or memory.settings
+
+    def record(cp: Checkpoint, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
         try:
             memory.add(
                 cp.summary[: s.max_text_chars],
@@ -487,7 +563,7 @@ def create_checkpoint_node(
             "token_count": cp.estimated_tokens,
         }
 
-    return checkpoint_summarize
+    return record
 
 
 _TOKEN_CACHE_MAX = 4096
@@ -559,6 +635,7 @@ __all__ = [
     "create_answer_node",
     "create_boost_node",
     "create_checkpoint_node",
+    "create_checkpoint_recorder",
     "create_flush_node",
     "create_pending_confirm_node",
     "create_pending_interrupt_node",

@@ -106,6 +106,27 @@ def count_message_tokens(messages: Sequence[BaseMessage]) -> int:
     return sum(message_tokens(m) for m in messages)
 
 
+def tool_schema_tokens(tools: Sequence[Any]) -> int:
+    """Count the tokens of the tool definitions bound to a model.
+
+    Providers send each bound tool's name, description and JSON argument schema
+    with every call; this counts each tool's OpenAI function schema as JSON, the
+    form most providers bill.
+
+    Args:
+        tools: LangChain tools, functions, pydantic classes or schema dicts (what
+            ``bind_tools`` accepts).
+
+    Returns:
+        The sum of the tokens of each tool's schema JSON (0 for no tools).
+    """
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return sum(
+        count_tokens(json.dumps(convert_to_openai_tool(t), ensure_ascii=False)) for t in tools
+    )
+
+
 def context_ratio(tokens: int, window: int) -> float:
     """Share of a context window that ``tokens`` fill.
 
@@ -134,4 +155,5 @@ __all__ = [
     "context_ratio",
     "count_message_tokens",
     "message_tokens",
+    "tool_schema_tokens",
 ]

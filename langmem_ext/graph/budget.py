@@ -1,0 +1,204 @@
+"""Every model call of the memory graph fits the context window, inside a turn too.
+
+- :func:`budget_tool_calls` wraps each call of the graph's ``ToolNode`` (memory
+  tools and the user's tools alike): a result is cut to its share of the per-result
+  and per-turn budgets, with a ``[truncated …]`` marker
+  (:mod:`langmem_ext.short_term.budget`).
+- :class:`CallFitter` runs before each answer-model call: when system prompt,
+  summary, memory block, history and tool schemas exceed ``context_window -
+  reserved_output_tokens``, it compacts with the one checkpoint routine
+  (:func:`~langmem_ext.short_term.checkpoint.make_checkpoint`: tool calls stay with
+  their results, the newest human turn stays verbatim, what is removed goes into
+  the summary and the episode), and clips what still does not fit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from langmem_ext.config import ShortTermSettings
+from langmem_ext.errors import InvalidInputError
+from langmem_ext.short_term.accounting import count_message_tokens
+from langmem_ext.short_term.budget import budget_step_result, clip_to_fit
+from langmem_ext.short_term.checkpoint import Checkpoint, make_checkpoint, summary_message
+from langmem_ext.short_term.summarizer import Summarizer
+from langmem_ext.short_term.validity import safe_cut_index
+
+logger = logging.getLogger(__name__)
+
+ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+
+
+def _state_messages(state: Any) -> list[BaseMessage]:
+    messages = state.get("messages", []) if isinstance(state, dict) else getattr(
+        state, "messages", []
+    )
+    return list(messages) if isinstance(messages, list) else []
+
+
+def budget_result(
+    result: ToolMessage | Command[Any], state: Any, settings: ShortTermSettings
+) -> ToolMessage | Command[Any]:
+    """A tool call's result cut to its budget (``Command`` updates included).
+
+    Args:
+        result: What the tool call returned.
+        state: The state the tool step saw (a dict or object with ``messages``).
+        settings: The budgets.
+
+    Returns:
+        The result, its tool messages within their share of the budgets.
+    """
+    messages = _state_messages(state)
+    if isinstance(result, ToolMessage):
+        return budget_step_result(result, messages, settings)
+    update = result.update
+    if isinstance(update, dict) and isinstance(update.get("messages"), list):
+        budgeted = [
+            budget_step_result(m, messages, settings) if isinstance(m, ToolMessage) else m
+            for m in update["messages"]
+        ]
+        return Command(
+            graph=result.graph,
+            update={**update, "messages": budgeted},
+            resume=result.resume,
+            goto=result.goto,
+        )
+    return result
+
+
+def budget_tool_calls(
+    settings: ShortTermSettings,
+) -> tuple[
+    Callable[[ToolCallRequest, ToolHandler], ToolMessage | Command[Any]],
+    Callable[[ToolCallRequest, AsyncToolHandler], Awaitable[ToolMessage | Command[Any]]],
+]:
+    """``(wrap_tool_call, awrap_tool_call)`` for a ``ToolNode`` that budgets results.
+
+    Args:
+        settings: Per-result and per-turn budgets (``tool_result_budget()``,
+            ``tool_turn_budget()``).
+
+    Returns:
+        The sync and async wrappers.
+
+    Example:
+        .. code-block:: python
+
+            wrap, awrap = budget_tool_calls(memory.settings.short_term)
+            node = ToolNode(tools, wrap_tool_call=wrap, awrap_tool_call=awrap)
+    """
+
+    def wrap(request: ToolCallRequest, handler: ToolHandler) -> ToolMessage | Command[Any]:
+        return budget_result(handler(request), request.state, settings)
+
+    async def awrap(
+        request: ToolCallRequest, handler: AsyncToolHandler
+    ) -> ToolMessage | Command[Any]:
+        return budget_result(await handler(request), request.state, settings)
+
+    return wrap, awrap
+
+
+@dataclass(frozen=True)
+class FittedCall:
+    """The messages of one model call, fitted to the window.
+
+    Attributes:
+        messages: What to send.
+        checkpoint: The compaction made inside the turn, or ``None``.
+        clipped: Whether a message had to be clipped (after compaction).
+    """
+
+    messages: list[BaseMessage]
+    checkpoint: Checkpoint | None
+    clipped: bool
+
+
+class CallFitter:
+    """Fits an answer call into ``context_window - reserved_output_tokens``.
+
+    Args:
+        settings: Window, reserve, checkpoint settings.
+        summarizer: The summariser of the checkpoint routine.
+        tools_tokens: Tokens of the bound tools' schemas, sent with every call.
+    """
+
+    def __init__(
+        self, settings: ShortTermSettings, summarizer: Summarizer, tools_tokens: int = 0
+    ) -> None:
+        self.settings = settings
+        self.summarizer = summarizer
+        self.tools_tokens = tools_tokens
+
+    @property
+    def limit(self) -> int:
+        """Tokens the messages of one call may use (tool schemas already taken off)."""
+        return self.settings.call_budget() - self.tools_tokens
+
+    def fit(
+        self,
+        system: Sequence[BaseMessage],
+        history: Sequence[BaseMessage],
+        summary: str | None,
+    ) -> FittedCall:
+        """The call to send: compacted inside the turn and clipped when needed.
+
+        Args:
+            system: The system prompt and the memory block (sent first; the
+                summary message goes after the first of them).
+            history: The conversation (no system messages).
+            summary: The running summary, or ``None``.
+
+        Returns:
+            The messages to send, and the checkpoint to apply to the state (its
+            removed messages are in its summary).
+        """
+        call = self._assemble(system, history, summary)
+        if count_message_tokens(call) <= self.limit:
+            return FittedCall(call, None, False)
+        checkpoint = None
+        if history and safe_cut_index(list(history), 1) > 0:
+            system_tokens = count_message_tokens(system) + self.tools_tokens
+            checkpoint = make_checkpoint(
+                history, summary, self.summarizer, self.settings, system_tokens=system_tokens
+            )
+            if checkpoint.removed_count:
+                logger.info(
+                    "compacted inside the turn: %d messages moved into the summary",
+                    checkpoint.removed_count,
+                )
+                call = self._assemble(system, checkpoint.kept, checkpoint.summary)
+            else:
+                checkpoint = None
+        if count_message_tokens(call) <= self.limit:
+            return FittedCall(call, checkpoint, False)
+        return FittedCall(clip_to_fit(call, self.limit), checkpoint, True)
+
+    @staticmethod
+    def _assemble(
+        system: Sequence[BaseMessage], history: Sequence[BaseMessage], summary: str | None
+    ) -> list[BaseMessage]:
+        head = list(system[:1])
+        if summary and summary.strip():
+            head.append(summary_message(summary))
+        return [*head, *system[1:], *[m for m in history if not isinstance(m, SystemMessage)]]
+
+
+def summarizer_for(model: Any, settings: ShortTermSettings) -> Summarizer:
+    """The checkpoint summariser, its model calls cut to the call budget when it can."""
+    try:
+        return Summarizer(model, max_input_tokens=settings.call_budget())
+    except InvalidInputError:  # the window is too small for chunked input: send it whole
+        return Summarizer(model)
+
+
+__all__ = ["CallFitter", "FittedCall", "budget_result", "budget_tool_calls", "summarizer_for"]
