@@ -5,7 +5,9 @@ graph) resolves the scope of a call the same way, from the run's
 ``config["configurable"]``:
 
 1. ``scope`` — an explicit scope name chosen by the application; it must already
-   be a valid scope (``^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$``), else
+   be a valid scope (1-64 letters or digits of any script, ``_`` and ``-``,
+   starting with a letter or digit; NFC-normalised, see
+   :func:`~langmem_ext.workspace.layout.check_scope`), else
    :class:`~langmem_ext.errors.InvalidScopeError`.
 2. ``user_id`` (or LangGraph Platform's ``langgraph_user_id``) — mapped to a
    scope-safe name by :func:`scope_for_user`.

@@ -17,6 +17,7 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     ├── PendingStateError
     │   ├── PendingExpiredError
     │   └── PendingAlreadyResolvedError
+    ├── MemoryFileError             (a memory file is not UTF-8 or cannot be read)
     ├── WorkspaceLockTimeout
     ├── EmbeddingError
     └── IndexUnavailableError       (Chroma server down, index unusable)
@@ -87,6 +88,15 @@ class PendingAlreadyResolvedError(PendingStateError):
     """The pending item was already confirmed or rejected."""
 
 
+class MemoryFileError(LangmemError):
+    """A memory file of the workspace cannot be read or written as Markdown.
+
+    The message names the file (workspace-relative) and what to do, e.g. a file
+    that is not valid UTF-8: fix or re-save it as UTF-8. Sync skips such a file
+    (and reports it) so the rest of the scope stays searchable.
+    """
+
+
 class WorkspaceLockTimeout(LangmemError):
     """Another process held the workspace lock for too long."""
 
@@ -113,6 +123,7 @@ __all__ = [
     "InvalidPathError",
     "InvalidScopeError",
     "LangmemError",
+    "MemoryFileError",
     "NoiseTextError",
     "NotFoundError",
     "PendingAlreadyResolvedError",

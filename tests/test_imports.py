@@ -21,6 +21,7 @@ EXPECTED_ALL = [
     "LangmemError",
     "Memory",
     "MemoryEntry",
+    "MemoryFileError",
     "MemoryMiddleware",
     "MemoryRetriever",
     "MemoryState",

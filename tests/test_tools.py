@@ -224,7 +224,7 @@ def test_get_pages_with_from_line_and_alias() -> None:
     nxt = t.invoke(_tc("memory_get", {"path": "MEMORY.md", "from": 3, "lines": 1}))
     assert nxt.artifact["from_line"] == 3 and nxt.artifact["lines"] == ["## Facts"]
     beyond = t.invoke(_tc("memory_get", {"path": "MEMORY.md", "from_line": 500}))
-    assert beyond.status == "success" and "nothing at line 500" in beyond.content
+    assert beyond.status == "error" and "lines; line 500 is past the end" in beyond.content
 
 
 def test_update_keeps_history_and_forget_deletes() -> None:

@@ -474,6 +474,13 @@ class SessionLog:
                 )
             if not ev.text.strip():
                 raise EmptyTextError("Session event text is empty; nothing to log.")
+            try:
+                ev.text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise InvalidInputError(
+                    f"Session event text contains a lone surrogate at character {e.start}: "
+                    "it is not valid Unicode; fix the text (e.g. errors='replace')."
+                ) from None
             prepared.append((ev.role, ev.text.strip(), to_epoch(ev.at, now)))
         if not prepared:
             return []
@@ -488,6 +495,8 @@ class SessionLog:
         lines: list[int] = [0] * len(prepared)
         ids: list[int] = []
         with ws.lock.hold():
+            for path in by_file:  # refuse a symlinked transcript before writing any
+                layout.check_own(path, scope)
             for path, idxs in by_file.items():
                 rendered = [self._render(thread_id, *prepared[i]) for i in idxs]
                 first = self._append_lines(path, scope, rendered)
@@ -522,7 +531,7 @@ class SessionLog:
         """Append lines durably; return the 1-based line number of the first one."""
         path.parent.mkdir(parents=True, exist_ok=True)
         created = not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
         try:
             size = os.fstat(fd).st_size
             cached = self._line_cache.get(path)

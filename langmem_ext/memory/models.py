@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 Target = Literal["long_term", "daily"]
 
@@ -37,8 +37,17 @@ class MemoryEntry(BaseModel):
 
     @property
     def citation(self) -> str:
-        """``path:line`` for ``memory_get``."""
+        """``path:line`` for ``memory_get`` (shifts when lines are added above)."""
         return f"{self.path}:{self.line}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def anchor(self) -> str:
+        """``path#^block-id``: a citation that stays valid when lines move.
+
+        ``Memory.get`` / ``memory_get`` accept it and return the entry's lines.
+        """
+        return f"{self.path}#^{self.id}"
 
 
 class PendingItem(BaseModel):
@@ -77,8 +86,20 @@ class SearchHit(BaseModel):
 
     @property
     def citation(self) -> str:
-        """``path:line`` for ``memory_get``."""
+        """``path:line`` for ``memory_get`` (shifts when lines are added above)."""
         return f"{self.path}:{self.line}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def anchor(self) -> str:
+        """A stable citation for ``memory_get``: ``path#^block-id`` for memories.
+
+        It stays valid when lines are added above the entry. Session events have no
+        block id; theirs is ``path:line`` (transcripts only grow at the end).
+        """
+        if self.source == "memory":
+            return f"{self.path}#^{self.id}"
+        return self.citation
 
 
 class GetResult(BaseModel):

@@ -31,6 +31,8 @@ from langmem_ext.errors import (
     EntryNotFoundError,
     InvalidCategoryError,
     InvalidInputError,
+    InvalidPathError,
+    LangmemError,
     NoiseTextError,
     PendingAlreadyResolvedError,
     PendingExpiredError,
@@ -42,11 +44,10 @@ from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.workspace.files import read_text
 from langmem_ext.workspace.keyword_index import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.ledger import PendingRow, pending_row, record_history, upsert_entry
-from langmem_ext.workspace.markdown import new_entry_id, normalise_text
+from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ R = TypeVar("R")
 GET_DEFAULT_LINES = 40
 GET_MAX_LINES = 300
 _PATH_LINE_RE = re.compile(r"^(.*\.md):(\d+)(?:-(\d+))?$")
+_PATH_ANCHOR_RE = re.compile(r"^(.*\.md)#\^?(m-[0-9a-z]{4,32})$")
 
 
 def _async_twin(fn: Callable[P, R]) -> Callable[P, Any]:
@@ -187,20 +189,34 @@ class Memory:
     # -- validation --------------------------------------------------------
 
     def _scope(self, scope: str | None) -> str:
-        return check_scope(scope or self.settings.default_scope)
+        """The scope to use: ``None`` means the default; ``""`` is an error, not ``main``."""
+        return check_scope(self.settings.default_scope if scope is None else scope)
 
-    def _text(self, text: str) -> str:
+    @staticmethod
+    def _check_unicode(value: str, what: str) -> None:
+        """Refuse lone surrogates (they cannot be written as UTF-8)."""
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidInputError(
+                f"{what} contains a lone surrogate {value[e.start]!r} at character {e.start}: "
+                "it is not valid Unicode and cannot be stored as UTF-8. Fix the text (for "
+                "example decode the input with errors='replace')."
+            ) from None
+
+    def _text(self, text: str, what: str = "Memory text") -> str:
         if not isinstance(text, str):
-            raise InvalidInputError(f"Memory text must be a string, got {type(text).__name__}.")
+            raise InvalidInputError(f"{what} must be a string, got {type(text).__name__}.")
         clean = normalise_text(text)
         if not clean:
-            raise EmptyTextError("Memory text is empty: pass the fact to remember.")
+            raise EmptyTextError(f"{what} is empty: pass the fact to remember.")
         if len(clean) > self.settings.max_text_chars:
             raise TextTooLongError(
-                f"Memory text has {len(clean)} characters, over the limit of "
+                f"{what} has {len(clean)} characters, over the limit of "
                 f"{self.settings.max_text_chars}: split it into smaller facts or raise "
                 "Settings.max_text_chars."
             )
+        self._check_unicode(clean, what)
         return clean
 
     @staticmethod
@@ -326,6 +342,11 @@ class Memory:
                 "list_pending() (or `langmem-ext pending`)."
             )
         row = pending_row(rows[0])
+        if row.status == "pending" and self._settle([row], scope):
+            raise PendingAlreadyResolvedError(
+                f"Pending memory {row.id!r} was already confirmed (its entry {row.entry_id} "
+                "is stored; an earlier confirm was interrupted); nothing to do."
+            )
         if row.status == "pending" and row.expires_at <= time.time():
             self._expire([row.id])
             raise PendingExpiredError(
@@ -341,6 +362,37 @@ class Memory:
                 f"Pending memory {row.id!r} was already {row.status}; nothing to do."
             )
         return row
+
+    def _settle(self, rows: Sequence[PendingRow], scope: str) -> set[str]:
+        """Confirm the pending items whose entry is already in the files.
+
+        A confirm killed after its Markdown write leaves its item ``pending``: the
+        files the items target are synced (a ``stat`` each when unchanged) and every
+        item whose entry they hold is marked confirmed.
+
+        Returns:
+            The ids of ``rows`` found confirmed.
+        """
+        if not rows:
+            return set()
+        ws = self.workspace
+        paths = {self._file_for(scope, self._target(r.target), r.said_at)[0] for r in rows}
+        with ws.lock.hold():
+            ws.sync_files(scope, sorted(paths))  # confirms the items of new entries
+            ws.ledger.confirm_written_pending(scope)  # and of entries already in the ledger
+            ids = [r.id for r in rows]
+            done = {
+                str(r[0])
+                for i in range(0, len(ids), 500)
+                for r in ws.ledger.query(
+                    "SELECT id FROM pending WHERE status = 'confirmed' AND id IN "
+                    f"({','.join('?' * len(ids[i : i + 500]))})",
+                    ids[i : i + 500],
+                )
+            }
+        if done:
+            logger.info("pending item(s) %s were already written: marked confirmed", done)
+        return done
 
     def _expire(self, ids: Sequence[str]) -> None:
         if not ids:
@@ -363,6 +415,8 @@ class Memory:
                 (scope,),
             )
         ]
+        done = self._settle(rows, scope)
+        rows = [r for r in rows if r.id not in done]
         now = time.time()
         self._expire([r.id for r in rows if r.expires_at <= now])
         return [self._pending_item(r) for r in rows if r.expires_at > now]
@@ -396,13 +450,14 @@ class Memory:
                 ],
                 title=title,
             )
+            entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
             with ws.ledger.transaction() as conn:
                 conn.execute(
                     "UPDATE pending SET status = 'confirmed', resolved_at = ? WHERE id = ?",
                     (time.time(), row.id),
                 )
         ws.flush_vectors()
-        return self._entry(row.entry_id, scope)
+        return entry
 
     def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
         """Reject a pending memory; nothing is written to Markdown."""
@@ -494,7 +549,7 @@ class Memory:
         scope = self._scope(scope)
         if isinstance(texts, str):
             raise InvalidInputError("add_many takes a list of texts; use add() for one text.")
-        clean = [self._text(t) for t in texts]
+        clean = [self._text(t, f"texts[{i}]") for i, t in enumerate(texts)]
         n = len(clean)
         cats = (
             [self._category(category)] * n
@@ -654,6 +709,8 @@ class Memory:
         """
         scope = self._scope(scope)
         cat = self._category(category) if category else None
+        if isinstance(query, str):
+            self._check_unicode(query, "Search query")
         ts = time.time() if now is None else float(_epoch(now) or 0.0)
         if intent == "auto":
             intent = (
@@ -680,24 +737,49 @@ class Memory:
         """Read lines of a memory file of the scope.
 
         Args:
-            path: Workspace-relative path, or ``path:line`` / ``path:start-end``.
+            path: Workspace-relative path, ``path:line`` / ``path:start-end``, or a
+                stable anchor ``path#^m-…`` (an entry's :attr:`~MemoryEntry.anchor`:
+                it finds the entry wherever lines above it moved it; by default only
+                the entry's own lines are returned).
             scope: Whose memory; paths of other scopes are refused.
             from_line: 1-based first line (default 1, or the line of ``path:line``).
             lines: How many lines (default 40, max 300).
 
         Raises:
-            InvalidPathError: ``..``, absolute, symlinked-out or other-scope paths.
+            InvalidPathError: ``..``, absolute, symlinked, too long or other-scope
+                paths, or an anchor whose entry is not in the file.
+            InvalidInputError: ``from_line`` past the end of the file.
+            MemoryFileError: the file is not valid UTF-8.
         """
         scope = self._scope(scope)
-        raw = (path or "").strip()
+        raw = (path or "").strip() if isinstance(path, str) else ""
+        anchor: str | None = None
         m = _PATH_LINE_RE.match(raw)
+        a = None if m else _PATH_ANCHOR_RE.match(raw)
         if m:
             raw = m.group(1)
             if from_line is None:
                 from_line = int(m.group(2))
             if lines is None and m.group(3):
                 lines = int(m.group(3)) - int(m.group(2)) + 1
-        real = self.workspace.layout.resolve_for_scope(raw, scope)
+        elif a:
+            raw, anchor = a.group(1), a.group(2)
+        layout = self.workspace.layout
+        real = layout.resolve_for_scope(raw, scope)
+        rel = layout.rel(real)
+        content = layout.read(real, scope)
+        all_lines = content.splitlines()
+        if anchor is not None:
+            entry = next((e for e in parse_entries(content) if e.id == anchor), None)
+            if entry is None:
+                raise InvalidPathError(
+                    f"No memory {anchor} in {rel}: it was deleted or moved. Search again "
+                    "with memory_search for a fresh citation."
+                )
+            if from_line is None:
+                from_line = entry.line
+                if lines is None:
+                    lines = entry.end_line - entry.line + 1
         start = 1 if from_line is None else int(from_line)
         if start < 1:
             raise InvalidInputError(f"from_line must be >= 1, got {start}.")
@@ -705,12 +787,16 @@ class Memory:
         if count < 1:
             raise InvalidInputError(f"lines must be >= 1, got {count}.")
         count = min(count, GET_MAX_LINES)
-        all_lines = read_text(real).splitlines()
+        if start > max(len(all_lines), 1):
+            raise InvalidInputError(
+                f"{rel} has {len(all_lines)} lines; line {start} is past the end. "
+                f"Pass a line between 1 and {len(all_lines)}."
+            )
         chunk = all_lines[start - 1 : start - 1 + count]
         end = start - 1 + len(chunk)
         truncated = end < len(all_lines)
         return GetResult(
-            path=self.workspace.layout.rel(real),
+            path=rel,
             from_line=start,
             lines=chunk,
             total_lines=len(all_lines),
@@ -773,7 +859,7 @@ class Memory:
 
     def sync(self, *, scope: str | None = None, progress: Progress | None = None) -> SyncReport:
         """Pick up hand edits and catch the index up (one scope, or all)."""
-        scopes = [self._scope(scope)] if scope else None
+        scopes = [self._scope(scope)] if scope is not None else None
         return self.workspace.sync(scopes, progress=progress)
 
     def reindex(self, *, progress: Progress | None = None) -> SyncReport:
@@ -787,7 +873,7 @@ class Memory:
     def stats(self, *, scope: str | None = None) -> dict[str, Any]:
         """Counts per scope and category, pending items, vectors waiting."""
         ws = self.workspace
-        scopes = [self._scope(scope)] if scope else (ws.layout.scopes() or [MAIN_SCOPE])
+        scopes = [self._scope(scope)] if scope is not None else (ws.layout.scopes() or [MAIN_SCOPE])
         out: dict[str, Any] = {"workspace": str(self.root), "embedder": ws.model_name, "scopes": {}}
         for s in scopes:
             self._maybe_sync(s)
@@ -815,7 +901,12 @@ class Memory:
     def daily_notes(self, day: date, *, scope: str | None = None) -> str:
         """The text of a scope's daily notes of ``day`` ("" when none)."""
         scope = self._scope(scope)
-        return read_text(self.workspace.layout.daily(scope, day))
+        path = self.workspace.layout.daily(scope, day)
+        try:
+            return self.workspace.layout.read(path, scope)
+        except LangmemError as e:  # a symlink or a non-UTF-8 file: injected as no notes
+            logger.warning("daily notes %s not read: %s", day.isoformat(), e)
+            return ""
 
     # -- async twins -------------------------------------------------------
 

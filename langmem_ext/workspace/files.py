@@ -12,13 +12,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from langmem_ext.errors import WorkspaceLockTimeout
+from langmem_ext.errors import MemoryFileError, WorkspaceLockTimeout
+
+_TEMP_RE = re.compile(r"^\.(MEMORY|LONG_TERM|PROFILE|\d{4}-\d{2}-\d{2})\.md\.[a-z0-9_]{8}\.tmp$")
+"""Temp files of :func:`atomic_write_text` for memory files (``tempfile.mkstemp`` names)."""
 
 
 def fsync_dir(path: Path) -> None:
@@ -53,11 +57,43 @@ def atomic_write_text(path: Path, content: str) -> None:
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 file, returning "" when it does not exist."""
+    """Read a UTF-8 file, returning "" when it does not exist.
+
+    Raises:
+        MemoryFileError: the file is not valid UTF-8 (the message names it).
+    """
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
+    except UnicodeDecodeError as e:
+        msg = f"{path} is not valid UTF-8 (byte offset {e.start}): re-save it as UTF-8."
+        raise MemoryFileError(msg) from None
+
+
+def remove_stale_temp_files(folders: list[Path]) -> list[Path]:
+    """Remove temp files an interrupted :func:`atomic_write_text` left in ``folders``.
+
+    Only names :func:`atomic_write_text` gives memory files
+    (``.MEMORY.md.<8 chars>.tmp``, ``.2026-01-31.md.<8 chars>.tmp``, ...) directly
+    inside the given folders are removed; symlinks are never followed. Call it
+    holding the workspace lock, so no live writer is using them.
+
+    Returns:
+        The files removed.
+    """
+    removed: list[Path] = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if _TEMP_RE.match(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
 
 
 class WorkspaceLock:
@@ -96,6 +132,42 @@ class WorkspaceLock:
         finally:
             self._thread_lock.release()
 
+    @contextlib.contextmanager
+    def try_hold(self) -> Iterator[bool]:
+        """Hold the lock for a ``with`` block only if it is free now.
+
+        Yields:
+            ``True`` when the lock is held for the block, ``False`` when another
+            thread or process holds it (the block runs without it).
+        """
+        if not self._thread_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            if self._depth == 0 and not self._try_acquire_file():
+                yield False
+                return
+            self._depth += 1
+            try:
+                yield True
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release_file()
+        finally:
+            self._thread_lock.release()
+
+    def _try_acquire_file(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
     def _acquire_file(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -124,4 +196,10 @@ class WorkspaceLock:
             self._fd = None
 
 
-__all__ = ["WorkspaceLock", "atomic_write_text", "fsync_dir", "read_text"]
+__all__ = [
+    "WorkspaceLock",
+    "atomic_write_text",
+    "fsync_dir",
+    "read_text",
+    "remove_stale_temp_files",
+]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -208,6 +209,39 @@ class Ledger:
     def all_ids(self) -> set[str]:
         """Every id the ledger knows (live or deleted): never to be reused."""
         return {r[0] for r in self.query("SELECT id FROM entries")}
+
+    def confirm_written_pending(self, scope: str | None = None) -> list[str]:
+        """Mark confirmed the pending items whose entry is already written.
+
+        A confirm killed between the Markdown write and the pending update leaves
+        its item ``pending`` although the entry is stored (in the files, and in the
+        ledger once they are synced). This settles such items, so a later reject
+        cannot report ``rejected`` for a stored memory.
+
+        Args:
+            scope: Only this scope (all when ``None``).
+
+        Returns:
+            The pending ids marked confirmed.
+        """
+        sql = (
+            "SELECT p.id FROM pending p JOIN entries e ON e.id = p.entry_id "
+            "AND e.scope = p.scope AND e.deleted_at IS NULL WHERE p.status = 'pending'"
+        )
+        params: tuple[str, ...] = ()
+        if scope is not None:
+            sql += " AND p.scope = ?"
+            params = (scope,)
+        ids = [str(r[0]) for r in self.query(sql, params)]
+        if ids:
+            now = time.time()
+            with self.transaction() as conn:
+                conn.executemany(
+                    "UPDATE pending SET status = 'confirmed', resolved_at = ? "
+                    "WHERE id = ? AND status = 'pending'",
+                    [(now, i) for i in ids],
+                )
+        return ids
 
     def get_meta(self, key: str) -> str | None:
         """Read a meta value."""

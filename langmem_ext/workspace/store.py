@@ -11,6 +11,7 @@ processes writing one workspace serialise.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import shutil
@@ -24,8 +25,14 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_ext.errors import EmbeddingError, IndexUnavailableError
-from langmem_ext.workspace.files import WorkspaceLock, atomic_write_text, read_text
+from langmem_ext.errors import (
+    EmbeddingError,
+    IndexUnavailableError,
+    InvalidPathError,
+    LangmemError,
+    MemoryFileError,
+)
+from langmem_ext.workspace.files import WorkspaceLock, atomic_write_text, remove_stale_temp_files
 from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
@@ -42,6 +49,9 @@ logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)`` callback for long work."""
+
+_UNREADABLE = "!unreadable"
+"""File-stamp hash of a file sync skipped (not UTF-8): no content ever hashes to it."""
 
 
 def text_hash(text: str) -> str:
@@ -95,6 +105,8 @@ class SyncReport:
     embedded: int = 0
     vector_error: str | None = None
     scopes: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Files left out, workspace-relative path → why (not UTF-8, a symlink, ...)."""
 
 
 class Workspace:
@@ -143,6 +155,32 @@ class Workspace:
         self.vectors = VectorIndex(
             self.layout.index_dir / "chroma", chroma_url, model_name, collection_prefix
         )
+        self._recover()
+
+    def _recover(self) -> None:
+        """Finish what a killed writer left: its temp files and interrupted confirms.
+
+        Temp files are removed only while no other writer holds the workspace lock
+        (every atomic write happens under it); when the lock is busy the next open
+        does it. Without a lock file no writer ever ran here: nothing to clean (and
+        opening a workspace to read creates nothing but the ledger).
+        """
+        with contextlib.ExitStack() as stack:
+            if self.layout.lock_file.exists() and stack.enter_context(self.lock.try_hold()):
+                removed = remove_stale_temp_files(self.layout.memory_folders())
+                if removed:
+                    logger.info(
+                        "removed %d temp file(s) left by an interrupted write: %s",
+                        len(removed),
+                        ", ".join(self.layout.rel(p) for p in removed),
+                    )
+        confirmed = self.ledger.confirm_written_pending()
+        if confirmed:
+            logger.info(
+                "marked %d pending item(s) confirmed: their entries were already written (%s)",
+                len(confirmed),
+                ", ".join(confirmed),
+            )
 
     # -- index lifecycle ---------------------------------------------------
 
@@ -215,15 +253,24 @@ class Workspace:
         skipped (a retried confirm after a crash writes nothing twice).
         """
         self._sync_paths(scope, [path])
-        content = read_text(path)
+        content = self._read_own(scope, path)
         indexed = self._indexed(scope, path, content)
-        todo = [e for e in entries if f"^{e.id}" not in content]
+        # Block ids are parsed, never substring-matched: a text may quote any id.
+        present = {p.id for p in parse_entries(content) if p.id is not None}
+        todo = [e for e in entries if e.id not in present]
         insertion: Insertion | None = None
         if todo:
             insertion = insert_entries_tracked(
                 content, [(e.id, e.text, e.category) for e in todo], title=title
             )
             content = insertion.content
+            written = {p.id for p in insertion.entries}
+            lost = [e.id for e in todo if e.id not in written]
+            if lost:  # never reached: a guard against a rendering bug losing an entry
+                raise MemoryFileError(
+                    f"{self.layout.rel(path)}: entries {', '.join(lost)} would not read back "
+                    "from the Markdown as written; nothing was stored."
+                )
             atomic_write_text(path, content)
         rel = self.layout.rel(path)
         now = time.time()
@@ -252,6 +299,18 @@ class Workspace:
             self._index_insertion(scope, path, insertion, entries, now)
         else:
             self._reconcile_insert(scope, path, content, entries, now)
+
+    def _read_own(self, scope: str, path: Path) -> str:
+        """Read a file of ``scope`` to write it (refusing symlinks and non-UTF-8 files)."""
+        return self.layout.read(path, scope)
+
+    def sync_files(self, scope: str, paths: Sequence[Path]) -> None:
+        """Bring the ledger and index in step with some files of a scope (lock held).
+
+        Cheap when they did not change (one ``stat`` each). Symlinked or unreadable
+        files are skipped with a logged warning.
+        """
+        self._sync_paths(scope, paths)
 
     def _indexed(self, scope: str, path: Path, content: str) -> bool:
         """Whether the index holds exactly ``content`` for ``path`` (its hash matches)."""
@@ -317,7 +376,7 @@ class Workspace:
         Must be called with the lock held; the caller updates the ledger.
         """
         self._sync_paths(scope, [path])
-        content = read_text(path)
+        content = self._read_own(scope, path)
         old = next((e for e in parse_entries(content) if e.id == entry_id), None)
         if old is None:
             raise KeyError(entry_id)
@@ -327,7 +386,7 @@ class Workspace:
 
     def reconcile_after_write(self, scope: str, path: Path) -> None:
         """Bring the index in step with one file after a write (lock held)."""
-        self._reconcile(scope, path, read_text(path))
+        self._reconcile(scope, path, self._read_own(scope, path))
 
     # -- sync --------------------------------------------------------------
 
@@ -346,9 +405,14 @@ class Workspace:
             scope_list = list(scopes) if scopes is not None else self._known_scopes()
             report.scopes = scope_list
             for scope in scope_list:
-                files = self.layout.memory_files(scope)
+                refused: dict[str, str] = {}
+                files = self.layout.memory_files(scope, refused)
+                for rel, why in refused.items():
+                    logger.warning("sync skips %s: it is %s", rel, why)
+                    report.skipped[rel] = f"{rel} is {why}; it is not read."
                 report.files_scanned += len(files)
-                self._sync_paths(scope, files, report=report, drop_missing=True)
+                self._sync_paths(scope, files, report=report, drop_missing=True, trusted=True)
+                self.ledger.confirm_written_pending(scope)
         self.flush_vectors(progress=progress, report=report)
         return report
 
@@ -379,11 +443,20 @@ class Workspace:
         *,
         report: SyncReport | None = None,
         drop_missing: bool = False,
+        trusted: bool = False,
     ) -> None:
+        """Sync ``paths`` of a scope; ``trusted``: they come from :meth:`Layout.memory_files`."""
         stamps = self.keyword.file_stamps(scope)
         seen: set[str] = set()
         for path in paths:
             rel = self.layout.rel(path)
+            if not trusted:
+                try:
+                    self.layout.check_own(path, scope)
+                except InvalidPathError as e:
+                    if report is not None:
+                        report.skipped[rel] = str(e)
+                    continue  # a full sync drops what the index held of it
             seen.add(rel)
             if not path.exists():
                 if rel in stamps:
@@ -391,9 +464,25 @@ class Workspace:
                 continue
             st = stamps.get(rel)
             s = path.stat()
-            if st is not None and st.mtime_ns == s.st_mtime_ns and st.size == s.st_size:
+            if (
+                st is not None
+                and st.mtime_ns == s.st_mtime_ns
+                and st.size == s.st_size
+                and (st.hash != _UNREADABLE or report is None)
+            ):
                 continue
-            content = read_text(path)
+            try:
+                content = self.layout.read(path, scope)
+            except LangmemError as e:
+                logger.warning("sync skips %s: %s", rel, e)
+                if report is not None:
+                    report.skipped[rel] = str(e)
+                # Its last good rows stay searchable; the stamp stops re-reading it
+                # on every search until the file changes.
+                self.keyword.apply(
+                    files=[FileStamp(rel, scope, _UNREADABLE, s.st_mtime_ns, s.st_size)]
+                )
+                continue
             if st is not None and st.hash == _file_hash(content):
                 self.keyword.apply(files=[FileStamp(rel, scope, st.hash, s.st_mtime_ns, s.st_size)])
                 continue
@@ -529,7 +618,7 @@ class Workspace:
             report.removed += len(removed)
         stamp: list[FileStamp] = []
         drop: list[str] = []
-        if path.exists():
+        if path.exists() and self.layout.link_problem(path) is None:
             s = path.stat()
             stamp.append(FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size))
         else:

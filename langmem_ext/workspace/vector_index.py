@@ -13,6 +13,7 @@ generation than its own reopens its client before reading or writing.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import re
 import threading
@@ -64,8 +65,16 @@ class VectorIndex:
         self._lock = threading.RLock()
 
     def collection_name(self, scope: str) -> str:
-        """Chroma collection of a scope."""
-        return f"{self.prefix}.{_slug(self.model_name)}.{scope}.v1"
+        """Chroma collection of a scope.
+
+        Chroma names allow ASCII only: a scope with other letters (``用户``) is
+        named by a hash of its UTF-8 form, with the suffix ``.u1`` (an ASCII scope
+        has no ``.``, so the two kinds of names never collide).
+        """
+        if scope.isascii():
+            return f"{self.prefix}.{_slug(self.model_name)}.{scope}.v1"
+        digest = hashlib.sha256(scope.encode("utf-8")).hexdigest()[:24]
+        return f"{self.prefix}.{_slug(self.model_name)}.{digest}.u1"
 
     def _connect(self) -> Any:
         import chromadb
