@@ -94,11 +94,15 @@ class ScriptedChatModel(BaseChatModel):
 # -- the offline stand-in assistant ------------------------------------------------
 
 # "请记住" / "帮我记住" / "记住" / "please remember this:" / "remember that" (not "记得")
+# Chinese: 记住 anywhere except "记住了" (I have memorized it);
+# English: "remember" as a request, at the start or the end of the message.
 _REMEMBER = re.compile(
-    r"(?:请|麻烦)?(?:你)?(?:帮我)?记住(?:一下)?|"
-    r"\b(?:please\s+)?(?:do\s+)?remember(?:\s+(?:this|that|it))?\b\s*:?",
+    r"(?:请|麻烦)?(?:你)?(?:帮我)?记住(?:一下)?(?!了)|"
+    r"^\s*(?:(?:please|pls|can you|could you|do)\s+)*remember(?:\s+(?:this|that|it))?\b\s*:?|"
+    r"(?:please\s+)?remember(?:\s+(?:this|that|it))?[\s.!。！]*$",
     re.IGNORECASE,
 )
+_THIS = frozenset({"这个", "这些", "这一点", "这件事", "那个", "this", "that", "it"})
 _EDGE = " \t\n,，.。!！:：;；、~…\"'“”"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -139,6 +143,8 @@ def remember_request(text: str) -> str | None:
     rest = _REMEMBER.sub(" ", text)
     rest = re.sub(r"\s+", " ", rest).strip(_EDGE)
     rest = re.sub(r"^(?:please|pls)\b\s*", "", rest, flags=re.IGNORECASE).strip(_EDGE)
+    if rest.lower() in _THIS:
+        return ""
     if rest and rest[0].isascii():
         rest = rest[0].upper() + rest[1:]
     return rest

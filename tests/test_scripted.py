@@ -90,18 +90,26 @@ def test_remember_requests_become_memory_save_calls(said: str, saved: str) -> No
 
 
 @pytest.mark.parametrize(
-    "said", ["Do you remember what I like?", "你还记得我喜欢吃什么吗？", "hello, how are you"]
+    "said",
+    [
+        "Do you remember what I like?",
+        "你还记得我喜欢吃什么吗？",
+        "hello, how are you",
+        "I remember that day fondly",
+        "好的，我记住了",
+    ],
 )
 def test_questions_and_chatter_are_not_saved(said: str) -> None:
     assert remember_request(said) is None
     assert offline_policy([HumanMessage(said)]).tool_calls == []
 
 
-def test_remember_this_saves_the_previous_message() -> None:
+@pytest.mark.parametrize("said", ["remember this", "请记住这个", "Please remember that."])
+def test_remember_this_saves_the_previous_message(said: str) -> None:
     messages: list[BaseMessage] = [
         HumanMessage("My sister Mei is vegetarian"),
         AIMessage("OK."),
-        HumanMessage("remember this"),
+        HumanMessage(said),
     ]
     [call] = offline_policy(messages).tool_calls
     assert call["args"]["text"] == "My sister Mei is vegetarian"
