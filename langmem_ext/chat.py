@@ -2,6 +2,9 @@
 
 Resumes the latest session of the scope (seed 000) unless ``--new``; shows pending
 saves after each answer so the user can confirm ("yes" / "确认") or reject them.
+With ``--scripted`` the offline stand-in model
+(:func:`~langmem_ext.scripted.offline_policy`) plays the assistant: it saves what
+the user asks it to remember and answers from the memory block.
 """
 
 from __future__ import annotations
@@ -11,24 +14,14 @@ import uuid
 from collections.abc import Callable
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from langmem_ext.chat_models import ModelUnavailableError, load_chat_model
 from langmem_ext.memory import Memory
-from langmem_ext.scripted import ScriptedChatModel
+from langmem_ext.scripted import ScriptedChatModel, offline_policy
 
 _META_KEY = "chat_thread:{scope}"
-
-
-def offline_policy(messages: list[BaseMessage]) -> AIMessage:
-    """The scripted model of ``chat --scripted``: it answers from recalled memory."""
-    from langmem_ext.demo import _recalled_texts
-
-    recalled = _recalled_texts(messages)
-    if recalled:
-        return AIMessage("From memory: " + recalled[0])
-    return AIMessage("(scripted model) I have nothing in memory about that.")
 
 
 def run_chat(

@@ -9,12 +9,14 @@ Examples:
         langmem-ext --workspace ./ws confirm p-1a2b3c4d5e
         langmem-ext --workspace ./ws search 拉面
         langmem-ext --workspace ./ws get MEMORY.md:3
+        langmem-ext --workspace ./ws serve --scripted
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -101,9 +103,24 @@ def _memory(args: argparse.Namespace) -> Any:
 
 
 def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    from tqdm import tqdm
+    """``(update(done, total), close())`` of a progress display on stderr.
 
+    On a terminal: an animated tqdm bar. Otherwise (a log file, a pipe, CI) no
+    frames at all, only one final line ``desc: done/total memories`` on close.
+    """
     bar: dict[str, Any] = {}
+    if not sys.stderr.isatty():
+
+        def count(done: int, total: int) -> None:
+            bar["done"], bar["total"] = done, total
+
+        def summary() -> None:
+            if "total" in bar:
+                print(f"{desc}: {bar['done']}/{bar['total']} memories", file=sys.stderr)
+
+        return count, summary
+
+    from tqdm import tqdm
 
     def update(done: int, total: int) -> None:
         if "bar" not in bar:
@@ -118,6 +135,55 @@ def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], N
             bar["bar"].close()
 
     return update, close
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """``langmem-ext serve``: the LangServe app with uvicorn until SIGINT / SIGTERM."""
+    import signal
+
+    from langmem_ext.chat_models import ModelUnavailableError, check_model_reachable
+    from langmem_ext.serving import serve
+
+    def stop(_signum: int, _frame: Any) -> None:
+        raise SystemExit(0)
+
+    mem = _memory(args)
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises it: exit 0 then.
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        model: Any = None
+        if args.scripted:
+            from langmem_ext.scripted import ScriptedChatModel, offline_policy
+
+            model = ScriptedChatModel(policy=offline_policy)
+            name = (
+                "scripted (offline stand-in for an LLM: saves on 'remember', answers from memory)"
+            )
+        else:
+            name = mem.settings.chat_model
+            try:
+                check_model_reachable(mem.settings)
+            except ModelUnavailableError as e:
+                print(
+                    f"warning: {str(e).splitlines()[0]} The chat model is not reachable: "
+                    "/agent answers 503 until it is (start it, or restart with --scripted); "
+                    "/memory works.",
+                    file=sys.stderr,
+                )
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        print(
+            f"langmem-ext serve: listening on http://{host}:{args.port} "
+            f"(chat model: {name}; workspace: {mem.root})",
+            file=sys.stderr,
+            flush=True,
+        )
+        serve(args.host, args.port, memory=mem, model=model)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        mem.close()
+    return 0
 
 
 def _hits_table(hits: Sequence[Any], debug: bool = False) -> str:
@@ -157,8 +223,13 @@ def _run(args: argparse.Namespace) -> int:
         from langmem_ext.demo import run_demo
 
         return run_demo(
-            args.demo_workspace or args.workspace, as_json=args.json, embedder=args.embedder
+            args.demo_workspace or args.workspace,
+            as_json=args.json,
+            embedder=args.embedder,
+            scripted=args.scripted,
         )
+    if cmd == "serve":
+        return _serve(args)
     mem = _memory(args)
     try:
         scope = args.scope
@@ -333,6 +404,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parsers["serve"].add_argument("--host", default="127.0.0.1")
     parsers["serve"].add_argument("--port", type=int, default=8000)
+    parsers["serve"].add_argument(
+        "--scripted",
+        action="store_true",
+        help="offline scripted model (no LLM needed): saves on 'remember', answers from memory",
+    )
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     return p
 
@@ -344,10 +420,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
-        return _run(args)
+        code = _run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except LangmemError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `langmem-ext list | head`: the reader is gone. Python docs' recipe: point
+        # stdout at devnull so the final flush at exit cannot fail again; exit 1.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

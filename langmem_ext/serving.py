@@ -32,6 +32,11 @@ What the server trusts:
 * Every other ``configurable`` key (``checkpoint_id``, ``checkpoint_ns``, ...) and
   every state field besides ``messages`` is dropped.
 
+When the chat model cannot be reached (e.g. Ollama is not running), ``/agent``
+answers ``503`` with a JSON ``detail`` naming the fix (start the model, set
+``LANGMEM_CHAT_MODEL``, or serve the offline scripted model with
+``langmem-ext serve --scripted``); ``/memory`` needs no model.
+
 Checkpointer: ``AsyncSqliteSaver`` on ``checkpoints.db`` in the workspace (the file
 the sync graph uses), opened in the app's lifespan; ``InMemorySaver`` when
 ``aiosqlite`` is missing (logged). The app must run with its lifespan
@@ -276,6 +281,45 @@ def _config_modifier(
     return modify
 
 
+def _connection_errors() -> tuple[type[Exception], ...]:
+    """Exceptions meaning "a backend could not be connected to" (the chat model's client)."""
+    from langmem_ext.chat_models import ModelUnavailableError
+
+    errors: list[type[Exception]] = [ConnectionError, ModelUnavailableError]
+    try:
+        import httpx
+
+        errors += [httpx.ConnectError, httpx.ConnectTimeout]
+    except ImportError:  # pragma: no cover - httpx comes with langserve
+        pass
+    return tuple(errors)
+
+
+def model_unreachable_detail(model_name: str, error: BaseException) -> str:
+    """The ``503`` message of ``/agent`` when the chat model cannot be reached.
+
+    Args:
+        model_name: The ``init_chat_model`` string (or class name) of the served model.
+        error: What the model's client raised.
+
+    Returns:
+        One paragraph naming the model, the error and the fixes.
+    """
+    reason = str(error).splitlines()[0] if str(error) else ""
+    fixes = []
+    if model_name.lower().startswith("ollama") or "ollama" in model_name.lower():
+        name = model_name.split(":", 1)[1] if ":" in model_name else "qwen2.5:7b"
+        fixes.append(f"start Ollama (`ollama serve`, then `ollama pull {name}`)")
+    fixes += [
+        "set LANGMEM_CHAT_MODEL to a reachable init_chat_model string and restart",
+        "restart with `langmem-ext serve --scripted` for the offline scripted model",
+    ]
+    return (
+        f"The chat model {model_name!r} is not reachable ({type(error).__name__}: {reason}). "
+        f"Fix: {'; or '.join(fixes)}. /memory works without a model."
+    )
+
+
 @asynccontextmanager
 async def open_async_checkpointer(path: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """``AsyncSqliteSaver`` on ``path``; ``InMemorySaver`` (logged) without aiosqlite."""
@@ -420,6 +464,15 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.langmem = state
+    model_name = chat if isinstance(chat, str) else type(chat).__name__
+
+    async def model_unreachable(request: Request, exc: Exception) -> JSONResponse:
+        detail = model_unreachable_detail(model_name, exc)
+        logger.warning("%s %s -> 503: %s", request.method, request.url.path, detail)
+        return JSONResponse({"detail": detail}, status_code=503)
+
+    for error in _connection_errors():
+        app.add_exception_handler(error, model_unreachable)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -427,7 +480,7 @@ def create_app(
         body = {
             "status": "ok" if state.started else "starting",
             "checkpointer": state.checkpointer,
-            "chat_model": chat if isinstance(chat, str) else type(chat).__name__,
+            "chat_model": model_name,
         }
         return JSONResponse(body, status_code=200 if state.started else 503)
 
@@ -558,6 +611,7 @@ __all__ = [
     "Caller",
     "ServingState",
     "create_app",
+    "model_unreachable_detail",
     "open_async_checkpointer",
     "resolve_caller",
     "serve",

@@ -145,3 +145,93 @@ def test_chat_resumes_the_latest_session(ws: str, monkeypatch: pytest.MonkeyPatc
     assert first[0].startswith("New session")
     second = session(["/pending"])
     assert second[0].startswith("Resuming session") and "2 messages" in second[0]
+
+
+def _console_script() -> str:
+    """The installed ``langmem-ext`` console script of this interpreter's environment."""
+    script = Path(sys.executable).parent / "langmem-ext"
+    assert script.exists(), f"{script} missing: pip install -e . in this environment"
+    return str(script)
+
+
+def _fill(ws: str, n: int) -> None:
+    from langmem_ext import Memory, Settings
+
+    settings = Settings(workspace=Path(ws))
+    settings.embeddings.provider = "fake"
+    with Memory(settings=settings) as mem:
+        mem.add_many([f"note {i}: the quick brown fox jumps over the lazy dog" for i in range(n)])
+
+
+def test_output_into_a_closed_pipe_exits_quietly(ws: str) -> None:
+    """``langmem-ext list | head``: no BrokenPipeError traceback when the reader is gone."""
+    import os
+
+    _fill(ws, 200)
+    env = {**os.environ, "LANGMEM_EMBEDDINGS__PROVIDER": "fake"}
+    for argv in (["list"], ["--json", "export"]):
+        proc = subprocess.Popen(
+            [_console_script(), "--workspace", ws, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader is gone before the first write: EPIPE guaranteed
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+        assert err == "", err
+        assert code == 1  # the Python docs' recipe: exit 1 on EPIPE, quietly
+
+
+def test_progress_bar_prints_no_frames_when_stderr_is_not_a_terminal(ws: str) -> None:
+    import os
+
+    _fill(ws, 300)
+    env = {**os.environ, "LANGMEM_EMBEDDINGS__PROVIDER": "fake"}
+    out = subprocess.run(
+        [_console_script(), "--workspace", ws, "reindex"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
+    assert "300 embedded" in out.stdout
+    assert "\r" not in out.stderr and "\x1b" not in out.stderr, repr(out.stderr)
+    frames = [line for line in out.stderr.splitlines() if "embedding" in line]
+    assert frames == ["embedding: 300/300 memories"], repr(out.stderr)
+
+
+def test_demo_scripted_flag_is_honoured_even_when_a_model_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``demo --scripted`` uses the scripted model although an "Ollama" port is open."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def hang_up() -> None:  # a port that accepts and closes: any real chat call fails fast
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    monkeypatch.setenv("LANGMEM_CHAT_MODEL", "ollama:qwen2.5:7b")
+    monkeypatch.setenv("LANGMEM_EMBEDDINGS__OLLAMA_BASE_URL", url)
+    monkeypatch.setenv("OLLAMA_HOST", url)
+    try:
+        code, out, _ = run(
+            capsys, "demo", "--workspace", str(tmp_path / "demo"), "--scripted", "--json"
+        )
+    finally:
+        listener.close()
+    assert code == 0
+    assert json.loads(out)["model"] == "scripted"

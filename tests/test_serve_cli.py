@@ -1,0 +1,154 @@
+"""``langmem-ext serve`` as a process: the README's command and its curl, over real HTTP.
+
+The installed console script runs with a temporary ``--workspace`` on a free
+loopback port; the test polls ``/healthz`` (bounded), posts the README's curl body
+to ``/agent/invoke``, then stops the server with SIGTERM and checks it exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def _console_script() -> str:
+    script = Path(sys.executable).parent / "langmem-ext"
+    assert script.exists(), f"{script} missing: pip install -e . in this environment"
+    return str(script)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound and released, never listened)."""
+    return _free_port()
+
+
+def readme_curl_body() -> dict[str, Any]:
+    """The JSON body of the README's ``curl … /agent/invoke`` example."""
+    readme = (ROOT / "README.md").read_text()
+    [body] = re.findall(r"curl -X POST localhost:8000/agent/invoke .*?-d '([^']+)'", readme, re.S)
+    parsed: dict[str, Any] = json.loads(body)
+    return parsed
+
+
+@contextmanager
+def langmem_serve(tmp_path: Path, *args: str, env: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    """Start ``langmem-ext --workspace … serve --port N *args``; yield (url, its log file)."""
+    port = _free_port()
+    log_path = tmp_path / "serve.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            _console_script(),
+            "--workspace",
+            str(tmp_path / "ws"),
+            "serve",
+            "--port",
+            str(port),
+            *args,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False", **env},
+        cwd=tmp_path,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):  # up to ~60 s for start-up
+            if proc.poll() is not None:
+                break
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        assert proc.poll() is None, f"serve exited with {proc.returncode}:\n{log_path.read_text()}"
+        r = httpx.get(f"{url}/healthz", timeout=2)
+        assert r.json()["status"] == "ok", log_path.read_text()
+        yield url, log_path
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        log.close()
+        output = log_path.read_text()
+        assert code == 0, f"serve did not exit cleanly ({code}):\n{output}"
+        assert "Traceback" not in output, output
+
+
+def test_readme_serve_command_answers_the_readme_curl_with_the_scripted_model(
+    tmp_path: Path,
+) -> None:
+    with langmem_serve(tmp_path, "--scripted", env={}) as (url, log):
+        r = httpx.post(f"{url}/agent/invoke", json=readme_curl_body(), timeout=120)
+        assert r.status_code == 200, r.text
+        out = r.json()["output"]
+        assert len(out["pending_ids"]) == 1
+        reply = out["messages"][-1]["content"]
+        assert "我喜欢吃拉面" in reply and "确认" in reply, reply
+        # the user confirms in the same thread: stored in alice's own scope
+        confirm = readme_curl_body()
+        confirm["input"]["messages"] = ["确认"]
+        r = httpx.post(f"{url}/agent/invoke", json=confirm, timeout=120)
+        assert r.status_code == 200 and r.json()["output"]["pending_ids"] == [], r.text
+        r = httpx.post(
+            f"{url}/memory/invoke",
+            json={"input": "拉面", "config": {"configurable": {"user_id": "alice"}}},
+            timeout=60,
+        )
+        assert "我喜欢吃拉面" in [d["page_content"] for d in r.json()["output"]], r.text
+        started = log.read_text()
+    assert f"listening on {url}" in started, started
+    assert "chat model: scripted" in started, started
+    assert (tmp_path / "ws" / "checkpoints.db").exists()
+
+
+def test_serve_without_a_reachable_model_answers_503_naming_the_fix(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    env = {
+        "LANGMEM_CHAT_MODEL": "ollama:qwen2.5:7b",
+        "LANGMEM_EMBEDDINGS__PROVIDER": "fake",
+        "LANGMEM_EMBEDDINGS__OLLAMA_BASE_URL": closed,
+        "OLLAMA_HOST": closed,
+    }
+    with langmem_serve(tmp_path, env=env) as (url, log):
+        r = httpx.post(f"{url}/agent/invoke", json=readme_curl_body(), timeout=120)
+        assert r.status_code == 503, r.text
+        detail = r.json()["detail"]
+        assert "ollama:qwen2.5:7b" in detail and "not reachable" in detail, detail
+        assert "ollama pull qwen2.5:7b" in detail, detail
+        assert "--scripted" in detail and "LANGMEM_CHAT_MODEL" in detail, detail
+        # the memory routes do not need the model
+        r = httpx.post(
+            f"{url}/memory/invoke",
+            json={"input": "拉面", "config": {"configurable": {"user_id": "alice"}}},
+            timeout=60,
+        )
+        assert r.status_code == 200 and r.json()["output"] == []
+        started = log.read_text()
+    assert "chat model: ollama:qwen2.5:7b" in started, started
+    assert "not reachable" in started, started  # warned at start-up, too
