@@ -6,6 +6,13 @@ are proposed as pending saves: by the model in one silent turn (it may only call
 fails, by the deterministic extractor. Nothing of the flush turn enters the
 history. The function returns only once every save is committed to the ledger,
 so a checkpoint started after it cannot race it.
+
+Every flush call fits the context window like every other model call: a history
+longer than one call's budget (``context_window - reserved_output_tokens``, less
+the ``memory_save`` schema, the flush instruction and room for the save rounds) is
+read in consecutive slices, one silent turn each, never splitting a tool call from
+its results; a single message longer than a slice is clipped with the
+``[truncated …]`` marker (the deterministic fallback still reads it whole).
 """
 
 from __future__ import annotations
@@ -13,14 +20,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
+from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.service import Memory
+from langmem_ext.short_term.accounting import (
+    count_message_tokens,
+    message_tokens,
+    tool_schema_tokens,
+)
+from langmem_ext.short_term.budget import clip_text
 from langmem_ext.short_term.flush import extract_candidate_facts, flush_message, is_no_reply
+from langmem_ext.short_term.validity import atomic_spans
 from langmem_ext.workspace.markdown import normalise_text
 
 logger = logging.getLogger(__name__)
@@ -69,6 +85,58 @@ def _fallback(
         _save(memory, scope, fact, "fact", result)
 
 
+def _round_reserve(settings: ShortTermSettings) -> int:
+    """Tokens kept free in a flush call for its save rounds (calls and their results)."""
+    return max(64, min(1000, settings.call_budget() // 8))
+
+
+def _clip_span(span: Sequence[BaseMessage], limit: int) -> list[BaseMessage]:
+    """A span too long for one slice, each message's text cut to its share of ``limit``."""
+    share = max(1, limit // max(1, len(span)))
+    out: list[BaseMessage] = []
+    for m in span:
+        if message_tokens(m) <= share or not isinstance(m.content, str):
+            out.append(m)
+            continue
+        body = share - message_tokens(m.model_copy(update={"content": ""}))
+        hint = "the rest of this message was cut from the flush turn"
+        out.append(m.model_copy(update={"content": clip_text(m.content, max(0, body), hint=hint)}))
+    return out
+
+
+def flush_slices(history: Sequence[BaseMessage], limit: int) -> list[list[BaseMessage]]:
+    """Split ``history`` into consecutive slices of at most ``limit`` tokens each.
+
+    A tool call stays in one slice with its results (the spans of
+    :func:`~langmem_ext.short_term.validity.atomic_spans`); a span longer than
+    ``limit`` on its own becomes a slice with its messages clipped.
+
+    Args:
+        history: The messages the flush reads (no system messages).
+        limit: Tokens one slice may hold.
+
+    Returns:
+        The slices, in order; together they hold every message of ``history``.
+    """
+    slices: list[list[BaseMessage]] = []
+    current: list[BaseMessage] = []
+    used = 0
+    for start, end in atomic_spans(history):
+        span = list(history[start:end])
+        tokens = count_message_tokens(span)
+        if current and used + tokens > limit:
+            slices.append(current)
+            current, used = [], 0
+        if tokens > limit:
+            span = _clip_span(span, limit)
+            tokens = count_message_tokens(span)
+        current.extend(span)
+        used += tokens
+    if current:
+        slices.append(current)
+    return slices
+
+
 def flush_to_pending(
     memory: Memory,
     scope: str,
@@ -97,33 +165,16 @@ def flush_to_pending(
         return _save(memory, scope, text, category, result)
 
     tool = StructuredTool.from_function(memory_save, name="memory_save")
+    settings = memory.settings.short_term
+    call_limit = settings.call_budget() - tool_schema_tokens([tool])
+    slice_limit = call_limit - message_tokens(flush_message()) - _round_reserve(settings)
+    slices = flush_slices(history, max(1, slice_limit))
+    if len(slices) > 1:
+        logger.info("pre-compaction flush reads the history in %d slices", len(slices))
     try:
         bound = model.bind_tools([tool])
-        convo: list[BaseMessage] = [*history, flush_message()]
-        for _ in range(MAX_FLUSH_ROUNDS):
-            reply = bound.invoke(convo)
-            if not isinstance(reply, AIMessage):
-                break
-            calls = reply.tool_calls
-            if not calls:
-                if not is_no_reply(reply):
-                    logger.info("flush turn answered with text instead of NO_REPLY; discarded")
-                break
-            convo.append(reply)
-            for call in calls:
-                args = call.get("args") or {}
-                out = (
-                    _save(
-                        memory,
-                        scope,
-                        str(args.get("text", "")),
-                        str(args.get("category", "fact")),
-                        result,
-                    )
-                    if call.get("name") == "memory_save"
-                    else "Only memory_save is available now."
-                )
-                convo.append(ToolMessage(out, tool_call_id=str(call.get("id") or "")))
+        for part in slices:
+            _flush_turn(bound, [*part, flush_message()], call_limit, memory, scope, result)
     except Exception as e:  # the model failed: fall back, never drop anything
         logger.warning("flush model turn failed (%s); using the extractive fallback", e)
         result.error = str(e)
@@ -136,4 +187,42 @@ def flush_to_pending(
     return result
 
 
-__all__ = ["FlushResult", "flush_to_pending"]
+def _flush_turn(
+    bound: Any,
+    convo: list[BaseMessage],
+    call_limit: int,
+    memory: Memory,
+    scope: str,
+    result: FlushResult,
+) -> None:
+    """One silent turn over ``convo``: save rounds until ``NO_REPLY`` or the budget ends."""
+    for _ in range(MAX_FLUSH_ROUNDS):
+        if count_message_tokens(convo) > call_limit:
+            logger.info("flush turn stopped: its save rounds filled the call budget")
+            break
+        reply = bound.invoke(convo)
+        if not isinstance(reply, AIMessage):
+            break
+        calls = reply.tool_calls
+        if not calls:
+            if not is_no_reply(reply):
+                logger.info("flush turn answered with text instead of NO_REPLY; discarded")
+            break
+        convo.append(reply)
+        for call in calls:
+            args = call.get("args") or {}
+            out = (
+                _save(
+                    memory,
+                    scope,
+                    str(args.get("text", "")),
+                    str(args.get("category", "fact")),
+                    result,
+                )
+                if call.get("name") == "memory_save"
+                else "Only memory_save is available now."
+            )
+            convo.append(ToolMessage(out, tool_call_id=str(call.get("id") or "")))
+
+
+__all__ = ["FlushResult", "flush_slices", "flush_to_pending"]
