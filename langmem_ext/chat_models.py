@@ -49,12 +49,33 @@ def check_model_reachable(settings: Settings) -> None:
             raise ModelUnavailableError(msg)
 
 
-def load_chat_model(settings: Settings) -> BaseChatModel:
-    """The configured chat model (checked for reachability first)."""
+def chat_model_from_settings(settings: Settings) -> BaseChatModel:
+    """The configured chat model, not checked (nothing connects until the first call).
+
+    An Ollama model talks to ``settings.embeddings.ollama_base_url``, the address
+    :func:`check_model_reachable` checks.
+    """
+    from langchain.chat_models import init_chat_model
+
     from langmem_ext.graph import resolve_model
 
-    check_model_reachable(settings)
+    provider, _, name = settings.chat_model.partition(":")
+    if provider == "ollama" and name:
+        return init_chat_model(
+            name, model_provider="ollama", base_url=settings.embeddings.ollama_base_url
+        )
     return resolve_model(settings.chat_model)
 
 
-__all__ = ["ModelUnavailableError", "check_model_reachable", "load_chat_model"]
+def load_chat_model(settings: Settings) -> BaseChatModel:
+    """The configured chat model (checked for reachability first)."""
+    check_model_reachable(settings)
+    return chat_model_from_settings(settings)
+
+
+__all__ = [
+    "ModelUnavailableError",
+    "chat_model_from_settings",
+    "check_model_reachable",
+    "load_chat_model",
+]

@@ -295,6 +295,39 @@ def _connection_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def _model_response_errors() -> tuple[type[Exception], ...]:
+    """Exceptions meaning "the model's server answered with an error" (Ollama's)."""
+    try:
+        from ollama import ResponseError
+    except ImportError:  # pragma: no cover - ollama comes with langchain-ollama
+        return ()
+    return (ResponseError,)
+
+
+def model_refused_detail(model_name: str, error: BaseException) -> str:
+    """The ``503`` / ``502`` message of ``/agent`` when the model's server refuses a call.
+
+    Args:
+        model_name: The ``init_chat_model`` string of the served model.
+        error: What the model's client raised (e.g. ``ollama.ResponseError``).
+
+    Returns:
+        One paragraph naming the model, the server's answer and, for a model the
+        server does not have (404), the command that fetches it.
+    """
+    reason = str(getattr(error, "error", "") or error).splitlines()[0]
+    status = getattr(error, "status_code", None)
+    if status == 404:
+        name = model_name.split(":", 1)[1] if ":" in model_name else model_name
+        return (
+            f"The chat model {model_name!r} is not available on its server ({reason}). "
+            f"Fix: `ollama pull {name}`; or set LANGMEM_CHAT_MODEL to a model the server "
+            "has and restart; or restart with `langmem-ext serve --scripted`. "
+            "/memory works without a model."
+        )
+    return f"The chat model {model_name!r} answered with an error (status {status}): {reason}."
+
+
 def model_unreachable_detail(model_name: str, error: BaseException) -> str:
     """The ``503`` message of ``/agent`` when the chat model cannot be reached.
 
@@ -423,7 +456,12 @@ def create_app(
     if memory is None:
         memory = Memory(settings=settings or Settings())
     settings = settings or memory.settings
-    chat = model if model is not None else settings.chat_model
+    if model is None:
+        from langmem_ext.chat_models import chat_model_from_settings
+
+        chat: BaseChatModel | str = chat_model_from_settings(settings)
+    else:
+        chat = model
     graph = build_memory_graph(chat, memory, checkpointer=checkpointer or False)
     shared = frozenset(check_scope(s) for s in shared_scopes)
     state = ServingState(
@@ -464,7 +502,12 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.langmem = state
-    model_name = chat if isinstance(chat, str) else type(chat).__name__
+    if isinstance(chat, str):
+        model_name = chat
+    elif model is None:
+        model_name = settings.chat_model
+    else:
+        model_name = type(chat).__name__
 
     async def model_unreachable(request: Request, exc: Exception) -> JSONResponse:
         detail = model_unreachable_detail(model_name, exc)
@@ -473,6 +516,16 @@ def create_app(
 
     for error in _connection_errors():
         app.add_exception_handler(error, model_unreachable)
+
+    async def model_refused(request: Request, exc: Exception) -> JSONResponse:
+        status = getattr(exc, "status_code", None)
+        detail = model_refused_detail(model_name, exc)
+        code = 503 if status == 404 else 502
+        logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, detail)
+        return JSONResponse({"detail": detail}, status_code=code)
+
+    for error in _model_response_errors():
+        app.add_exception_handler(error, model_refused)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
