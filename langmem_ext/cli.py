@@ -309,6 +309,9 @@ def _run(args: argparse.Namespace) -> int:
                         if rep.vector_error
                         else ""
                     )
+                    + "".join(
+                        f"\nskipped {path}: {why}" for path, why in sorted(rep.skipped.items())
+                    )
                 ),
             )
         elif cmd == "stats":

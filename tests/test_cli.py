@@ -235,3 +235,15 @@ def test_demo_scripted_flag_is_honoured_even_when_a_model_answers(
         listener.close()
     assert code == 0
     assert json.loads(out)["model"] == "scripted"
+
+
+def test_sync_names_a_file_it_skipped(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--workspace", ws, "add", "User drinks green tea")[0] == 0
+    bad = Path(ws) / "memory" / "2026-01-05.md"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_bytes(b"# 2026-01-05\n\n## Facts\n- bad \xff bytes\n")
+    code, out, _ = run(capsys, "--workspace", ws, "sync")
+    assert code == 0
+    assert re.search(r"skipped memory/2026-01-05\.md: .*UTF-8", out), out
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "sync")
+    assert "memory/2026-01-05.md" in json.loads(out)["skipped"]
