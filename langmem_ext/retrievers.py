@@ -29,6 +29,7 @@ def hit_to_document(hit: SearchHit) -> Document:
             "path": hit.path,
             "line": hit.line,
             "citation": hit.citation,
+            "anchor": hit.anchor,
             "category": hit.category,
             "scope": hit.scope,
             "score": hit.score,
@@ -50,7 +51,8 @@ class MemoryRetriever(BaseRetriever):
     dropped, so a call may return fewer than ``k`` documents.
 
     Each document's ``id`` is the memory id; ``metadata`` holds ``id``, ``path``,
-    ``line``, ``citation`` (``path:line``), ``category``, ``scope``, ``score``,
+    ``line``, ``citation`` (``path:line``), ``anchor`` (``path#^id``, stays valid
+    when lines move; ``Memory.get`` takes it), ``category``, ``scope``, ``score``,
     ``importance``, ``created_at`` / ``updated_at`` (ISO 8601) and ``source``.
 
     Setup:
@@ -73,6 +75,7 @@ class MemoryRetriever(BaseRetriever):
 
             docs = retriever.invoke("ramen")
             docs[0].metadata["citation"]      # 'MEMORY.md:4'
+            docs[0].metadata["anchor"]        # 'MEMORY.md#^m-…'
             retriever.invoke("ramen", k=1)    # at most one document
 
     Async:

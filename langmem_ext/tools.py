@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -35,7 +36,7 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_vali
 
 from langmem_ext._scoping import scope_from_config
 from langmem_ext.errors import LangmemError
-from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
+from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, cite
 from langmem_ext.memory.service import GET_MAX_LINES, Memory
 from langmem_ext.short_term.budget import clip_text, truncation_marker
 from langmem_ext.tokens import count_tokens, truncate_at_boundary
@@ -65,15 +66,18 @@ SEARCH_DESCRIPTION = (
     "or about the user — what was done, decided or said before, preferences, todos, "
     "timelines, people, what happened on a date — and whenever the user says remember, "
     "last time, before, earlier, yesterday, did I tell you, 记得, 上次, 之前 or 昨天. "
-    "Returns the best matches with path:line citations, memory ids and scores. If it finds "
-    "nothing relevant, tell the user you searched their memory but found nothing; never "
-    "present a guess as a memory. To quote exact numbers, dates or wording, read the cited "
-    "lines with memory_get first."
+    "Returns the best matches, each cited as 'path#^id (line N)' (e.g. "
+    "'MEMORY.md#^m-3f9a1c02d4 (line 4)'), with memory ids and scores. If it finds nothing "
+    "relevant, tell the user you searched their memory but found nothing; never present a "
+    "guess as a memory. To quote exact numbers, dates or wording, pass the cited "
+    "'path#^id' anchor to memory_get first."
 )
 GET_DESCRIPTION = (
-    "Read exact lines of one of the user's memory files, usually a path:line citation "
-    "returned by memory_search (for example 'MEMORY.md:12'). `path` takes a file path "
-    "('MEMORY.md', 'memory/2026-01-31.md') or 'path:line', whose line becomes the start. "
+    "Read exact lines of one of the user's memory files, usually a memory cited by "
+    "memory_search. `path` takes the cited anchor 'path#^id' (for example "
+    "'MEMORY.md#^m-3f9a1c02d4': it returns that memory's lines even if lines were added "
+    "above it since), a file path ('MEMORY.md', 'memory/2026-01-31.md') or 'path:line', "
+    "whose line becomes the start. "
     "`from_line` is the first line (1-based, default 1), `lines` how many to read (default 40, "
     "max 300); the answer says when the file goes on and where to continue. Use it before "
     "quoting exact numbers, dates or wording. Only the current user's memory can be read."
@@ -111,6 +115,9 @@ FORGET_DESCRIPTION = (
 
 # -- argument schemas ---------------------------------------------------------------
 
+_CITATION_DRESSING = re.compile(r"\s*\(line \d+\)$")
+"""The `` (line N)`` a citation carries after its anchor (see :func:`cite`)."""
+
 
 class MemorySearchInput(BaseModel):
     """Arguments of ``memory_search``."""
@@ -129,13 +136,19 @@ class MemoryGetInput(BaseModel):
 
     path: str = Field(
         min_length=1,
-        description="Memory file path or 'path:line' as memory_search cites it, e.g. 'MEMORY.md:12'.",
+        description=(
+            "The anchor memory_search cites, e.g. 'MEMORY.md#^m-3f9a1c02d4'; or a memory "
+            "file path, or 'path:line'."
+        ),
     )
     from_line: int | None = Field(
         default=None,
         validation_alias=AliasChoices("from_line", "from"),
         ge=1,
-        description="First line to read, 1-based (default: 1, or the line of 'path:line').",
+        description=(
+            "First line to read, 1-based (default: 1, the line of 'path:line', or the "
+            "anchored memory's first line)."
+        ),
     )
     lines: int | None = Field(
         default=None,
@@ -143,6 +156,14 @@ class MemoryGetInput(BaseModel):
         le=GET_MAX_LINES,
         description=f"How many lines to read (default 40, max {GET_MAX_LINES}).",
     )
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _strip_citation_dressing(cls, value: Any) -> Any:
+        # A model may pass the citation exactly as shown: "[MEMORY.md#^m-… (line 4)]".
+        if isinstance(value, str):
+            return _CITATION_DRESSING.sub("", value.strip().removeprefix("[").removesuffix("]"))
+        return value
 
 
 class MemorySaveInput(BaseModel):
@@ -227,8 +248,8 @@ def _quote(text: str) -> str:
 
 
 _SEARCH_FOOTER = (
-    "Cite memories by path:line. Read the cited lines with memory_get before quoting exact "
-    "numbers, dates or wording."
+    "Cite memories by their path#^id anchor. Read a memory with memory_get and its anchor "
+    "(it stays valid when lines move) before quoting exact numbers, dates or wording."
 )
 _HIT_MIN_TOKENS = 60
 """A hit clipped below this many tokens is dropped instead (fewer hits, each readable)."""
@@ -236,7 +257,7 @@ _HIT_MIN_TOKENS = 60
 
 def _hit_line(i: int, h: SearchHit, text: str) -> str:
     return (
-        f"{i}. [{h.citation}] {_quote(text)} (id {h.id}, {h.category}, "
+        f"{i}. [{cite(h)}] {_quote(text)} (id {h.id}, {h.category}, "
         f"{h.created_at:%Y-%m-%d}, score {h.score:.2f})"
     )
 
@@ -294,7 +315,7 @@ def _render_search(
     notice = truncation_marker(
         count_tokens("\n".join(kept)),
         count_tokens(full),
-        ", ".join(what) + "; read a hit in full with memory_get and its path:line",
+        ", ".join(what) + "; read a hit in full with memory_get and its anchor",
     )
     data["truncated"] = True
     return clip_text("\n".join([*kept, notice, _SEARCH_FOOTER]), max_tokens), data
@@ -302,12 +323,8 @@ def _render_search(
 
 def _render_get(result: GetResult) -> ToolOutput:
     data = result.model_dump(mode="json")
-    if not result.lines:
-        text = (
-            f"{result.path} has {result.total_lines} lines; there is nothing at line "
-            f"{result.from_line}."
-        )
-        return text, data
+    if not result.lines:  # only an empty file: Memory.get raises past the end
+        return f"{result.path} is empty.", data
     end = result.from_line + len(result.lines) - 1
     parts = [f"{result.path} lines {result.from_line}-{end} of {result.total_lines}:", result.text]
     if result.truncated:
@@ -331,7 +348,7 @@ def _render_pending(item: PendingItem) -> ToolOutput:
 
 def _render_confirmed(entry: MemoryEntry) -> ToolOutput:
     text = (
-        f"Confirmed and stored as memory {entry.id} at {entry.citation}: {_quote(entry.text)}. "
+        f"Confirmed and stored as memory {entry.id} at {cite(entry)}: {_quote(entry.text)}. "
         "Tell the user it is saved."
     )
     return text, entry.model_dump(mode="json")
@@ -346,7 +363,7 @@ def _render_rejected(item: PendingItem) -> ToolOutput:
 
 def _render_updated(entry: MemoryEntry) -> ToolOutput:
     text = (
-        f"Updated memory {entry.id} at {entry.citation}; it now reads {_quote(entry.text)}. "
+        f"Updated memory {entry.id} at {cite(entry)}; it now reads {_quote(entry.text)}. "
         "The previous text is kept in its history."
     )
     return text, entry.model_dump(mode="json")
@@ -381,7 +398,7 @@ class _MemoryTool(BaseTool):
 
 
 class MemorySearchTool(_MemoryTool):
-    """``memory_search``: hybrid search of the caller's memory, with ``path:line`` citations.
+    """``memory_search``: hybrid search of the caller's memory, citing ``path#^id (line N)``.
 
     Setup:
         .. code-block:: bash
@@ -407,8 +424,8 @@ class MemorySearchTool(_MemoryTool):
         .. code-block:: none
 
             Found 1 memory for "ramen", best first:
-            1. [memory/scopes/user_alice/LONG_TERM.md:4] "User likes ramen" (id m-…, fact, …)
-            Cite memories by path:line. …
+            1. [memory/scopes/user_alice/LONG_TERM.md#^m-… (line 4)] "User likes ramen" (id m-…, …)
+            Cite memories by their path#^id anchor. …
 
     Async:
         .. code-block:: python
@@ -495,7 +512,8 @@ class MemoryGetTool(_MemoryTool):
     Invoke:
         .. code-block:: python
 
-            print(tool.invoke({"path": "MEMORY.md:4", "lines": 1}))
+            anchor = memory.list(scope="main")[0].anchor   # 'MEMORY.md#^m-…', as search cites it
+            print(tool.invoke({"path": anchor}))           # or {"path": "MEMORY.md:4", "lines": 1}
 
         .. code-block:: none
 
@@ -668,7 +686,7 @@ class MemoryConfirmTool(_MemoryTool):
 
         .. code-block:: none
 
-            Confirmed and stored as memory m-… at MEMORY.md:4: "User likes ramen". …
+            Confirmed and stored as memory m-… at MEMORY.md#^m-… (line 4): "User likes ramen". …
 
     Async:
         .. code-block:: python

@@ -70,11 +70,26 @@ def pending_id_in(messages: Sequence[BaseMessage]) -> str:
     raise AssertionError("no pending id in the conversation")
 
 
-def citation_in(messages: Sequence[BaseMessage]) -> str:
-    """The first ``path:line`` citation of the last ``memory_search`` result."""
+_CITED = re.compile(r"\[([^\]\s]+\.md)#\^(m-[0-9a-z]+) \(line (\d+)\)\]")
+"""A memory cited in a ``memory_search`` result: ``[path#^m-… (line N)]``."""
+
+
+def _first_cited(messages: Sequence[BaseMessage]) -> re.Match[str]:
     for m in reversed(messages):
         if isinstance(m, ToolMessage) and m.name == "memory_search":
-            found = re.search(r"\[([^\]\s]+\.md:\d+)\]", str(m.content))
+            found = _CITED.search(str(m.content))
             if found:
-                return found.group(1)
+                return found
     raise AssertionError("no citation in the conversation")
+
+
+def citation_in(messages: Sequence[BaseMessage]) -> str:
+    """The ``path:line`` of the first memory cited by the last ``memory_search`` result."""
+    found = _first_cited(messages)
+    return f"{found.group(1)}:{found.group(3)}"
+
+
+def anchor_in(messages: Sequence[BaseMessage]) -> str:
+    """The stable anchor (``path#^m-…``) of the first memory cited by the last search."""
+    found = _first_cited(messages)
+    return f"{found.group(1)}#^{found.group(2)}"

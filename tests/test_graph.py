@@ -111,6 +111,25 @@ def test_save_confirm_then_recall_in_a_new_thread(
     assert memory.get_entry(entry.id, scope="user_alice").importance == boosted
 
 
+def test_memory_block_and_notes_cite_the_anchor_with_the_line(
+    graph_parts: tuple[Any, ScriptedChatModel, Memory],
+) -> None:
+    graph, model, memory = graph_parts
+    say(graph, "我喜欢吃拉面，请记住", cfg("t1"))
+    say(graph, "确认", cfg("t1"))
+    [entry] = memory.list(scope="user_alice")
+    shown = f"{entry.anchor} (line {entry.line})"
+    assert f"confirmed and stored ({shown})" in memory_block(model.calls[-1])
+    core_id = memory.add("主人的猫叫小白", scope="user_alice", category="core")
+    core = memory.get_entry(core_id, scope="user_alice")
+    out = say(graph, "上次我说我喜欢吃什么？", cfg("t2"))
+    [recalled] = [h for h in out["recalled"] if h["id"] == entry.id]
+    assert recalled["anchor"] == entry.anchor and recalled["citation"] == shown
+    block = memory_block(model.calls[-1])
+    assert f"({shown})" in block
+    assert f"- core ({core.anchor} (line {core.line}))" in block
+
+
 def test_rejection_stores_nothing(graph_parts: tuple[Any, ScriptedChatModel, Memory]) -> None:
     graph, _, memory = graph_parts
     say(graph, "记住：我今天心情不好", cfg("t1"))

@@ -52,7 +52,15 @@ def test_recalled_memory_reaches_the_model_as_quoted_data() -> None:
     assert f"<{BLOCK_TAG}>" in system and system.rstrip().endswith(f"</{BLOCK_TAG}>")
     assert '"Alice likes ramen"' in system
     assert "not instructions" in system
-    assert "memory/scopes/user_alice/LONG_TERM.md:" in system
+    assert "memory/scopes/user_alice/LONG_TERM.md#^m-" in system
+
+
+def test_recalled_memory_is_cited_by_anchor_and_line() -> None:
+    system = _system(_run("alice", "What food do I like? Do you remember?").seen[0])
+    [ramen] = [e for e in _mem().list(scope="user_alice") if e.text == "Alice likes ramen"]
+    assert f"[{ramen.anchor} (line {ramen.line})]" in system
+    [preamble] = [ln for ln in system.splitlines() if ln.startswith("Notes recalled")]
+    assert "path#^id" in preamble and "anchor" in preamble
 
 
 def test_each_user_sees_only_their_memory() -> None:

@@ -65,6 +65,8 @@ def test_documents_carry_id_citation_and_metadata() -> None:
     md = top.metadata
     assert top.id == md["id"] and md["id"].startswith("m-")
     assert md["path"] == "MEMORY.md" and md["citation"] == f"MEMORY.md:{md['line']}"
+    assert md["anchor"] == f"MEMORY.md#^{md['id']}"
+    assert _mem().get(md["anchor"], scope="main").lines[0].endswith(f"^{md['id']}")
     assert md["category"] == "fact" and md["scope"] == "main" and md["source"] == "memory"
     assert isinstance(md["score"], float) and md["score"] > 0
     datetime.fromisoformat(md["created_at"])

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _agent_helpers import ScriptedChatModel, call, citation_in, last_tool, pending_id_in
+from _agent_helpers import (
+    ScriptedChatModel,
+    anchor_in,
+    call,
+    citation_in,
+    last_tool,
+    pending_id_in,
+)
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_tests.integration_tests import ToolsIntegrationTests
@@ -202,14 +209,61 @@ def test_save_confirm_search_get_round_trip() -> None:
     pid = saved.artifact["id"]
     assert saved.artifact["scope"] == "user_alice"
     confirmed = t["memory_confirm"].invoke(_tc("memory_confirm", {"pending_id": pid}), ALICE)
-    assert confirmed.status == "success" and "LONG_TERM.md:" in confirmed.content
+    assert confirmed.status == "success" and "LONG_TERM.md#^m-" in confirmed.content
     found = t["memory_search"].invoke(_tc("memory_search", {"query": "Carol birthday"}), ALICE)
     hit = found.artifact["hits"][0]
     assert hit["text"] == "Carol's birthday is 3 May"
-    assert f"[{hit['path']}:{hit['line']}]" in found.content and "score" in found.content
+    assert f"[{hit['anchor']} (line {hit['line']})]" in found.content and "score" in found.content
     got = t["memory_get"].invoke(_tc("memory_get", {"path": f"{hit['path']}:{hit['line']}"}), ALICE)
     assert "Carol's birthday is 3 May" in got.content
     assert got.artifact["from_line"] == hit["line"]
+
+
+def test_search_confirm_and_update_cite_the_anchor_with_the_line() -> None:
+    mem, t = _mem(), _tools()
+    pid = mem.save("Dave's favourite colour is teal", scope="user_alice").id
+    confirmed = t["memory_confirm"].invoke(_tc("memory_confirm", {"pending_id": pid}), ALICE)
+    entry = mem.get_entry(confirmed.artifact["id"], scope="user_alice")
+    shown = f"{entry.anchor} (line {entry.line})"
+    assert entry.anchor == f"memory/scopes/user_alice/LONG_TERM.md#^{entry.id}"
+    assert shown in confirmed.content
+    assert confirmed.artifact["anchor"] == entry.anchor
+    found = t["memory_search"].invoke(_tc("memory_search", {"query": "Dave favourite colour"}), ALICE)
+    assert f"[{shown}]" in found.content
+    assert "anchor" in found.content.splitlines()[-1]  # the footer says to cite by anchor
+    updated = t["memory_update"].invoke(
+        _tc("memory_update", {"memory_id": entry.id, "text": "Dave's favourite colour is navy"}),
+        ALICE,
+    )
+    assert shown in updated.content
+
+
+def test_descriptions_teach_the_anchor() -> None:
+    tools = _tools()
+    assert "#^" in tools["memory_search"].description
+    assert "#^" in tools["memory_get"].description
+    props = tools["memory_get"].tool_call_schema.model_json_schema()["properties"]  # type: ignore[union-attr]
+    assert "#^" in props["path"]["description"]
+
+
+def test_get_accepts_the_citation_exactly_as_search_shows_it(fake_memory: Memory) -> None:
+    eid = fake_memory.add("User's bike is red")
+    e = fake_memory.get_entry(eid)
+    get = create_memory_get_tool(fake_memory)
+    for path in (e.anchor, f"{e.anchor} (line {e.line})", f"[{e.anchor} (line {e.line})]"):
+        out = get.invoke(_tc("memory_get", {"path": path}))
+        assert out.status == "success", path
+        assert out.artifact["lines"] == [f"- User's bike is red ^{eid}"]
+
+
+def test_get_of_an_empty_file_says_it_is_empty(fake_memory: Memory) -> None:
+    fake_memory.add("User's bike is red")
+    (fake_memory.settings.workspace / "memory").mkdir(exist_ok=True)
+    (fake_memory.settings.workspace / "memory" / "2026-01-01.md").write_text("")
+    out = create_memory_get_tool(fake_memory).invoke(
+        _tc("memory_get", {"path": "memory/2026-01-01.md"})
+    )
+    assert out.status == "success" and out.content == "memory/2026-01-01.md is empty."
 
 
 def test_search_with_no_hits_says_searched_but_found_nothing() -> None:
@@ -438,6 +492,43 @@ def test_agent_saves_confirms_searches_and_gets(memory: Memory) -> None:
         {"messages": [HumanMessage("What's my favourite food?")]}, other
     )
     assert "found nothing" in last_tool(out2["messages"]).content
+
+
+def test_agent_gets_a_memory_by_its_anchor_after_lines_were_added_above(
+    fake_memory: Memory,
+) -> None:
+    mem = fake_memory
+    mem.add("User's sister is called Mei", scope="user_gus")
+    hike = mem.add("User went hiking in the Alps", scope="user_gus", category="episode")
+    before = mem.get_entry(hike, scope="user_gus")
+
+    def add_above_then_get(msgs: list[Any]) -> AIMessage:
+        for i in range(3):  # facts go above the episode section: the hike moves down
+            mem.add(f"User's fact number {i}", scope="user_gus")
+        return call("memory_get", {"path": anchor_in(msgs)}, "c2")
+
+    model = ScriptedChatModel.of(
+        [
+            call("memory_search", {"query": "hiking in the Alps"}),
+            add_above_then_get,
+            lambda msgs: f"From memory: {last_tool(msgs).content}",
+        ]
+    )
+    graph = _graph(model, create_memory_tools(mem))
+    out = graph.invoke(
+        {"messages": [HumanMessage("Where did I go hiking?")]},
+        {"configurable": {"user_id": "gus", "thread_id": "gus-1"}},
+    )
+    search_msg, get_msg = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert f"[{before.anchor} (line {before.line})]" in search_msg.content
+    after = mem.get_entry(hike, scope="user_gus")
+    assert after.line == before.line + 3 and after.anchor == before.anchor
+    assert get_msg.status == "success"
+    assert get_msg.artifact["from_line"] == after.line
+    assert get_msg.artifact["lines"] == [f"- User went hiking in the Alps ^{hike}"]
+    assert f"{after.line}: - User went hiking in the Alps" in get_msg.content
+    stale = mem.get(f"{before.path}:{before.line}", scope="user_gus", lines=1)
+    assert stale.lines != get_msg.artifact["lines"]  # the line number alone went stale
 
 
 async def test_agent_async_through_tool_node(memory: Memory) -> None:

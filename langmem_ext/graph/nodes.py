@@ -37,6 +37,7 @@ from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.flush import flush_to_pending
+from langmem_ext.memory.models import cite
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.retrieval.text import index_tokens, query_tokens
@@ -136,7 +137,7 @@ def resolve_pending(
         try:
             if decision == "confirm":
                 e = memory.confirm(pid, scope=scope)
-                notes.append(f"confirmed and stored ({e.citation}): {e.text}")
+                notes.append(f"confirmed and stored ({cite(e)}): {e.text}")
             else:
                 memory.reject(pid, scope=scope)
                 notes.append(f"rejected, not stored: {pending[pid].text}")
@@ -278,7 +279,8 @@ def create_preflight_recall_node(
                         "id": h.id,
                         "text": truncate_by_tokens(h.text, inj.max_tokens_per_hit),
                         "score": h.score,
-                        "citation": h.citation,
+                        "citation": cite(h),
+                        "anchor": h.anchor,
                         "created_at": h.created_at.isoformat(),
                         "source": h.source,
                     }
@@ -293,7 +295,8 @@ def create_preflight_recall_node(
                         {
                             "id": e.id,
                             "text": truncate_by_tokens(e.text, inj.max_tokens_per_hit),
-                            "citation": e.citation,
+                            "citation": cite(e),
+                            "anchor": e.anchor,
                         }
                     )
         daily: list[tuple[str, str]] = []

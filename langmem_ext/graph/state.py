@@ -16,7 +16,8 @@ class MemoryState(MessagesState, total=False):
         summary: The running summary of everything checkpointed away.
         memory_context: The delimited memory block built by ``preflight_recall``
             for this turn (recalled hits, core memories, first-turn notes).
-        recalled: The hits recalled this turn (id, text, score, citation).
+        recalled: The hits recalled this turn (id, text, score, citation as the model
+            sees it: ``path#^id (line N)``, anchor, created_at, source).
         pending_ids: Pending saves waiting for the user's confirmation.
         notes: What ``pending_confirm`` did this turn (shown to the model).
         token_count: Tokens of the history as last counted.

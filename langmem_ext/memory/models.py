@@ -102,6 +102,32 @@ class SearchHit(BaseModel):
         return self.citation
 
 
+def cite(item: MemoryEntry | SearchHit) -> str:
+    """How a memory is cited to the model: its stable anchor, then its current line.
+
+    ``MEMORY.md#^m-3f9a1c02d4 (line 4)``: the anchor is what to pass to
+    ``memory_get`` (it stays valid when lines are added above); the line is where
+    the entry is now. A session event has no block id and is cited as ``path:line``.
+
+    Args:
+        item: An entry or a search hit.
+
+    Returns:
+        The citation text.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> cite(SearchHit(id="m-3f9a1c02d4", text="t", score=1.0, path="MEMORY.md",
+        ...     line=4, category="fact", created_at=now, updated_at=now, importance=1.0,
+        ...     scope="main"))
+        'MEMORY.md#^m-3f9a1c02d4 (line 4)'
+    """
+    if item.anchor == item.citation:
+        return item.citation
+    return f"{item.anchor} (line {item.line})"
+
+
 class GetResult(BaseModel):
     """Lines read from a memory file."""
 
@@ -128,4 +154,13 @@ def dump(obj: BaseModel | list[Any]) -> Any:
     return obj.model_dump(mode="json")
 
 
-__all__ = ["GetResult", "MemoryEntry", "PendingItem", "SearchHit", "Target", "dump", "to_dt"]
+__all__ = [
+    "GetResult",
+    "MemoryEntry",
+    "PendingItem",
+    "SearchHit",
+    "Target",
+    "cite",
+    "dump",
+    "to_dt",
+]
