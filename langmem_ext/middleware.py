@@ -58,7 +58,7 @@ from langmem_ext.short_term.checkpoint import (
     make_checkpoint,
     summary_message,
 )
-from langmem_ext.short_term.summarizer import Summarizer
+from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index
 from langmem_ext.tokens import truncate_by_tokens
 from langmem_ext.tools import create_memory_tools
@@ -259,7 +259,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         summary_model: BaseChatModel | None = None,
     ) -> None:
         super().__init__()
-        self.summarizer = Summarizer(summary_model)
+        self.summarizer = summarizer_within(summary_model, memory.settings.short_term)
         inj = memory.settings.injection
         self.memory = memory
         self.scope = check_scope(scope)

@@ -115,3 +115,30 @@ def test_slices_keep_tool_pairs_and_clip_a_message_longer_than_a_slice() -> None
     clipped = [m for m in flat if TRUNCATED_MARK in str(m.content)]
     assert len(clipped) == 1
     assert str(clipped[0].content).startswith("fact 99: the wifi password is hunter2.")
+
+
+def test_the_session_api_checkpoint_sends_no_call_over_the_window(
+    small_window_memory: Memory,
+) -> None:
+    from langmem_ext.memory.session import SessionManager
+    from langmem_ext.short_term.summarizer import CHECKPOINT_SUMMARY_PROMPT
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        first = str(messages[0].content) if messages else ""
+        if first.startswith(CHECKPOINT_SUMMARY_PROMPT[:60]):
+            return AIMessage("Goal:\n- talk about the garden\nFacts:\n- locker codes")
+        return AIMessage(NO_REPLY)
+
+    model = ScriptedChatModel(policy=policy)
+    sm = SessionManager(small_window_memory, model)
+    for i in range(30):
+        sm.write_turn("main", "t1", f"fact {i}: " + words(i, 120), words(500 + i, 90))
+    assert sm.query_context("main", "t1").should_checkpoint
+    assert sm.checkpoint("main", "t1").made
+    summaries = [
+        c for c in model.calls if str(c[0].content).startswith(CHECKPOINT_SUMMARY_PROMPT[:60])
+    ]
+    assert summaries  # the model wrote the summary (in chunks that fit)
+    tools_tokens = schema()
+    for call in model.calls:
+        assert count_message_tokens(call) + tools_tokens <= WINDOW

@@ -192,13 +192,11 @@ def test_model_flush_saves_through_the_tool_and_no_reply_is_never_stored(mem: Me
             {"name": "memory_save", "args": {"text": "User's daughter is Aurelia"}, "id": "s2"},
         ],
     )
-    # The history (~2,000 tokens) is longer than one flush call may be in this
-    # 2,000-token window, so the flush reads it in two slices: two NO_REPLYs.
-    model = ToolFakeModel(
-        messages=iter(
-            [save, NO_REPLY, NO_REPLY, "Goal:\n- 照顾阳台植物\nFacts:\n- 护照号码 E48213957"]
-        )
-    )
+    # The history (~2,000 tokens) is longer than one call may be in this 2,000-token
+    # window: the flush reads it in two slices (two NO_REPLYs) and the summary is
+    # rolled through chunks (the same summary for each chunk).
+    summary = "Goal:\n- 照顾阳台植物\nFacts:\n- 护照号码 E48213957"
+    model = ToolFakeModel(messages=iter([save, NO_REPLY, NO_REPLY, *[summary] * 8]))
     sm = SessionManager(mem, model)
     sm.write_turn("main", "t1", "我的护照号码是E48213957。我女儿叫Aurelia。", "好的。")
     _fill(sm, 20)

@@ -24,7 +24,6 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langmem_ext.config import ShortTermSettings
-from langmem_ext.errors import InvalidInputError
 from langmem_ext.short_term.accounting import count_message_tokens
 from langmem_ext.short_term.budget import budget_step_result, clip_to_fit
 from langmem_ext.short_term.checkpoint import Checkpoint, make_checkpoint, summary_message
@@ -193,12 +192,4 @@ class CallFitter:
         return [*head, *system[1:], *[m for m in history if not isinstance(m, SystemMessage)]]
 
 
-def summarizer_for(model: Any, settings: ShortTermSettings) -> Summarizer:
-    """The checkpoint summariser, its model calls cut to the call budget when it can."""
-    try:
-        return Summarizer(model, max_input_tokens=settings.call_budget())
-    except InvalidInputError:  # the window is too small for chunked input: send it whole
-        return Summarizer(model)
-
-
-__all__ = ["CallFitter", "FittedCall", "budget_result", "budget_tool_calls", "summarizer_for"]
+__all__ = ["CallFitter", "FittedCall", "budget_result", "budget_tool_calls"]

@@ -28,7 +28,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
 from langmem_ext.graph.background import TurnWriter, turn_writer
-from langmem_ext.graph.budget import CallFitter, budget_tool_calls, summarizer_for
+from langmem_ext.graph.budget import CallFitter, budget_tool_calls
 from langmem_ext.graph.nodes import (
     ANSWER,
     CHECKPOINT_SUMMARIZE,
@@ -52,6 +52,7 @@ from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import NewEvent, SessionLog
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
+from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.tools import create_memory_tools
 
 
@@ -188,7 +189,7 @@ def build_memory_graph(
     # Sent with every answer call besides the history and the memory block: the
     # checkpoint threshold counts them, so compaction inside a turn stays the exception.
     fixed_tokens = count_message_tokens([SystemMessage(SYSTEM_PROMPT)]) + tools_tokens
-    fitter = CallFitter(st, summarizer_for(chat, st), tools_tokens)
+    fitter = CallFitter(st, summarizer_within(chat, st), tools_tokens)
     record = create_checkpoint_recorder(
         memory, default_scope=scope, session_log=log, writer=writer
     )

@@ -31,7 +31,7 @@ from langmem_ext._scoping import scope_from_config
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.graph.background import TurnWriter
-from langmem_ext.graph.budget import CallFitter, summarizer_for
+from langmem_ext.graph.budget import CallFitter
 from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
@@ -49,6 +49,7 @@ from langmem_ext.short_term.checkpoint import (
     summary_message,
 )
 from langmem_ext.short_term.content import message_text
+from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 logger = logging.getLogger(__name__)
@@ -503,7 +504,7 @@ def create_checkpoint_node(
     the kept turns are chosen to fit next to them.
     """
     s = settings or memory.settings
-    summarizer = summarizer_for(model, s.short_term)
+    summarizer = summarizer_within(model, s.short_term)
     record = create_checkpoint_recorder(
         memory, settings=s, default_scope=default_scope, session_log=session_log, writer=writer
     )

@@ -87,7 +87,7 @@ from langmem_ext.short_term.checkpoint import (
 from langmem_ext.short_term.checkpoint import finalize_session as finalize_checkpoint
 from langmem_ext.short_term.content import clip, message_text
 from langmem_ext.short_term.flush import is_flush_message, is_no_reply
-from langmem_ext.short_term.summarizer import Summarizer
+from langmem_ext.short_term.summarizer import Summarizer, summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index, validate_messages
 from langmem_ext.workspace.layout import check_scope
 
@@ -362,7 +362,9 @@ class SessionManager:
     Args:
         memory: The memory service (workspace, ledger, settings).
         model: Chat model for the flush turn and the summaries.
-        summarizer: Writes checkpoint summaries; default ``Summarizer(model)``.
+        summarizer: Writes checkpoint summaries; default
+                :func:`~langmem_ext.short_term.summarizer.summarizer_within` (its calls
+                fit the window).
         log: The hot log; default a new :class:`SessionLog`, attached to the
             memory's search (once per engine).
         clock: Returns "now" in epoch seconds.
@@ -379,7 +381,7 @@ class SessionManager:
     ) -> None:
         self.memory = memory
         self.model = model
-        self.summarizer = summarizer or Summarizer(model)
+        self.summarizer = summarizer or summarizer_within(model, memory.settings.short_term)
         self.log = log if log is not None else SessionLog(memory, clock=clock).attach()
         self._clock = clock
         self._ledger = memory.workspace.ledger

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.short_term.content import clip, message_text, render_message
 from langmem_ext.short_term.extractive import (
@@ -427,6 +428,31 @@ async def asummarize_message(
     return (await summarizer.asummarize_message(message)).text
 
 
+
+def summarizer_within(model: BaseChatModel | None, settings: ShortTermSettings) -> Summarizer:
+    """The checkpoint summariser whose model calls fit one call's budget.
+
+    Every surface that checkpoints (the graph, the middleware, the session API)
+    builds its summariser here, so no summary call is sent over the window.
+
+    Args:
+        model: The summary model, or ``None`` for the extractive summary only.
+        settings: The short-term settings (``call_budget()``).
+
+    Returns:
+        A :class:`Summarizer` that chunks its transcript to ``call_budget()``, its
+        summary shortened where the window is small so that a chunk still has room
+        (at most half of what is left after the prompt); one that sends the
+        transcript whole only when the window is too small to chunk at all.
+    """
+    budget = settings.call_budget()
+    room = budget - _PROMPT_RESERVE_TOKENS - 200
+    max_chars = min(DEFAULT_CHECKPOINT_MAX_CHARS, max(40, room // 2))
+    try:
+        return Summarizer(model, max_chars=max_chars, max_input_tokens=budget)
+    except InvalidInputError:  # the window is too small for chunked input: send it whole
+        return Summarizer(model)
+
 __all__ = [
     "CHECKPOINT_SUMMARY_PROMPT",
     "DEFAULT_CHECKPOINT_MAX_CHARS",
@@ -438,4 +464,5 @@ __all__ = [
     "asummarize_message",
     "needs_message_summary",
     "summarize_message",
+    "summarizer_within",
 ]
