@@ -2,9 +2,10 @@
 
 Layout. Items live in the workspace ledger (``state.db``, tables ``store_items`` and
 ``store_texts``), so a ``put`` is durable when it returns, like a confirmed memory.
-The texts chosen by the index config are embedded with the memory's embedder into
-Chroma — one collection per namespace, named from a scope-safe key
-(``kv.<slug>.<hash>``, which no memory scope can spell because scopes have no dots),
+The texts chosen by the index config are embedded with the memory's embedder (or
+the index config's own ``embed``) into Chroma — one collection per namespace and
+embedder, named from a scope-safe key (``kv.<slug>.<hash>``, which no memory scope
+can spell because scopes have no dots),
 so a search in one namespace never touches another's vectors. Chroma is derived:
 every search checks that a namespace's collection holds what the ledger says it
 should, and re-embeds (through the embedding cache) when it does not — after a
@@ -14,19 +15,30 @@ crash between the commit and the Chroma write, a ``reindex`` or a deleted
 Search. With a ``query``, every item under the prefix that passes the ``filter`` is
 a candidate; candidates are ranked by the package's weighted hybrid fusion
 (``retrieval.vector_weight`` x cosine from Chroma + ``retrieval.bm25_weight`` x
-BM25 over the same texts, + ``bm25_hit_bonus`` when both engines agree). When the
-embedder or Chroma is down, search degrades to keyword ranking and says so in the
-log.
+BM25 over the same texts, + ``bm25_hit_bonus`` when both engines agree); the
+``score`` reported is the plain cosine, LangGraph's scale. When the embedder or
+Chroma is down, search degrades to keyword ranking and says so in the log.
+
+Where this module reaches into the workspace (for the repository refactor): it
+runs its own SQL on ``memory.workspace.ledger`` (``query`` / ``transaction`` on
+``store_items`` and ``store_texts``: ``_get``, ``_candidates``, ``_texts_of``,
+``_list_namespaces``, ``_apply_puts``, ``_refresh_ttl``, ``_sweep_ttl``,
+``_sync_vectors``), calls ``memory.workspace.vectors`` (``count``, ``query``,
+``embeddings``, ``upsert``, ``delete``, ``drop_all``) and holds
+``memory.workspace.lock`` around Chroma writes, with ``refresh_if_stale`` /
+``bump_generation``. The filter SQL is built in ``langmem_ext._store_filters``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
 import logging
 import math
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +46,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -50,8 +64,15 @@ from langgraph.store.base import (
     TTLConfig,
     validate_op_namespace,
 )
-from langgraph.store.base.embed import get_text_at_path, tokenize_path
+from langgraph.store.base.embed import (
+    EmbeddingsLambda,
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
+)
 
+from langmem_ext._store_async import AwaitableFlag, AwaitableInt, OpQueue, SweeperFuture
+from langmem_ext._store_filters import compile_filter, matches_filter
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory.service import Memory
 from langmem_ext.retrieval.candidate import Candidate
@@ -104,15 +125,21 @@ def _ns_tuple(key: str) -> tuple[str, ...]:
     return tuple(key.split("."))
 
 
-def partition_of(namespace: Sequence[str]) -> str:
+def partition_of(namespace: Sequence[str], embedder: str | None = None) -> str:
     """The scope-safe key of a namespace, which names its Chroma collection.
 
     ``("memories", "alice")`` -> ``kv.memories-alice.<12 hex>``. The hash keeps
     namespaces whose slugs coincide apart; the dots keep the key out of the space of
     memory scope names.
+
+    Args:
+        namespace: The store namespace.
+        embedder: The tag of an ``index["embed"]`` other than the memory's embedder;
+            its vectors live in their own collection (``None``: the memory's).
     """
     ns = _ns_key(namespace)
-    digest = hashlib.sha256(ns.encode("utf-8")).hexdigest()[:12]
+    keyed = ns if embedder is None else f"{ns}\x00{embedder}"
+    digest = hashlib.sha256(keyed.encode("utf-8")).hexdigest()[:12]
     slug = re.sub(r"[^a-z0-9]+", "-", ns.lower()).strip("-")[:40].strip("-")
     return f"kv.{slug}.{digest}" if slug else f"kv.{digest}"
 
@@ -162,43 +189,6 @@ def item_texts(value: Mapping[str, Any], fields: Sequence[str]) -> list[tuple[st
     return out
 
 
-def _compare(value: Any, expected: Any) -> bool:
-    """Filter semantics of LangGraph's stores: equality, nested dicts, operators."""
-    if isinstance(expected, Mapping):
-        if any(isinstance(k, str) and k.startswith("$") for k in expected):
-            return all(_operator(value, op, arg) for op, arg in expected.items())
-        if not isinstance(value, Mapping):
-            return False
-        return all(_compare(value.get(k), v) for k, v in expected.items())
-    if isinstance(expected, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(expected)
-            and all(_compare(a, b) for a, b in zip(value, expected, strict=True))
-        )
-    return bool(value == expected)
-
-
-def _operator(value: Any, op: str, arg: Any) -> bool:
-    if op == "$eq":
-        return bool(value == arg)
-    if op == "$ne":
-        return bool(value != arg)
-    if op in ("$gt", "$gte", "$lt", "$lte"):
-        try:
-            a, b = float(value), float(arg)
-        except (TypeError, ValueError):
-            return False
-        return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
-    msg = f"Unsupported filter operator {op!r}: use $eq, $ne, $gt, $gte, $lt or $lte."
-    raise InvalidInputError(msg)
-
-
-def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
-    """Whether an item value passes a store ``filter`` (all conditions must hold)."""
-    return not filter or all(_compare(value.get(k), v) for k, v in filter.items())
-
-
 def _does_match(condition: MatchCondition, ns: tuple[str, ...]) -> bool:
     path = condition.path
     if len(ns) < len(path):
@@ -228,6 +218,27 @@ def _bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[float]:
         norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(d) / avgdl)
         scores.append(sum(idf[t] * f * (_BM25_K1 + 1) / (f + norm) for t, f in tf.items()))
     return scores
+
+
+def _embedder_tag(embed: Any, embeddings: Embeddings, dims: int | None) -> str:
+    """A stable name of a user embedder (its model string, or its class / function name).
+
+    It keys the embedder's own Chroma collections and marks which vectors it made,
+    so switching embedders re-embeds instead of mixing vector spaces.
+    """
+    if isinstance(embed, str):
+        ident = embed
+    else:
+        target: Any = embeddings
+        if isinstance(embeddings, EmbeddingsLambda):
+            target = getattr(embeddings, "func", None) or getattr(embeddings, "afunc", None)
+        kind = target if callable(target) and not isinstance(target, Embeddings) else type(target)
+        ident = f"{getattr(kind, '__module__', '')}.{getattr(kind, '__qualname__', repr(kind))}"
+        for attr in ("model", "model_name"):
+            val = getattr(embeddings, attr, None)
+            if isinstance(val, str):
+                ident += f":{val}"
+    return hashlib.sha256(f"{ident}|{dims}".encode()).hexdigest()[:12]
 
 
 def _dt(ts: float) -> datetime:
@@ -287,13 +298,24 @@ class ChromaMemoryStore(BaseStore):
     Differences from ``InMemoryStore`` (where the semantics are ours):
 
     * Indexing is on by default (``fields=["$"]``, the memory's embedder); ``"$"``
-      embeds the value's leaf texts rather than its JSON dump.
-      ``index["embed"]`` may only be the memory's own embedder.
-    * ``search`` scores are fused hybrid scores (0..~1.15), not raw cosines. Items
-      without indexed text come last with ``score=None``; so do indexed items that
-      neither engine returned, which only happens in namespaces with more than
-      1000 vectors, where Chroma's nearest neighbours are used instead of an
-      exhaustive scan.
+      embeds the value's leaf texts rather than its JSON dump. ``index["embed"]``
+      takes what LangGraph's stores take (an ``Embeddings``, a sync or async
+      function of a list of texts, or a ``"provider:model"`` string); its vectors
+      are kept in Chroma collections of their own. ``text_fields`` (SqliteStore's
+      key) is read as ``fields``.
+    * ``search(query=...)`` orders hits by the package's hybrid fusion (cosine +
+      BM25, see the module docstring), but each hit's ``score`` is what LangGraph's
+      stores report: the cosine similarity of the query's vector and the item's
+      closest indexed text (-1..1; 1.0 for an exact match), so thresholds written
+      for ``SqliteStore`` / ``PostgresStore`` / ``InMemoryStore`` keep working.
+      Because the order is hybrid, scores need not decrease down the list (a
+      keyword match may outrank a closer vector). ``score`` is ``None`` for items
+      without indexed text (they come last) and for every hit when the query
+      could not be embedded (keyword ranking only).
+    * ``filter`` keys with dots reach nested fields (``{"meta.lang": "en"}``), as in
+      ``SqliteStore``; operators ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``,
+      ``$lte``; ordering compares numbers with numbers and strings with strings.
+      Conditions run in SQL where they can (see ``langmem_ext._store_filters``).
     * Without a ``query``, results are newest first (``updated_at`` descending),
       as in LangGraph's SQLite and Postgres stores.
     * ``created_at`` is kept when an item is overwritten (``InMemoryStore`` resets
@@ -301,7 +323,12 @@ class ChromaMemoryStore(BaseStore):
     * TTL is supported (``ttl`` in minutes on ``put``; ``refresh_ttl`` on reads;
       ``ttl_config`` as in LangGraph). Expired items are never returned, even
       before a sweep; sweeps run on writes at most every
-      ``sweep_interval_minutes`` (default 5) and on :meth:`sweep_ttl`.
+      ``sweep_interval_minutes`` (default 5), on :meth:`sweep_ttl`, and in the
+      thread of :meth:`start_ttl_sweeper` / :meth:`stop_ttl_sweeper`. These return
+      values that may also be awaited, so both ``SqliteStore``'s and
+      ``AsyncSqliteStore``'s calling forms work.
+    * Async calls made concurrently (``asyncio.gather`` of ``aput`` ...) are grouped
+      into one batch: one ledger transaction and one embedding batch.
     * Like ``InMemoryStore``, reads in a batch see the state before the batch's
       writes; several puts to one key in a batch keep the last.
     * Bad values (not JSON-serialisable) raise ``InvalidInputError`` before
@@ -358,9 +385,10 @@ class ChromaMemoryStore(BaseStore):
 
     Args:
         memory: The memory whose workspace, embedder and Chroma client are used.
-        index: ``{"fields": [...]}`` — JSON paths to embed (default ``["$"]``).
-            ``dims`` is accepted for compatibility with LangGraph index configs; the
-            memory's embedder decides the vector size.
+        index: ``{"fields": [...], "embed": ..., "dims": N}`` — JSON paths to embed
+            (default ``["$"]``), the embedder (default: the memory's; else anything
+            LangGraph's ``ensure_embeddings`` accepts) and its vector size (recorded;
+            the embedder decides the size).
         ttl: LangGraph ``TTLConfig`` (``default_ttl``, ``refresh_on_read``,
             ``sweep_interval_minutes``).
     """
@@ -375,28 +403,44 @@ class ChromaMemoryStore(BaseStore):
         ttl: TTLConfig | None = None,
     ) -> None:
         cfg: Mapping[str, Any] = dict(index or {})
-        embed = cfg.get("embed")
-        if embed is not None and embed is not memory.embeddings:
-            msg = (
-                "ChromaMemoryStore embeds with the memory's embedder; drop index['embed'] "
-                "and choose the model with Settings.embeddings (LANGMEM_EMBEDDINGS__PROVIDER)."
-            )
-            raise ValueError(msg)
-        fields = cfg.get("fields") or ["$"]
+        fields = cfg.get("fields") or cfg.get("text_fields") or ["$"]
+        if isinstance(fields, str):
+            fields = [fields]
         for f in fields:
             if f != "$":
                 tokenize_path(f)  # fail now on a malformed path
         self.memory = memory
         self.fields: list[str] = list(fields)
         self.dims: int | None = cfg.get("dims")
+        embed = cfg.get("embed")
+        self.embeddings: Embeddings
+        if embed is None or embed is memory.embeddings:
+            self.embeddings = memory.embeddings
+            self._embedder_tag: str | None = None
+        else:
+            self.embeddings = ensure_embeddings(embed)
+            self._embedder_tag = _embedder_tag(embed, self.embeddings, self.dims)
+        # vec_hash = text_hash + this suffix: which embedder made the row's vector.
+        self._vec_suffix = "" if self._embedder_tag is None else f":{self._embedder_tag}"
         self.index_config: IndexConfig = {"fields": self.fields}
         if self.dims is not None:
             self.index_config["dims"] = self.dims
+        if self._embedder_tag is not None:
+            self.index_config["embed"] = self.embeddings
         self.ttl_config = ttl
         self._ws = memory.workspace
         self._ws.ledger.ensure_schema(_SCHEMA)
         self._last_sweep = 0.0
         self._warned: set[str] = set()
+        self._queue = OpQueue(self.batch)
+        self._ttl_stop = threading.Event()
+        self._ttl_thread: threading.Thread | None = None
+        self._ttl_future: SweeperFuture | None = None
+        self._ttl_lock = threading.Lock()
+
+    def _partition(self, ns: str) -> str:
+        """The Chroma partition of a namespace key for this store's embedder."""
+        return partition_of(_ns_tuple(ns), self._embedder_tag)
 
     # -- BaseStore ---------------------------------------------------------
 
@@ -435,13 +479,30 @@ class ChromaMemoryStore(BaseStore):
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async version of :meth:`batch` (the same code, in a worker thread)."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """Async version of :meth:`batch`, grouped with concurrent calls.
+
+        The ops of every ``abatch`` (so every ``aput``, ``aget``, ``asearch`` ...)
+        called while a previous group runs are queued and run as one :meth:`batch`
+        in a worker thread: concurrent puts share one ledger transaction and one
+        embedding batch. If the group fails, each call's ops run alone, so an
+        invalid value fails only its own call.
+        """
+        return await self._queue.submit(list(ops))
 
     # -- TTL -----------------------------------------------------------------
 
-    def sweep_ttl(self) -> int:
-        """Delete expired items now; returns how many were deleted."""
+    def sweep_ttl(self) -> AwaitableInt:
+        """Delete expired items now.
+
+        Returns:
+            How many items were deleted: an ``int`` that may also be awaited, so
+            ``await store.sweep_ttl()`` (``AsyncSqliteStore``'s form) works too; it
+            then runs in the event loop's thread (use :meth:`asweep_ttl` to run it in
+            a worker thread).
+        """
+        return AwaitableInt(self._sweep_ttl())
+
+    def _sweep_ttl(self) -> int:
         now = time.time()
         self._last_sweep = now
         dropped: dict[str, list[str]] = {}
@@ -465,13 +526,77 @@ class ChromaMemoryStore(BaseStore):
         return len(rows)
 
     async def asweep_ttl(self) -> int:
-        """Async version of :meth:`sweep_ttl`."""
-        return await asyncio.to_thread(self.sweep_ttl)
+        """Async version of :meth:`sweep_ttl` (in a worker thread)."""
+        return int(await asyncio.to_thread(self._sweep_ttl))
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> SweeperFuture:
+        """Delete expired items every ``sweep_interval_minutes`` in a daemon thread.
+
+        As on LangGraph's ``SqliteStore``: without a ``ttl`` config nothing starts;
+        a second call while the sweeper runs starts nothing new. The result may
+        also be awaited (``await store.start_ttl_sweeper()``, ``AsyncSqliteStore``'s
+        form), which returns at once.
+
+        Args:
+            sweep_interval_minutes: Minutes between sweeps (default: the ttl config's
+                ``sweep_interval_minutes``, else 5).
+
+        Returns:
+            A future that is done when the sweeper stops; cancelling it stops it.
+        """
+        with self._ttl_lock:
+            if not self.ttl_config:
+                done = SweeperFuture()
+                done.set_result(None)
+                return done
+            if self._ttl_thread is not None and self._ttl_thread.is_alive():
+                assert self._ttl_future is not None
+                return self._ttl_future
+            interval = float(
+                sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+            )
+            self._ttl_stop.clear()
+            future = SweeperFuture()
+            future.add_done_callback(lambda f: self._ttl_stop.set() if f.cancelled() else None)
+
+            def loop() -> None:
+                while not self._ttl_stop.wait(interval * 60):
+                    try:
+                        self.sweep_ttl()
+                    except Exception:
+                        logger.exception("store TTL sweep failed")
+                if not future.done():
+                    future.set_result(None)
+
+            self._ttl_thread = threading.Thread(target=loop, daemon=True, name="store-ttl-sweeper")
+            self._ttl_future = future
+            self._ttl_thread.start()
+            return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> AwaitableFlag:
+        """Stop the sweeper started by :meth:`start_ttl_sweeper`.
+
+        Args:
+            timeout: Seconds to wait for the thread (``None``: as long as it takes).
+
+        Returns:
+            Whether the sweeper is stopped (or was not running): truthy/falsy, and
+            awaitable to a ``bool`` (``await store.stop_ttl_sweeper()``).
+        """
+        thread = self._ttl_thread
+        if thread is None or not thread.is_alive():
+            return AwaitableFlag(True)
+        self._ttl_stop.set()
+        thread.join(timeout)
+        stopped = not thread.is_alive()
+        if stopped:
+            self._ttl_thread = None
+        return AwaitableFlag(stopped)
 
     def _maybe_sweep(self, now: float) -> None:
         minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
         if now - self._last_sweep >= minutes * 60:
-            self.sweep_ttl()
+            self._sweep_ttl()
 
     def _refresh_ttl(self, ids: set[int], now: float) -> None:
         if not ids:
@@ -506,18 +631,29 @@ class ChromaMemoryStore(BaseStore):
         return "(ns = ? OR (ns >= ? AND ns < ?))", [ns, ns + ".", ns + "/"]
 
     def _candidates(self, op: SearchOp, now: float) -> list[_Row]:
+        """The live items under the prefix that pass the filter, newest first.
+
+        The filter's conditions that SQL can decide exactly run in SQLite
+        (``json_extract`` over ``store_items.value``); only the rest (subset matches
+        of nested objects, list equality) is checked in Python. Without a query and
+        without a Python remainder the page is cut by SQL (``LIMIT`` / ``OFFSET``).
+        """
         where, params = self._prefix_sql(op.namespace_prefix)
+        flt_sql, flt_params, rest = compile_filter(op.filter)
         sql = (
             f"SELECT {_COLS} FROM store_items WHERE {where} "
-            "AND (expires_at IS NULL OR expires_at > ?) ORDER BY updated_at DESC, id DESC"
+            f"AND (expires_at IS NULL OR expires_at > ?) AND {flt_sql} "
+            "ORDER BY updated_at DESC, id DESC"
         )
-        params.append(now)
-        if not op.filter and not op.query:
+        params += [now, *flt_params]
+        if not rest and not op.query:
             sql += " LIMIT ? OFFSET ?"
             params += [max(op.limit, 0), max(op.offset, 0)]
         rows = [_row(r) for r in self._ws.ledger.query(sql, params)]
-        if op.filter:
-            rows = [r for r in rows if matches_filter(r.value, op.filter)]
+        if rest:
+            rows = [r for r in rows if matches_filter(r.value, rest)]
+            if not op.query:
+                rows = rows[max(op.offset, 0) : max(op.offset, 0) + max(op.limit, 0)]
         return rows
 
     def _search(
@@ -525,10 +661,14 @@ class ChromaMemoryStore(BaseStore):
     ) -> list[tuple[_Row, float | None]]:
         rows = self._candidates(op, now)
         if not op.query:
-            window = rows if not op.filter else rows[op.offset : op.offset + op.limit]
-            return [(r, None) for r in window]
-        ranked = self._rank(op, rows, qvecs.get(op.query))
-        return ranked[op.offset : op.offset + op.limit]
+            return [(r, None) for r in rows]
+        qvec = qvecs.get(op.query)
+        texts = self._texts_of(rows)
+        order, cosine = self._rank(op, rows, texts, qvec)
+        window = order[op.offset : op.offset + op.limit]
+        if cosine is not None and qvec is not None:
+            self._fill_cosines(window, texts, qvec, cosine)
+        return [(r, None if cosine is None else cosine.get(r.id)) for r in window]
 
     def _texts_of(self, rows: Sequence[_Row]) -> list[tuple[int, str, str, list[str]]]:
         """``(item_id, ns, vec_id, tokens)`` of the candidates' indexed texts."""
@@ -545,11 +685,19 @@ class ChromaMemoryStore(BaseStore):
         return out
 
     def _rank(
-        self, op: SearchOp, rows: Sequence[_Row], qvec: list[float] | None
-    ) -> list[tuple[_Row, float | None]]:
+        self,
+        op: SearchOp,
+        rows: Sequence[_Row],
+        texts: Sequence[tuple[int, str, str, list[str]]],
+        qvec: list[float] | None,
+    ) -> tuple[list[_Row], dict[int, float] | None]:
+        """Candidates in hybrid order, and the cosines the vector engine returned.
+
+        The order is the package's weighted fusion of the cosine and BM25 (see the
+        module docstring); items neither engine returned follow, newest first.
+        """
         if not rows:
-            return []
-        texts = self._texts_of(rows)
+            return [], None
         by_id = {r.id: r for r in rows}
         # Keyword engine: BM25 over the candidates' texts, max-pooled per item.
         bm25: dict[int, float] = {}
@@ -570,10 +718,45 @@ class ChromaMemoryStore(BaseStore):
             _candidate(by_id[i], bm25_score=s) for i, s in sorted(bm25.items(), key=lambda p: -p[1])
         ]
         fused = fuse_weighted(vector_c, keyword_c, self.memory.settings.retrieval)
-        out: list[tuple[_Row, float | None]] = [(by_id[int(c.id)], float(c.score)) for c in fused]
+        order = [by_id[int(c.id)] for c in fused]
         seen = {int(c.id) for c in fused}
-        out.extend((r, None) for r in rows if r.id not in seen)
-        return out
+        order.extend(r for r in rows if r.id not in seen)
+        return order, cosine
+
+    def _fill_cosines(
+        self,
+        window: Sequence[_Row],
+        texts: Sequence[tuple[int, str, str, list[str]]],
+        qvec: list[float],
+        cosine: dict[int, float],
+    ) -> None:
+        """Add the cosine of returned items the vector engine did not return.
+
+        Only in namespaces above the exhaustive limit can a keyword-only hit lack
+        one; its vectors are read from Chroma so that every returned indexed item
+        carries its cosine.
+        """
+        want = {r.id for r in window if r.id not in cosine}
+        missing: dict[str, dict[str, int]] = {}
+        for item_id, ns, vec_id, _ in texts:
+            if item_id in want:
+                missing.setdefault(ns, {})[vec_id] = item_id
+        if not missing:
+            return
+        q = np.asarray(qvec, dtype=np.float32)
+        qn = float(np.linalg.norm(q)) or 1.0
+        try:
+            for ns, item_of in missing.items():
+                vecs = self._ws.vectors.embeddings(self._partition(ns), list(item_of))
+                for vec_id, v in vecs.items():
+                    vn = float(np.linalg.norm(v)) or 1.0
+                    sim = float(np.dot(q, v)) / (qn * vn)
+                    item_id = item_of[vec_id]
+                    cosine[item_id] = max(sim, cosine.get(item_id, -1.0))
+        except Exception as e:  # Chroma down: those items keep score None
+            self._warn_once(
+                f"cosine:{type(e).__name__}", "store vectors unreadable (%s); scores omitted", e
+            )
 
     def _vector_scores(
         self,
@@ -588,14 +771,13 @@ class ChromaMemoryStore(BaseStore):
             self._sync_vectors(namespaces)
             scores: dict[int, float] = {}
             for ns in namespaces:
-                count = self._ws.vectors.count(partition_of(_ns_tuple(ns)))
+                part = self._partition(ns)
+                count = self._ws.vectors.count(part)
                 if count == 0:
                     continue
                 pool = max(wanted * (20 if filtered else 4), 200)
                 n = count if count <= _EXACT_VECTOR_LIMIT else min(count, pool)
-                for hit in self._ws.vectors.query(
-                    partition_of(_ns_tuple(ns)), qvec, n, with_embeddings=False
-                ):
+                for hit in self._ws.vectors.query(part, qvec, n, with_embeddings=False):
                     item_id = item_of.get(hit.id)
                     if item_id is not None:
                         scores[item_id] = max(hit.similarity, scores.get(item_id, -1.0))
@@ -611,7 +793,7 @@ class ChromaMemoryStore(BaseStore):
         out: dict[str, list[float] | None] = {}
         for q in queries:
             try:
-                out[q] = [float(x) for x in self.memory.embeddings.embed_query(q)]
+                out[q] = [float(x) for x in self._embed([q], query=True)[0]]
             except Exception as e:  # the embedder is down: keyword ranking only
                 self._warn_once(
                     f"embed:{type(e).__name__}",
@@ -743,7 +925,7 @@ class ChromaMemoryStore(BaseStore):
             with self._ws.lock.hold():
                 self._ws.refresh_if_stale()
                 for ns, vec_ids in dropped.items():
-                    self._ws.vectors.delete(partition_of(_ns_tuple(ns)), list(vec_ids))
+                    self._ws.vectors.delete(self._partition(ns), list(vec_ids))
         except Exception as e:
             self._warn_once(
                 f"delete:{type(e).__name__}",
@@ -764,7 +946,7 @@ class ChromaMemoryStore(BaseStore):
         ws.refresh_if_stale()
         size = max(1, ws.batch_size)
         for ns in namespaces:
-            part = partition_of(_ns_tuple(ns))
+            part = self._partition(ns)
             with ws.lock.hold():  # upserts and their marks happen under the lock
                 expected = int(ws.ledger.query(
                     "SELECT count(*) FROM store_texts WHERE ns = ? AND vec_hash IS NOT NULL",
@@ -777,12 +959,12 @@ class ChromaMemoryStore(BaseStore):
                         conn.execute("UPDATE store_texts SET vec_hash = NULL WHERE ns = ?", (ns,))
             todo = ws.ledger.query(
                 "SELECT item_id, path, vec_id, text, text_hash FROM store_texts "
-                "WHERE ns = ? AND (vec_hash IS NULL OR vec_hash != text_hash)",
-                (ns,),
+                "WHERE ns = ? AND (vec_hash IS NULL OR vec_hash != text_hash || ?)",
+                (ns, self._vec_suffix),
             )
             for start in range(0, len(todo), size):
                 chunk = todo[start : start + size]
-                vectors = self.memory.embeddings.embed_documents([str(r[3]) for r in chunk])
+                vectors = self._embed([str(r[3]) for r in chunk])
                 with ws.lock.hold():
                     ws.vectors.upsert(
                         part, [str(r[2]) for r in chunk], vectors, [{"path": r[1]} for r in chunk]
@@ -791,9 +973,24 @@ class ChromaMemoryStore(BaseStore):
                         conn.executemany(
                             "UPDATE store_texts SET vec_hash = ? "
                             "WHERE item_id = ? AND path = ? AND text_hash = ?",
-                            [(r[4], r[0], r[1], r[4]) for r in chunk],
+                            [(str(r[4]) + self._vec_suffix, r[0], r[1], r[4]) for r in chunk],
                         )
                     ws.bump_generation()
+
+    def _embed(self, texts: list[str], *, query: bool = False) -> list[list[float]]:
+        """Embed with the store's embedder; an async-only function runs in its own loop."""
+        emb = self.embeddings
+        if isinstance(emb, EmbeddingsLambda) and getattr(emb, "func", None) is None:
+            coro_fn = emb.aembed_documents
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # no loop in this thread (the worker of abatch)
+                return asyncio.run(coro_fn(texts))
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                return pool.submit(asyncio.run, coro_fn(texts)).result()
+        if query:
+            return [emb.embed_query(t) for t in texts]
+        return emb.embed_documents(texts)
 
     def _warn_once(self, key: str, msg: str, *args: Any) -> None:
         if key not in self._warned:
