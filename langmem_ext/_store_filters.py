@@ -104,11 +104,14 @@ def _json_path(key: str) -> str | None:
 
 
 def _scalar_ok(x: Any) -> bool:
-    if isinstance(x, bool) or x is None or isinstance(x, str):
+    """Whether SQLite can bind ``x`` as itself (ints beyond 64 bits cannot).
+
+    Floats bind as they are: ``inf`` compares like a number, ``nan`` binds as NULL,
+    which never compares true, as ``nan`` never does in Python.
+    """
+    if isinstance(x, bool) or x is None or isinstance(x, str | float):
         return True
-    if isinstance(x, int):
-        return -_INT64 <= x < _INT64
-    return isinstance(x, float) and x == x and abs(x) != float("inf")
+    return isinstance(x, int) and -_INT64 <= x < _INT64
 
 
 def _eq_sql(col: str, path: str, arg: Any) -> tuple[str, list[Any]] | None:
@@ -132,7 +135,9 @@ def _eq_sql(col: str, path: str, arg: Any) -> tuple[str, list[Any]] | None:
 
 def _order_sql(col: str, path: str, op: str, arg: Any) -> tuple[str, list[Any]] | None:
     sign = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
-    if _is_number(arg) and _scalar_ok(arg):
+    if _is_number(arg):
+        if not _scalar_ok(arg):
+            return None  # a huge int: Python compares it
         kinds = "('integer', 'real')"
     elif isinstance(arg, str):
         kinds = "('text')"

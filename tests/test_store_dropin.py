@@ -333,3 +333,46 @@ def test_async_store_works_across_event_loops(store: ChromaMemoryStore) -> None:
     for i in range(3):
         asyncio.run(store.aput(("l",), f"k{i}", {"text": f"loop {i}"}))
     assert len(store.search(("l",))) == 3
+
+
+def test_filters_with_infinite_nan_and_huge_numbers(store: ChromaMemoryStore) -> None:
+    for k, price in {"a": 10, "b": 20.5, "c": -3}.items():
+        store.put(("n",), k, {"text": k, "price": price})
+
+    def keys(flt: dict[str, Any]) -> set[str]:
+        return {i.key for i in store.search(("n",), filter=flt)}
+
+    assert keys({"price": {"$lt": float("inf")}}) == {"a", "b", "c"}
+    assert keys({"price": {"$gt": float("-inf")}}) == {"a", "b", "c"}
+    assert keys({"price": {"$lt": 10**100}}) == {"a", "b", "c"}
+    assert keys({"price": {"$gt": -(10**100)}}) == {"a", "b", "c"}
+    assert keys({"price": 10**30}) == set()
+    assert keys({"price": {"$eq": float("nan")}}) == set()
+    assert keys({"price": {"$ne": float("nan")}}) == {"a", "b", "c"}
+    assert keys({"price": {"$gt": float("nan")}}) == set()
+
+
+def test_sql_filters_agree_with_the_python_semantics() -> None:
+    import itertools
+    import json
+    import sqlite3
+
+    from langmem_ext._store_filters import compile_filter, matches_filter
+
+    leaves: list[Any] = [
+        None, True, False, 0, 1, 1.0, 2.5, -1, 2**70, "a", "b", "1", "", "2026-01-01", [1], {"x": 1},
+    ]
+    values: list[dict[str, Any]] = [{}] + [{"f": v} for v in leaves] + [{"m": {"f": v}} for v in leaves]
+    args: list[Any] = [
+        None, True, False, 0, 1, 2.5, -1, 2**70, "a", "1", "2026", float("inf"), float("nan"),
+    ]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, value TEXT)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(i, json.dumps(v)) for i, v in enumerate(values)])
+    for key, op, arg in itertools.product(["f", "m.f"], ["=", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte"], args):
+        flt = {key: arg if op == "=" else {op: arg}}
+        sql, params, rest = compile_filter(flt)
+        ids = {r[0] for r in db.execute(f"SELECT id FROM t WHERE {sql}", params)}
+        got = {i for i in ids if matches_filter(values[i], rest)}
+        want = {i for i, v in enumerate(values) if matches_filter(v, flt)}
+        assert got == want, (flt, sorted(got ^ want))
