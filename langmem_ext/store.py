@@ -969,7 +969,9 @@ class ChromaMemoryStore(BaseStore):
                     ws.vectors.upsert(
                         part, [str(r[2]) for r in chunk], vectors, [{"path": r[1]} for r in chunk]
                     )
-                    with ws.ledger.transaction() as conn:
+                    # The mark is derived: if an OS crash loses it, the row is re-embedded
+                    # (or the size check rebuilds the namespace), so it need not fsync.
+                    with ws.ledger.transaction(durable=False) as conn:
                         conn.executemany(
                             "UPDATE store_texts SET vec_hash = ? "
                             "WHERE item_id = ? AND path = ? AND text_hash = ?",

@@ -376,3 +376,17 @@ def test_sql_filters_agree_with_the_python_semantics() -> None:
         got = {i for i in ids if matches_filter(values[i], rest)}
         want = {i for i, v in enumerate(values) if matches_filter(v, flt)}
         assert got == want, (flt, sorted(got ^ want))
+
+
+def test_a_lost_vector_mark_is_repaired(memory: Memory, store: ChromaMemoryStore) -> None:
+    # The vec_hash mark is written without fsync: an OS crash may lose it. The next
+    # search must then repair the namespace instead of serving stale vectors.
+    store.put(("m",), "a", {"text": "Alice loves ramen"})
+    store.put(("m",), "b", {"text": "Bob rides a bike"})
+    with memory.workspace.ledger.transaction() as conn:
+        conn.execute("UPDATE store_texts SET vec_hash = NULL WHERE ns = 'm'")
+    hit = store.search(("m",), query="Bob rides a bike")[0]
+    assert hit.key == "b" and hit.score == pytest.approx(1.0, abs=1e-3)
+    assert memory.workspace.vectors.count(partition_of(("m",))) == 2
+    rows = memory.workspace.ledger.query("SELECT count(*) FROM store_texts WHERE vec_hash IS NULL")
+    assert rows[0][0] == 0
