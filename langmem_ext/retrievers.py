@@ -58,7 +58,7 @@ class MemoryRetriever(BaseRetriever):
     Setup:
         .. code-block:: bash
 
-            pip install langmem-ext
+            pip install langmem-ext   # offline: embedded Chroma and a bundled embedder
 
     Instantiate:
         .. code-block:: python
