@@ -24,12 +24,12 @@ import logging
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 
 from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import InvalidInputError
+from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.accounting import context_ratio, count_message_tokens
 from langmem_ext.short_term.summarizer import Summarizer, SummaryResult
 from langmem_ext.short_term.validity import safe_cut_index, snap_to_safe_cut, turn_starts
@@ -356,12 +356,7 @@ def make_checkpoint(
     """
     cutter = _Cutter.start(messages, previous_summary, settings, system_tokens)
     steps = _checkpoint_steps(cutter, previous_summary)
-    try:
-        part, summary = next(steps)
-        while True:
-            part, summary = steps.send(summarizer.summarize(part, summary))
-    except StopIteration as done:
-        return cast(Checkpoint, done.value)
+    return run_steps(steps, lambda part: summarizer.summarize(*part))
 
 
 async def amake_checkpoint(
@@ -375,12 +370,7 @@ async def amake_checkpoint(
     """Async :func:`make_checkpoint` (uses ``summarizer.asummarize``)."""
     cutter = _Cutter.start(messages, previous_summary, settings, system_tokens)
     steps = _checkpoint_steps(cutter, previous_summary)
-    try:
-        part, summary = next(steps)
-        while True:
-            part, summary = steps.send(await summarizer.asummarize(part, summary))
-    except StopIteration as done:
-        return cast(Checkpoint, done.value)
+    return await arun_steps(steps, lambda part: summarizer.asummarize(*part))
 
 
 def _finalize_cutter(messages: Sequence[BaseMessage], settings: ShortTermSettings) -> _Cutter:
