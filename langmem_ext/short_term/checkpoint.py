@@ -31,6 +31,7 @@ from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.accounting import context_ratio, count_message_tokens
+from langmem_ext.short_term.content import leading_system_count
 from langmem_ext.short_term.summarizer import Summarizer, SummaryResult
 from langmem_ext.short_term.validity import safe_cut_index, snap_to_safe_cut, turn_starts
 
@@ -130,15 +131,6 @@ def summary_message(summary: str) -> SystemMessage:
     return SystemMessage(f"{SUMMARY_HEADER}\n{summary.strip()}")
 
 
-def _pinned_count(messages: Sequence[BaseMessage]) -> int:
-    count = 0
-    for message in messages:
-        if not isinstance(message, SystemMessage):
-            break
-        count += 1
-    return count
-
-
 def with_summary(messages: Sequence[BaseMessage], summary: str | None) -> list[BaseMessage]:
     """Insert the summary message after the leading system messages.
 
@@ -151,7 +143,7 @@ def with_summary(messages: Sequence[BaseMessage], summary: str | None) -> list[B
     """
     if not summary or not summary.strip():
         return list(messages)
-    pinned = _pinned_count(messages)
+    pinned = leading_system_count(messages)
     return [*messages[:pinned], summary_message(summary), *messages[pinned:]]
 
 
@@ -198,7 +190,7 @@ def plan_context(
     estimated = system_tokens + count_message_tokens(to_send)
     ratio = context_ratio(estimated, settings.context_window)
     over = ratio > settings.checkpoint_ratio
-    body = messages[_pinned_count(messages) :]
+    body = messages[leading_system_count(messages) :]
     removable = bool(body) and safe_cut_index(body, 1) > 0
     if over and not removable:
         logger.warning(
@@ -239,7 +231,7 @@ class _Cutter:
     ) -> _Cutter:
         if system_tokens < 0:
             raise InvalidInputError(f"system_tokens cannot be negative, got {system_tokens}")
-        pinned_count = _pinned_count(messages)
+        pinned_count = leading_system_count(messages)
         self = cls(
             list(messages[:pinned_count]), list(messages[pinned_count:]), settings, system_tokens
         )
@@ -374,7 +366,7 @@ async def amake_checkpoint(
 
 
 def _finalize_cutter(messages: Sequence[BaseMessage], settings: ShortTermSettings) -> _Cutter:
-    pinned_count = _pinned_count(messages)
+    pinned_count = leading_system_count(messages)
     cutter = _Cutter(list(messages[:pinned_count]), list(messages[pinned_count:]), settings, 0)
     cutter.cut = safe_cut_index(cutter.body, settings.keep_last_turns)
     return cutter
