@@ -32,6 +32,7 @@ from langmem_ext.errors import (
     LangmemError,
     MemoryFileError,
 )
+from langmem_ext.workspace._sql import in_chunks
 from langmem_ext.workspace.files import WorkspaceLock, atomic_write_text, remove_stale_temp_files
 from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
 from langmem_ext.workspace.layout import Layout
@@ -623,9 +624,7 @@ class Workspace:
         if not entry_ids:
             return {}
         out: dict[str, tuple[float, float, str]] = {}
-        for i in range(0, len(entry_ids), 500):
-            chunk = list(entry_ids[i : i + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(entry_ids):
             for entry_id, created, imp, src in self.ledger.query(
                 f"SELECT entry_id, said_at, importance, source FROM pending "
                 f"WHERE entry_id IN ({marks})",
