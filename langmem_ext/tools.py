@@ -349,11 +349,16 @@ def _render_pending(item: PendingItem) -> ToolOutput:
     return text, item.model_dump(mode="json")
 
 
-def _render_confirmed(entry: MemoryEntry) -> ToolOutput:
-    text = (
-        f"Confirmed and stored as memory {entry.id} at {cite(entry)}: {_quote(entry.text)}. "
-        "Tell the user it is saved."
-    )
+_CONFIRMED = "Confirmed and stored as memory {id} at {cite}: {text}. Tell the user it is saved."
+_UPDATED = (
+    "Updated memory {id} at {cite}; it now reads {text}. The previous text is kept in its history."
+)
+
+
+def _render_entry(entry: MemoryEntry, template: str) -> ToolOutput:
+    """An entry a tool wrote: ``template`` (:data:`_CONFIRMED`, :data:`_UPDATED`) filled
+    with its id, citation and quoted text."""
+    text = template.format(id=entry.id, cite=cite(entry), text=_quote(entry.text))
     return text, entry.model_dump(mode="json")
 
 
@@ -362,14 +367,6 @@ def _render_rejected(item: PendingItem) -> ToolOutput:
         f"Discarded pending memory {item.id}; nothing was stored.",
         item.model_dump(mode="json"),
     )
-
-
-def _render_updated(entry: MemoryEntry) -> ToolOutput:
-    text = (
-        f"Updated memory {entry.id} at {cite(entry)}; it now reads {_quote(entry.text)}. "
-        "The previous text is kept in its history."
-    )
-    return text, entry.model_dump(mode="json")
 
 
 def _render_forgotten(memory_id: str) -> ToolOutput:
@@ -429,7 +426,7 @@ class MemorySearchTool(_MemoryTool):
 
     Setup:
         ``pip install langmem-ext``. The search runs offline on the workspace's
-        embedded index; ``k`` defaults to ``settings.search.k`` hits.
+        embedded index; ``k`` defaults to ``settings.retrieval.top_k`` (5) hits.
 
     Instantiate:
         .. code-block:: python
@@ -511,7 +508,7 @@ class MemoryGetTool(_MemoryTool):
             from langmem_ext.tools import MemoryGetTool
 
             memory = Memory("./memory-ws")
-            memory.add("User likes ramen", scope="main")
+            memory.add_many(["User likes ramen", "User lives in Lyon"], scope="main")
             tool = MemoryGetTool(memory=memory)
 
     Invoke:
@@ -524,8 +521,9 @@ class MemoryGetTool(_MemoryTool):
 
         .. code-block:: none
 
-            MEMORY.md lines 4-4 of 4:
+            MEMORY.md lines 4-4 of 5:
             4: - User likes ramen ^m-…
+            [truncated: 1 more lines; call memory_get with from_line=5 to continue]
 
     Async:
         .. code-block:: python
@@ -551,6 +549,107 @@ class MemoryGetTool(_MemoryTool):
         self, scope: str, /, path: str, from_line: int | None = None, lines: int | None = None
     ) -> ToolOutput:
         return _render_get(self.memory.get(path, scope=scope, from_line=from_line, lines=lines))
+
+
+class MemoryUpdateTool(_MemoryTool):
+    """``memory_update``: replace a memory's text; the old text stays in its history.
+
+    Setup:
+        ``pip install langmem-ext``; the memory id comes from :class:`MemorySearchTool`.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryUpdateTool
+
+            memory = Memory("./memory-ws")
+            memory_id = memory.add("User lives in Paris", scope="main")
+            tool = MemoryUpdateTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"memory_id": memory_id, "text": "User lives in Lyon"}))
+            memory.history(memory_id, scope="main")[-1]["old_text"]   # 'User lives in Paris'
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"memory_id": memory_id, "text": "User lives in Nice"})
+
+    Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact is the
+        updated entry:
+
+        .. code-block:: python
+
+            call = {"name": "memory_update", "id": "c1", "type": "tool_call",
+                    "args": {"memory_id": memory_id, "text": "User lives in Lille"}}
+            tool.invoke(call).artifact["text"]   # 'User lives in Lille'
+    """
+
+    name: str = "memory_update"
+    description: str = UPDATE_DESCRIPTION
+    args_schema: type[BaseModel] = MemoryUpdateInput
+
+    def _call(self, scope: str, /, memory_id: str, text: str) -> ToolOutput:
+        return _render_entry(self.memory.update(memory_id, text, scope=scope), _UPDATED)
+
+
+class MemoryForgetTool(_MemoryTool):
+    """``memory_forget``: delete a memory by id (its edit history is kept in the ledger).
+
+    Setup:
+        ``pip install langmem-ext``; search first (:class:`MemorySearchTool`) to find
+        the id of the memory the user means.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryForgetTool
+
+            memory = Memory("./memory-ws")
+            tool = MemoryForgetTool(memory=memory, scope="main")   # when the config names none
+
+    Invoke:
+        .. code-block:: python
+
+            locker = memory.add("User's locker code is on a sticky note", scope="main")
+            print(tool.invoke({"memory_id": locker}))
+
+        .. code-block:: none
+
+            Forgot memory m-…; it no longer appears in searches.
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"memory_id": memory.add("User once owned a red bike")})
+
+    Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact says what
+        was deleted:
+
+        .. code-block:: python
+
+            third = memory.add("User dislikes olives", scope="main")
+            call = {"name": "memory_forget", "args": {"memory_id": third}, "id": "c1",
+                    "type": "tool_call"}
+            tool.invoke(call).artifact   # {'id': 'm-…', 'deleted': True}
+    """
+
+    name: str = "memory_forget"
+    description: str = FORGET_DESCRIPTION
+    args_schema: type[BaseModel] = MemoryIdInput
+
+    def _call(self, scope: str, /, memory_id: str) -> ToolOutput:
+        self.memory.delete(memory_id, scope=scope)
+        return _render_forgotten(memory_id)
+
+
+# -- factories --------------------------------------------------------------------------
 
 
 class MemorySaveTool(_MemoryTool):
@@ -657,28 +756,29 @@ class MemoryConfirmTool(_MemoryTool):
     args_schema: type[BaseModel] = PendingIdInput
 
     def _call(self, scope: str, /, pending_id: str) -> ToolOutput:
-        return _render_confirmed(self.memory.confirm(pending_id, scope=scope))
+        return _render_entry(self.memory.confirm(pending_id, scope=scope), _CONFIRMED)
 
 
 class MemoryRejectTool(_MemoryTool):
     """``memory_reject``: discard a pending memory the user declined.
 
     Setup:
-        ``pip install langmem-ext``. Nothing is written: the pending item is dropped.
+        ``pip install langmem-ext``. Rejecting writes nothing to the memory files;
+        the ledger marks the pending item rejected.
 
     Instantiate:
         .. code-block:: python
 
             from langmem_ext import Memory
-            from langmem_ext.tools import MemoryRejectTool
+            from langmem_ext.tools import create_memory_reject_tool
 
             memory = Memory("./memory-ws")
-            pending = memory.save("User hates Mondays", scope="main")
-            tool = MemoryRejectTool(memory=memory)
+            tool = create_memory_reject_tool(memory)   # a MemoryRejectTool
 
     Invoke:
         .. code-block:: python
 
+            pending = memory.save("User hates Mondays", scope="main")
             print(tool.invoke({"pending_id": pending.id}))
 
         .. code-block:: none
@@ -707,107 +807,6 @@ class MemoryRejectTool(_MemoryTool):
 
     def _call(self, scope: str, /, pending_id: str) -> ToolOutput:
         return _render_rejected(self.memory.reject(pending_id, scope=scope))
-
-
-class MemoryUpdateTool(_MemoryTool):
-    """``memory_update``: replace a memory's text; the old text stays in its history.
-
-    Setup:
-        ``pip install langmem-ext``; the memory id comes from :class:`MemorySearchTool`.
-
-    Instantiate:
-        .. code-block:: python
-
-            from langmem_ext import Memory
-            from langmem_ext.tools import MemoryUpdateTool
-
-            memory = Memory("./memory-ws")
-            memory_id = memory.add("User lives in Paris", scope="main")
-            tool = MemoryUpdateTool(memory=memory)
-
-    Invoke:
-        .. code-block:: python
-
-            print(tool.invoke({"memory_id": memory_id, "text": "User lives in Lyon"}))
-            memory.history(memory_id, scope="main")[-1]["old_text"]   # 'User lives in Paris'
-
-    Async:
-        .. code-block:: python
-
-            await tool.ainvoke({"memory_id": memory_id, "text": "User lives in Nice"})
-
-    Use in a graph:
-        In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact is the
-        updated entry:
-
-        .. code-block:: python
-
-            call = {"name": "memory_update", "id": "c1", "type": "tool_call",
-                    "args": {"memory_id": memory_id, "text": "User lives in Lille"}}
-            tool.invoke(call).artifact["text"]   # 'User lives in Lille'
-    """
-
-    name: str = "memory_update"
-    description: str = UPDATE_DESCRIPTION
-    args_schema: type[BaseModel] = MemoryUpdateInput
-
-    def _call(self, scope: str, /, memory_id: str, text: str) -> ToolOutput:
-        return _render_updated(self.memory.update(memory_id, text, scope=scope))
-
-
-class MemoryForgetTool(_MemoryTool):
-    """``memory_forget``: delete a memory by id (its edit history is kept in the ledger).
-
-    Setup:
-        ``pip install langmem-ext``; search first (:class:`MemorySearchTool`) to find
-        the id of the memory the user means.
-
-    Instantiate:
-        .. code-block:: python
-
-            from langmem_ext import Memory
-            from langmem_ext.tools import MemoryForgetTool
-
-            memory = Memory("./memory-ws")
-            tool = MemoryForgetTool(memory=memory)
-
-    Invoke:
-        .. code-block:: python
-
-            locker = memory.add("User's locker code is on a sticky note", scope="main")
-            print(tool.invoke({"memory_id": locker}))
-
-        .. code-block:: none
-
-            Forgot memory m-…; it no longer appears in searches.
-
-    Async:
-        .. code-block:: python
-
-            await tool.ainvoke({"memory_id": memory.add("User once owned a red bike")})
-
-    Use in a graph:
-        In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact says what
-        was deleted:
-
-        .. code-block:: python
-
-            third = memory.add("User dislikes olives", scope="main")
-            call = {"name": "memory_forget", "args": {"memory_id": third}, "id": "c1",
-                    "type": "tool_call"}
-            tool.invoke(call).artifact   # {'id': 'm-…', 'deleted': True}
-    """
-
-    name: str = "memory_forget"
-    description: str = FORGET_DESCRIPTION
-    args_schema: type[BaseModel] = MemoryIdInput
-
-    def _call(self, scope: str, /, memory_id: str) -> ToolOutput:
-        self.memory.delete(memory_id, scope=scope)
-        return _render_forgotten(memory_id)
-
-
-# -- factories --------------------------------------------------------------------------
 
 
 class _ToolFactory(Protocol[_ToolT_co]):
