@@ -15,12 +15,17 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from langmem_ext.errors import LangmemError
 
@@ -45,38 +50,29 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _clip(text: str, width: int) -> str:
-    text = text.replace("\n", " ⏎ ")
-    if _width(text) <= width:
-        return text
-    out, w = [], 0
-    for ch in text:
-        cw = _width(ch)
-        if w + cw > width - 1:
-            break
-        out.append(ch)
-        w += cw
-    return "".join(out) + "…"
-
-
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_col: int = 60) -> str:
-    """Render rows as an aligned text table (CJK-width aware)."""
-    cells = [[_clip(str(c), max_col) for c in row] for row in rows]
-    widths = [_width(h) for h in headers]
-    for row in cells:
-        for i, c in enumerate(row):
-            widths[i] = max(widths[i], _width(c))
+    """Render rows as an aligned text table with :mod:`rich` (CJK widths are rich's).
 
-    def line(vals: Sequence[str]) -> str:
-        return "  ".join(v + " " * (widths[i] - _width(v)) for i, v in enumerate(vals)).rstrip()
-
-    out = [line(list(headers)), line(["-" * w for w in widths])]
-    out.extend(line(r) for r in cells)
-    return "\n".join(out)
+    Every cell stays on one line, cut to ``max_col`` columns with "…" (a newline in
+    a cell shows as ``⏎``); rows are never narrowed to a console width. On a
+    terminal the header is styled; otherwise (a pipe, a file, a test) the table is
+    plain text, without ANSI codes.
+    """
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in headers:
+        table.add_column(header, max_width=max_col, no_wrap=True, overflow="ellipsis")
+    for row in rows:
+        table.add_row(*(Text(str(c).replace("\n", " ⏎ ")) for c in row))
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=1_000_000,
+        force_terminal=sys.stdout.isatty(),
+        highlight=False,
+        emoji=False,
+    )
+    console.print(table)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
 class _Out:

@@ -10,7 +10,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables import RunnableConfig, ensure_config, run_in_executor
 from pydantic import Field, field_validator
 
 from langmem_ext._scoping import scope_from_config
@@ -58,7 +58,7 @@ class MemoryRetriever(BaseRetriever):
     Setup:
         .. code-block:: bash
 
-            pip install langmem-ext
+            pip install langmem-ext   # offline: embedded Chroma and a bundled embedder
 
     Instantiate:
         .. code-block:: python
@@ -147,18 +147,14 @@ class MemoryRetriever(BaseRetriever):
         return [hit_to_document(h) for h in hits]
 
     async def _aget_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: AsyncCallbackManagerForRetrieverRun,
-        k: int | None = None,
-        scope: str | None = None,
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        hits: list[SearchHit] = await self.memory.asearch(
-            query, scope=scope or self._scope_of(None), k=k or self.k, mode=self.mode,
-            category=self.category,
+        # The same search in a worker thread, as Memory.asearch runs it; BaseRetriever's
+        # default would drop ``k`` and ``scope``.
+        sync_manager = run_manager.get_sync()
+        return await run_in_executor(
+            None, self._get_relevant_documents, query, run_manager=sync_manager, **kwargs
         )
-        return [hit_to_document(h) for h in hits]
 
 
 __all__ = ["MemoryRetriever", "hit_to_document"]

@@ -85,26 +85,31 @@ _INSTALL_HINT = (
 )
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
-_THREAD_SPEC = ConfigurableFieldSpec(
-    id="thread_id",
-    annotation=str | None,
-    name="Thread id",
-    description="The conversation; the server keeps its history. Required.",
-    default=None,
+
+
+def _configurable(
+    field_id: str, annotation: Any, name: str, description: str
+) -> ConfigurableFieldSpec:
+    """A ``config["configurable"]`` field the server reads; every one is optional."""
+    return ConfigurableFieldSpec(
+        id=field_id, annotation=annotation, name=name, description=description, default=None
+    )
+
+
+_THREAD_SPEC = _configurable(
+    "thread_id", str | None, "Thread id", "The conversation; the server keeps its history. Required."
 )
-_USER_SPEC = ConfigurableFieldSpec(
-    id="user_id",
-    annotation=str | int | None,
-    name="User id",
-    description="The caller's user id (checked against the server's authentication, if any).",
-    default=None,
+_USER_SPEC = _configurable(
+    "user_id",
+    str | int | None,
+    "User id",
+    "The caller's user id (checked against the server's authentication, if any).",
 )
-_SCOPE_SPEC = ConfigurableFieldSpec(
-    id="scope",
-    annotation=str | None,
-    name="Scope",
-    description="A memory scope; only the caller's own scope or a shared scope the server allows.",
-    default=None,
+_SCOPE_SPEC = _configurable(
+    "scope",
+    str | None,
+    "Scope",
+    "A memory scope; only the caller's own scope or a shared scope the server allows.",
 )
 
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
-from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
@@ -43,6 +43,9 @@ from langmem_ext.tokens import count_tokens, truncate_at_boundary
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 
 logger = logging.getLogger(__name__)
+
+_ToolT = TypeVar("_ToolT", bound="_MemoryTool")
+_ToolT_co = TypeVar("_ToolT_co", bound="_MemoryTool", covariant=True)
 
 ToolOutput = tuple[str, dict[str, Any]]
 """What every memory tool returns: text for the model, JSON-ready data for the app."""
@@ -346,11 +349,16 @@ def _render_pending(item: PendingItem) -> ToolOutput:
     return text, item.model_dump(mode="json")
 
 
-def _render_confirmed(entry: MemoryEntry) -> ToolOutput:
-    text = (
-        f"Confirmed and stored as memory {entry.id} at {cite(entry)}: {_quote(entry.text)}. "
-        "Tell the user it is saved."
-    )
+_CONFIRMED = "Confirmed and stored as memory {id} at {cite}: {text}. Tell the user it is saved."
+_UPDATED = (
+    "Updated memory {id} at {cite}; it now reads {text}. The previous text is kept in its history."
+)
+
+
+def _render_entry(entry: MemoryEntry, template: str) -> ToolOutput:
+    """An entry a tool wrote: ``template`` (:data:`_CONFIRMED`, :data:`_UPDATED`) filled
+    with its id, citation and quoted text."""
+    text = template.format(id=entry.id, cite=cite(entry), text=_quote(entry.text))
     return text, entry.model_dump(mode="json")
 
 
@@ -359,14 +367,6 @@ def _render_rejected(item: PendingItem) -> ToolOutput:
         f"Discarded pending memory {item.id}; nothing was stored.",
         item.model_dump(mode="json"),
     )
-
-
-def _render_updated(entry: MemoryEntry) -> ToolOutput:
-    text = (
-        f"Updated memory {entry.id} at {cite(entry)}; it now reads {_quote(entry.text)}. "
-        "The previous text is kept in its history."
-    )
-    return text, entry.model_dump(mode="json")
 
 
 def _render_forgotten(memory_id: str) -> ToolOutput:
@@ -378,7 +378,17 @@ def _render_forgotten(memory_id: str) -> ToolOutput:
 
 
 class _MemoryTool(BaseTool):
-    """Shared fields and scope resolution of the memory tools (no I/O)."""
+    """Base of the memory tools: everything a tool shares, so each tool states only
+    its ``name``, ``description``, ``args_schema`` and one call.
+
+    A subclass implements :meth:`_call`: it gets the caller's scope (from the run's
+    config, see :func:`~langmem_ext._scoping.scope_from_config`) and the validated
+    arguments, and returns ``(content, artifact)``. The base turns a
+    :class:`~langmem_ext.errors.LangmemError` into an error ``ToolMessage`` (and
+    invalid arguments too, see :func:`_validation_message`). ``ainvoke`` runs the same
+    call in a worker thread (``BaseTool._arun``, as :class:`~langmem_ext.Memory`'s async
+    twins do), so the sync and async paths cannot diverge.
+    """
 
     memory: Memory
     """The memory service the tool reads and writes."""
@@ -396,14 +406,27 @@ class _MemoryTool(BaseTool):
     def _scope_of(self, config: RunnableConfig | None) -> str:
         return scope_from_config(config, self.scope)
 
+    def _call(self, scope: str, /, *args: Any, **kwargs: Any) -> ToolOutput:
+        """The tool's one call, in ``scope``, with the validated arguments."""
+        raise NotImplementedError
+
+    def _run(
+        self,
+        *args: Any,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> ToolOutput:
+        with _tool_errors():
+            return self._call(self._scope_of(config), *args, **kwargs)
+
 
 class MemorySearchTool(_MemoryTool):
     """``memory_search``: hybrid search of the caller's memory, citing ``path#^id (line N)``.
 
     Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
+        ``pip install langmem-ext``. The search runs offline on the workspace's
+        embedded index; ``k`` defaults to ``settings.retrieval.top_k`` (5) hits.
 
     Instantiate:
         .. code-block:: python
@@ -433,6 +456,9 @@ class MemorySearchTool(_MemoryTool):
             text = await tool.ainvoke({"query": "ramen"}, config)
 
     Use in a graph:
+        Every memory tool goes into a ``ToolNode`` the same way; the node runs the
+        model's tool calls and answers each with a ``ToolMessage``:
+
         .. code-block:: python
 
             from langchain_core.messages import AIMessage
@@ -461,31 +487,9 @@ class MemorySearchTool(_MemoryTool):
             return self.max_result_tokens
         return self.memory.settings.short_term.tool_result_budget()
 
-    def _run(
-        self,
-        query: str,
-        k: int | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            hits = self.memory.search(query, scope=self._scope_of(config), k=k)
-            return _render_search(query, hits, self._result_budget())
-
-    async def _arun(
-        self,
-        query: str,
-        k: int | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            hits: list[SearchHit] = await self.memory.asearch(
-                query, scope=self._scope_of(config), k=k
-            )
-            return _render_search(query, hits, self._result_budget())
+    def _call(self, scope: str, /, query: str, k: int | None = None) -> ToolOutput:
+        hits = self.memory.search(query, scope=scope, k=k)
+        return _render_search(query, hits, self._result_budget())
 
 
 class MemoryGetTool(_MemoryTool):
@@ -495,9 +499,7 @@ class MemoryGetTool(_MemoryTool):
     refused with a tool error.
 
     Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
+        ``pip install langmem-ext``, as for :class:`MemorySearchTool`.
 
     Instantiate:
         .. code-block:: python
@@ -506,19 +508,22 @@ class MemoryGetTool(_MemoryTool):
             from langmem_ext.tools import MemoryGetTool
 
             memory = Memory("./memory-ws")
-            memory.add("User likes ramen", scope="main")
+            memory.add_many(["User likes ramen", "User lives in Lyon"], scope="main")
             tool = MemoryGetTool(memory=memory)
 
     Invoke:
+        A search hit's anchor (``memory.list(...)[0].anchor`` here) reads that memory
+        even after lines moved; ``"MEMORY.md:4"`` or a plain path work too:
+
         .. code-block:: python
 
-            anchor = memory.list(scope="main")[0].anchor   # 'MEMORY.md#^m-…', as search cites it
-            print(tool.invoke({"path": anchor}))           # or {"path": "MEMORY.md:4", "lines": 1}
+            print(tool.invoke({"path": memory.list(scope="main")[0].anchor}))
 
         .. code-block:: none
 
-            MEMORY.md lines 4-4 of 4:
+            MEMORY.md lines 4-4 of 5:
             4: - User likes ramen ^m-…
+            [truncated: 1 more lines; call memory_get with from_line=5 to continue]
 
     Async:
         .. code-block:: python
@@ -526,302 +531,31 @@ class MemoryGetTool(_MemoryTool):
             text = await tool.ainvoke({"path": "MEMORY.md", "from_line": 1, "lines": 10})
 
     Use in a graph:
+        In a ``ToolNode``, as shown for :class:`MemorySearchTool`. The node calls the
+        tool with the model's tool call and gets a ``ToolMessage`` back:
+
         .. code-block:: python
-
-            from langchain_core.messages import AIMessage
-            from langgraph.graph import START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode
-
-            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
-            graph = graph.add_edge(START, "tools").compile()
 
             call = {"name": "memory_get", "args": {"path": "MEMORY.md"}, "id": "c1",
                     "type": "tool_call"}
-            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
-            print(out["messages"][-1].content)
+            print(tool.invoke(call).content)
     """
 
     name: str = "memory_get"
     description: str = GET_DESCRIPTION
     args_schema: type[BaseModel] = MemoryGetInput
 
-    def _run(
-        self,
-        path: str,
-        from_line: int | None = None,
-        lines: int | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
+    def _call(
+        self, scope: str, /, path: str, from_line: int | None = None, lines: int | None = None
     ) -> ToolOutput:
-        with _tool_errors():
-            scope = self._scope_of(config)
-            return _render_get(self.memory.get(path, scope=scope, from_line=from_line, lines=lines))
-
-    async def _arun(
-        self,
-        path: str,
-        from_line: int | None = None,
-        lines: int | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            scope = self._scope_of(config)
-            result: GetResult = await self.memory.aget(
-                path, scope=scope, from_line=from_line, lines=lines
-            )
-            return _render_get(result)
-
-
-class MemorySaveTool(_MemoryTool):
-    """``memory_save``: propose a memory; it is stored only once the user confirms.
-
-    Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
-
-    Instantiate:
-        .. code-block:: python
-
-            from langmem_ext import Memory
-            from langmem_ext.tools import MemorySaveTool
-
-            memory = Memory("./memory-ws")
-            tool = MemorySaveTool(memory=memory)
-
-    Invoke:
-        .. code-block:: python
-
-            config = {"configurable": {"user_id": "alice"}}
-            print(tool.invoke({"text": "User is allergic to peanuts"}, config))
-            pending_id = memory.list_pending(scope="user_alice")[0].id
-
-        .. code-block:: none
-
-            Pending memory p-… (NOT stored yet): "User is allergic to peanuts" -> long-term
-            memory, category fact; expires … UTC. Ask the user to confirm saving it. …
-
-    Async:
-        .. code-block:: python
-
-            await tool.ainvoke({"text": "Met Bob at the fair", "target": "daily",
-                                "category": "episode"}, config)
-
-    Use in a graph:
-        .. code-block:: python
-
-            from langchain_core.messages import AIMessage
-            from langgraph.graph import START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode
-
-            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
-            graph = graph.add_edge(START, "tools").compile()
-
-            call = {"name": "memory_save", "args": {"text": "User lives in Lyon"}, "id": "c1",
-                    "type": "tool_call"}
-            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]}, config)
-            out["messages"][-1].artifact["id"]   # the pending id, for a confirm step
-    """
-
-    name: str = "memory_save"
-    description: str = SAVE_DESCRIPTION
-    args_schema: type[BaseModel] = MemorySaveInput
-
-    def _run(
-        self,
-        text: str,
-        target: str = "long_term",
-        category: str = "fact",
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            scope = self._scope_of(config)
-            item = self.memory.save(text, scope=scope, target=target, category=category)
-            return _render_pending(item)
-
-    async def _arun(
-        self,
-        text: str,
-        target: str = "long_term",
-        category: str = "fact",
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            scope = self._scope_of(config)
-            item: PendingItem = await self.memory.asave(
-                text, scope=scope, target=target, category=category
-            )
-            return _render_pending(item)
-
-
-class MemoryConfirmTool(_MemoryTool):
-    """``memory_confirm``: store a pending memory the user agreed to.
-
-    Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
-
-    Instantiate:
-        .. code-block:: python
-
-            from langmem_ext import Memory
-            from langmem_ext.tools import MemoryConfirmTool
-
-            memory = Memory("./memory-ws")
-            tool = MemoryConfirmTool(memory=memory)
-
-    Invoke:
-        .. code-block:: python
-
-            pending = memory.save("User likes ramen", scope="main")
-            print(tool.invoke({"pending_id": pending.id}))
-
-        .. code-block:: none
-
-            Confirmed and stored as memory m-… at MEMORY.md#^m-… (line 4): "User likes ramen". …
-
-    Async:
-        .. code-block:: python
-
-            pending = memory.save("User likes tea", scope="main")
-            await tool.ainvoke({"pending_id": pending.id})
-
-    Use in a graph:
-        .. code-block:: python
-
-            from langchain_core.messages import AIMessage
-            from langgraph.graph import START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode
-
-            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
-            graph = graph.add_edge(START, "tools").compile()
-
-            pending = memory.save("User likes jazz", scope="main")
-            call = {"name": "memory_confirm", "args": {"pending_id": pending.id}, "id": "c1",
-                    "type": "tool_call"}
-            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
-            print(out["messages"][-1].content)
-    """
-
-    name: str = "memory_confirm"
-    description: str = CONFIRM_DESCRIPTION
-    args_schema: type[BaseModel] = PendingIdInput
-
-    def _run(
-        self,
-        pending_id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            return _render_confirmed(self.memory.confirm(pending_id, scope=self._scope_of(config)))
-
-    async def _arun(
-        self,
-        pending_id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            entry: MemoryEntry = await self.memory.aconfirm(
-                pending_id, scope=self._scope_of(config)
-            )
-            return _render_confirmed(entry)
-
-
-class MemoryRejectTool(_MemoryTool):
-    """``memory_reject``: discard a pending memory the user declined.
-
-    Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
-
-    Instantiate:
-        .. code-block:: python
-
-            from langmem_ext import Memory
-            from langmem_ext.tools import MemoryRejectTool
-
-            memory = Memory("./memory-ws")
-            tool = MemoryRejectTool(memory=memory)
-
-    Invoke:
-        .. code-block:: python
-
-            pending = memory.save("User hates Mondays", scope="main")
-            print(tool.invoke({"pending_id": pending.id}))
-
-        .. code-block:: none
-
-            Discarded pending memory p-…; nothing was stored.
-
-    Async:
-        .. code-block:: python
-
-            pending = memory.save("User hates Tuesdays", scope="main")
-            await tool.ainvoke({"pending_id": pending.id})
-
-    Use in a graph:
-        .. code-block:: python
-
-            from langchain_core.messages import AIMessage
-            from langgraph.graph import START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode
-
-            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
-            graph = graph.add_edge(START, "tools").compile()
-
-            pending = memory.save("User hates Fridays", scope="main")
-            call = {"name": "memory_reject", "args": {"pending_id": pending.id}, "id": "c1",
-                    "type": "tool_call"}
-            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
-            print(out["messages"][-1].content)
-    """
-
-    name: str = "memory_reject"
-    description: str = REJECT_DESCRIPTION
-    args_schema: type[BaseModel] = PendingIdInput
-
-    def _run(
-        self,
-        pending_id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            return _render_rejected(self.memory.reject(pending_id, scope=self._scope_of(config)))
-
-    async def _arun(
-        self,
-        pending_id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            item: PendingItem = await self.memory.areject(pending_id, scope=self._scope_of(config))
-            return _render_rejected(item)
+        return _render_get(self.memory.get(path, scope=scope, from_line=from_line, lines=lines))
 
 
 class MemoryUpdateTool(_MemoryTool):
     """``memory_update``: replace a memory's text; the old text stays in its history.
 
     Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
+        ``pip install langmem-ext``; the memory id comes from :class:`MemorySearchTool`.
 
     Instantiate:
         .. code-block:: python
@@ -845,58 +579,30 @@ class MemoryUpdateTool(_MemoryTool):
             await tool.ainvoke({"memory_id": memory_id, "text": "User lives in Nice"})
 
     Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact is the
+        updated entry:
+
         .. code-block:: python
-
-            from langchain_core.messages import AIMessage
-            from langgraph.graph import START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode
-
-            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
-            graph = graph.add_edge(START, "tools").compile()
 
             call = {"name": "memory_update", "id": "c1", "type": "tool_call",
                     "args": {"memory_id": memory_id, "text": "User lives in Lille"}}
-            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
-            print(out["messages"][-1].content)
+            tool.invoke(call).artifact["text"]   # 'User lives in Lille'
     """
 
     name: str = "memory_update"
     description: str = UPDATE_DESCRIPTION
     args_schema: type[BaseModel] = MemoryUpdateInput
 
-    def _run(
-        self,
-        memory_id: str,
-        text: str,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            return _render_updated(self.memory.update(memory_id, text, scope=self._scope_of(config)))
-
-    async def _arun(
-        self,
-        memory_id: str,
-        text: str,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            entry: MemoryEntry = await self.memory.aupdate(
-                memory_id, text, scope=self._scope_of(config)
-            )
-            return _render_updated(entry)
+    def _call(self, scope: str, /, memory_id: str, text: str) -> ToolOutput:
+        return _render_entry(self.memory.update(memory_id, text, scope=scope), _UPDATED)
 
 
 class MemoryForgetTool(_MemoryTool):
     """``memory_forget``: delete a memory by id (its edit history is kept in the ledger).
 
     Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
+        ``pip install langmem-ext``; search first (:class:`MemorySearchTool`) to find
+        the id of the memory the user means.
 
     Instantiate:
         .. code-block:: python
@@ -905,13 +611,13 @@ class MemoryForgetTool(_MemoryTool):
             from langmem_ext.tools import MemoryForgetTool
 
             memory = Memory("./memory-ws")
-            memory_id = memory.add("User's locker code is on a sticky note", scope="main")
-            tool = MemoryForgetTool(memory=memory)
+            tool = MemoryForgetTool(memory=memory, scope="main")   # when the config names none
 
     Invoke:
         .. code-block:: python
 
-            print(tool.invoke({"memory_id": memory_id}))
+            locker = memory.add("User's locker code is on a sticky note", scope="main")
+            print(tool.invoke({"memory_id": locker}))
 
         .. code-block:: none
 
@@ -920,92 +626,218 @@ class MemoryForgetTool(_MemoryTool):
     Async:
         .. code-block:: python
 
-            other = memory.add("User once owned a red bike", scope="main")
-            await tool.ainvoke({"memory_id": other})
+            await tool.ainvoke({"memory_id": memory.add("User once owned a red bike")})
 
     Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact says what
+        was deleted:
+
         .. code-block:: python
-
-            from langchain_core.messages import AIMessage
-            from langgraph.graph import START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode
-
-            graph = StateGraph(MessagesState).add_node("tools", ToolNode([tool]))
-            graph = graph.add_edge(START, "tools").compile()
 
             third = memory.add("User dislikes olives", scope="main")
             call = {"name": "memory_forget", "args": {"memory_id": third}, "id": "c1",
                     "type": "tool_call"}
-            out = graph.invoke({"messages": [AIMessage("", tool_calls=[call])]})
-            print(out["messages"][-1].content)
+            tool.invoke(call).artifact   # {'id': 'm-…', 'deleted': True}
     """
 
     name: str = "memory_forget"
     description: str = FORGET_DESCRIPTION
     args_schema: type[BaseModel] = MemoryIdInput
 
-    def _run(
-        self,
-        memory_id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            self.memory.delete(memory_id, scope=self._scope_of(config))
-            return _render_forgotten(memory_id)
-
-    async def _arun(
-        self,
-        memory_id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> ToolOutput:
-        with _tool_errors():
-            await self.memory.adelete(memory_id, scope=self._scope_of(config))
-            return _render_forgotten(memory_id)
+    def _call(self, scope: str, /, memory_id: str) -> ToolOutput:
+        self.memory.delete(memory_id, scope=scope)
+        return _render_forgotten(memory_id)
 
 
 # -- factories --------------------------------------------------------------------------
 
 
-def create_memory_search_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemorySearchTool:
-    """The ``memory_search`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemorySearchTool(memory=memory, scope=scope)
+class MemorySaveTool(_MemoryTool):
+    """``memory_save``: propose a memory; it is stored only once the user confirms.
+
+    Setup:
+        ``pip install langmem-ext``; confirm or reject the returned pending id with
+        :class:`MemoryConfirmTool` / :class:`MemoryRejectTool`.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemorySaveTool
+
+            tool = MemorySaveTool(memory=Memory("./memory-ws"))
+
+    Invoke:
+        .. code-block:: python
+
+            config = {"configurable": {"user_id": "alice"}}
+            print(tool.invoke({"text": "User is allergic to peanuts"}, config))
+            pending_id = tool.memory.list_pending(scope="user_alice")[0].id
+
+        .. code-block:: none
+
+            Pending memory p-… (NOT stored yet): "User is allergic to peanuts" -> long-term
+            memory, category fact; expires … UTC. Ask the user to confirm saving it. …
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"text": "Met Bob at the fair", "target": "daily",
+                                "category": "episode"}, config)
+
+    Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`); the ``ToolMessage``'s
+        artifact carries the pending id for a confirm step:
+
+        .. code-block:: python
+
+            call = {"name": "memory_save", "args": {"text": "User lives in Lyon"}, "id": "c1",
+                    "type": "tool_call"}
+            tool.invoke(call, config).artifact["id"]   # 'p-…'
+    """
+
+    name: str = "memory_save"
+    description: str = SAVE_DESCRIPTION
+    args_schema: type[BaseModel] = MemorySaveInput
+
+    def _call(
+        self, scope: str, /, text: str, target: str = "long_term", category: str = "fact"
+    ) -> ToolOutput:
+        return _render_pending(
+            self.memory.save(text, scope=scope, target=target, category=category)
+        )
 
 
-def create_memory_get_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryGetTool:
-    """The ``memory_get`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemoryGetTool(memory=memory, scope=scope)
+class MemoryConfirmTool(_MemoryTool):
+    """``memory_confirm``: store a pending memory the user agreed to.
+
+    Setup:
+        ``pip install langmem-ext``; the pending id comes from :class:`MemorySaveTool`
+        (or :meth:`Memory.save <langmem_ext.Memory.save>`).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import MemoryConfirmTool
+
+            memory = Memory("./memory-ws")
+            tool = MemoryConfirmTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"pending_id": memory.save("User likes ramen", scope="main").id}))
+
+        .. code-block:: none
+
+            Confirmed and stored as memory m-… at MEMORY.md#^m-… (line 4): "User likes ramen". …
+
+    Async:
+        .. code-block:: python
+
+            pending = memory.save("User likes tea", scope="main")
+            await tool.ainvoke({"pending_id": pending.id})
+
+    Use in a graph:
+        In a ``ToolNode`` next to the other memory tools (see
+        :class:`MemorySearchTool`), after the user said yes:
+
+        .. code-block:: python
+
+            args = {"pending_id": memory.save("User likes jazz", scope="main").id}
+            msg = tool.invoke({"name": "memory_confirm", "args": args, "id": "c1",
+                               "type": "tool_call"})
+            msg.artifact["text"]   # 'User likes jazz'
+    """
+
+    name: str = "memory_confirm"
+    description: str = CONFIRM_DESCRIPTION
+    args_schema: type[BaseModel] = PendingIdInput
+
+    def _call(self, scope: str, /, pending_id: str) -> ToolOutput:
+        return _render_entry(self.memory.confirm(pending_id, scope=scope), _CONFIRMED)
 
 
-def create_memory_save_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemorySaveTool:
-    """The ``memory_save`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemorySaveTool(memory=memory, scope=scope)
+class MemoryRejectTool(_MemoryTool):
+    """``memory_reject``: discard a pending memory the user declined.
+
+    Setup:
+        ``pip install langmem-ext``. Rejecting writes nothing to the memory files;
+        the ledger marks the pending item rejected.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import create_memory_reject_tool
+
+            memory = Memory("./memory-ws")
+            tool = create_memory_reject_tool(memory)   # a MemoryRejectTool
+
+    Invoke:
+        .. code-block:: python
+
+            pending = memory.save("User hates Mondays", scope="main")
+            print(tool.invoke({"pending_id": pending.id}))
+
+        .. code-block:: none
+
+            Discarded pending memory p-…; nothing was stored.
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"pending_id": memory.save("User hates Tuesdays").id})
+
+    Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`), when the user declines; an
+        unknown or expired id comes back as an error ``ToolMessage``:
+
+        .. code-block:: python
+
+            call = {"name": "memory_reject", "args": {"pending_id": "p-gone"}, "id": "c1",
+                    "type": "tool_call"}
+            tool.invoke(call).status   # 'error'
+    """
+
+    name: str = "memory_reject"
+    description: str = REJECT_DESCRIPTION
+    args_schema: type[BaseModel] = PendingIdInput
+
+    def _call(self, scope: str, /, pending_id: str) -> ToolOutput:
+        return _render_rejected(self.memory.reject(pending_id, scope=scope))
 
 
-def create_memory_confirm_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryConfirmTool:
-    """The ``memory_confirm`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemoryConfirmTool(memory=memory, scope=scope)
+class _ToolFactory(Protocol[_ToolT_co]):
+    def __call__(self, memory: Memory, *, scope: str = MAIN_SCOPE) -> _ToolT_co: ...
 
 
-def create_memory_reject_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryRejectTool:
-    """The ``memory_reject`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemoryRejectTool(memory=memory, scope=scope)
+def _factory(tool_class: type[_ToolT]) -> _ToolFactory[_ToolT]:
+    """The public ``create_<name>_tool`` function of one tool class."""
+    name: str = tool_class.model_fields["name"].default
+
+    def create(memory: Memory, *, scope: str = MAIN_SCOPE) -> _ToolT:
+        return tool_class.model_validate({"memory": memory, "scope": scope})
+
+    create.__name__ = create.__qualname__ = f"create_{name}_tool"
+    create.__module__ = __name__
+    create.__doc__ = (
+        f"The ``{name}`` tool (:class:`{tool_class.__name__}`) over ``memory`` "
+        "(``scope``: default when the config names none)."
+    )
+    return create
 
 
-def create_memory_update_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryUpdateTool:
-    """The ``memory_update`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemoryUpdateTool(memory=memory, scope=scope)
+create_memory_search_tool = _factory(MemorySearchTool)
+create_memory_get_tool = _factory(MemoryGetTool)
+create_memory_save_tool = _factory(MemorySaveTool)
+create_memory_confirm_tool = _factory(MemoryConfirmTool)
+create_memory_reject_tool = _factory(MemoryRejectTool)
+create_memory_update_tool = _factory(MemoryUpdateTool)
+create_memory_forget_tool = _factory(MemoryForgetTool)
 
-
-def create_memory_forget_tool(memory: Memory, *, scope: str = MAIN_SCOPE) -> MemoryForgetTool:
-    """The ``memory_forget`` tool over ``memory`` (``scope``: default when the config names none)."""
-    return MemoryForgetTool(memory=memory, scope=scope)
-
-
-_FACTORIES: dict[str, Callable[..., BaseTool]] = {
+_FACTORIES: dict[str, _ToolFactory[_MemoryTool]] = {
     "memory_search": create_memory_search_tool,
     "memory_get": create_memory_get_tool,
     "memory_save": create_memory_save_tool,
@@ -1038,9 +870,7 @@ def create_memory_tools(
         ValueError: for an unknown tool name in ``include``.
 
     Setup:
-        .. code-block:: bash
-
-            pip install langmem-ext
+        ``pip install langmem-ext``; every tool shares one :class:`~langmem_ext.Memory`.
 
     Instantiate:
         .. code-block:: python

@@ -247,3 +247,17 @@ def test_sync_names_a_file_it_skipped(ws: str, capsys: pytest.CaptureFixture[str
     assert re.search(r"skipped memory/2026-01-05\.md: .*UTF-8", out), out
     code, out, _ = run(capsys, "--workspace", ws, "--json", "sync")
     assert "memory/2026-01-05.md" in json.loads(out)["skipped"]
+
+
+def test_format_table_aligns_cjk_cuts_long_cells_and_stays_plain_off_a_terminal() -> None:
+    from rich.cells import cell_len
+
+    from langmem_ext.cli import format_table
+
+    out = format_table(["text", "id"], [["主人喜欢吃拉面", "m-1"], ["ramen", "m-2"], ["x" * 80, "m-3"]])
+    lines = out.splitlines()
+    assert lines[0].split() == ["text", "id"] and "\x1b" not in out
+    # the id column starts at the same display column on every row, CJK or not
+    starts = {cell_len(line[: line.index("m-")]) for line in lines[2:]}
+    assert len(starts) == 1
+    assert "x" * 80 not in out and "…" in lines[4]

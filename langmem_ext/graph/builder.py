@@ -113,6 +113,7 @@ def build_memory_graph(
         .. code-block:: bash
 
             pip install langmem-ext
+            ollama pull qwen2.5:7b   # the chat model of these examples
 
     Instantiate:
         .. code-block:: python

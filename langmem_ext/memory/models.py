@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -15,7 +15,30 @@ def to_dt(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
 
 
-class MemoryEntry(BaseModel):
+class _Cited(BaseModel):
+    """How a memory is cited: what :class:`MemoryEntry` and :class:`SearchHit` share."""
+
+    if TYPE_CHECKING:  # fields of the subclasses, declared there in their own order
+        id: str
+        path: str
+        line: int
+
+    @property
+    def citation(self) -> str:
+        """``path:line`` for ``memory_get`` (shifts when lines are added above)."""
+        return f"{self.path}:{self.line}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def anchor(self) -> str:
+        """``path#^block-id``: a citation that stays valid when lines move.
+
+        ``Memory.get`` / ``memory_get`` accept it and return the entry's lines.
+        """
+        return f"{self.path}#^{self.id}"
+
+
+class MemoryEntry(_Cited):
     """One stored memory."""
 
     id: str
@@ -35,20 +58,6 @@ class MemoryEntry(BaseModel):
     source: str = "user"
     verified: bool = False
 
-    @property
-    def citation(self) -> str:
-        """``path:line`` for ``memory_get`` (shifts when lines are added above)."""
-        return f"{self.path}:{self.line}"
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def anchor(self) -> str:
-        """``path#^block-id``: a citation that stays valid when lines move.
-
-        ``Memory.get`` / ``memory_get`` accept it and return the entry's lines.
-        """
-        return f"{self.path}#^{self.id}"
-
 
 class PendingItem(BaseModel):
     """A save waiting for the user's confirmation."""
@@ -66,7 +75,7 @@ class PendingItem(BaseModel):
     """The entry id the memory gets once confirmed."""
 
 
-class SearchHit(BaseModel):
+class SearchHit(_Cited):
     """One search result."""
 
     id: str
@@ -84,11 +93,6 @@ class SearchHit(BaseModel):
     debug: dict[str, float] = Field(default_factory=dict)
     """How the score was built, stage by stage."""
 
-    @property
-    def citation(self) -> str:
-        """``path:line`` for ``memory_get`` (shifts when lines are added above)."""
-        return f"{self.path}:{self.line}"
-
     @computed_field  # type: ignore[prop-decorator]
     @property
     def anchor(self) -> str:
@@ -97,9 +101,7 @@ class SearchHit(BaseModel):
         It stays valid when lines are added above the entry. Session events have no
         block id; theirs is ``path:line`` (transcripts only grow at the end).
         """
-        if self.source == "memory":
-            return f"{self.path}#^{self.id}"
-        return self.citation
+        return super().anchor if self.source == "memory" else self.citation
 
 
 def cite(item: MemoryEntry | SearchHit) -> str:

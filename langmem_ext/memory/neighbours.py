@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from langmem_ext.retrieval.candidate import Candidate
@@ -24,28 +25,19 @@ def doc_candidate(d: Doc) -> Candidate:
     )
 
 
+@dataclass
 class IndexNeighbours:
-    """Neighbours of candidates in one scope, read from the keyword index.
+    """Neighbours of candidates in one scope, read from the keyword index."""
 
-    Args:
-        keyword: The workspace's keyword index.
-        scope: The scope searched; entries of other scopes are never returned.
-        category: When set, only entries of this category are materialised.
-        model: The embedder whose doc cache to read docs from (see
-            :meth:`KeywordIndex.docs_with_vectors`); ``None`` reads ``index.db``.
-    """
-
-    def __init__(
-        self,
-        keyword: KeywordIndex,
-        scope: str,
-        category: str | None = None,
-        model: str | None = None,
-    ) -> None:
-        self.keyword = keyword
-        self.scope = scope
-        self.category = category
-        self.model = model
+    keyword: KeywordIndex
+    """The workspace's keyword index."""
+    scope: str
+    """The scope searched; entries of other scopes are never returned."""
+    category: str | None = None
+    """When set, only entries of this category are materialised."""
+    model: str | None = None
+    """The embedder whose doc cache to read docs from (see
+    :meth:`KeywordIndex.docs_with_vectors`); ``None`` reads ``index.db``."""
 
     def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
         """See :meth:`langmem_ext.retrieval.context.NeighbourSource.neighbours`."""

@@ -9,9 +9,7 @@ thread.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import functools
 import logging
 import re
 import secrets
@@ -20,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import astuple
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
@@ -39,6 +37,7 @@ from langmem_ext.errors import (
     PendingNotFoundError,
     TextTooLongError,
 )
+from langmem_ext.memory._utils import async_method
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
@@ -52,24 +51,11 @@ from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspac
 
 logger = logging.getLogger(__name__)
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
 GET_DEFAULT_LINES = 40
 GET_MAX_LINES = 300
 _PATH_LINE_RE = re.compile(r"^(.*\.md):(\d+)(?:-(\d+))?$")
 _PATH_ANCHOR_RE = re.compile(r"^(.*\.md)#\^?(m-[0-9a-z]{4,32})$")
-
-
-def _async_twin(fn: Callable[P, R]) -> Callable[P, Any]:
-    """Build ``afoo`` from ``foo``: the same code, run in a worker thread."""
-
-    @functools.wraps(fn)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-
-    wrapper.__doc__ = f"Async version of :meth:`{fn.__name__}`."
-    return wrapper
 
 
 def _epoch(value: datetime | date | float | int | None) -> float | None:
@@ -910,22 +896,22 @@ class Memory:
 
     # -- async twins -------------------------------------------------------
 
-    asave = _async_twin(save)
-    aconfirm = _async_twin(confirm)
-    areject = _async_twin(reject)
-    alist_pending = _async_twin(list_pending)
-    aadd = _async_twin(add)
-    aadd_many = _async_twin(add_many)
-    aupdate = _async_twin(update)
-    adelete = _async_twin(delete)
-    aget = _async_twin(get)
-    aget_entry = _async_twin(get_entry)
-    alist = _async_twin(list)
-    asearch = _async_twin(search)
-    ahistory = _async_twin(history)
-    aboost = _async_twin(boost)
-    async_sync = _async_twin(sync)
-    areindex = _async_twin(reindex)
+    asave = async_method(save)
+    aconfirm = async_method(confirm)
+    areject = async_method(reject)
+    alist_pending = async_method(list_pending)
+    aadd = async_method(add)
+    aadd_many = async_method(add_many)
+    aupdate = async_method(update)
+    adelete = async_method(delete)
+    aget = async_method(get)
+    aget_entry = async_method(get_entry)
+    alist = async_method(list)
+    asearch = async_method(search)
+    ahistory = async_method(history)
+    aboost = async_method(boost)
+    async_sync = async_method(sync)
+    areindex = async_method(reindex)
 
 
 def _to_entry(doc: Doc, last_access: float | None, source: str, verified: bool) -> MemoryEntry:

@@ -67,7 +67,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     messages_from_dict,
     messages_to_dict,
 )
@@ -85,7 +84,7 @@ from langmem_ext.short_term.checkpoint import (
     plan_context,
 )
 from langmem_ext.short_term.checkpoint import finalize_session as finalize_checkpoint
-from langmem_ext.short_term.content import clip, message_text
+from langmem_ext.short_term.content import clip, leading_system_count, message_text
 from langmem_ext.short_term.flush import is_flush_message, is_no_reply
 from langmem_ext.short_term.summarizer import Summarizer, summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index, validate_messages
@@ -297,15 +296,6 @@ class _State:
     @property
     def messages(self) -> list[BaseMessage]:
         return [s.message for s in self.live]
-
-
-def _leading_system_count(messages: Sequence[BaseMessage]) -> int:
-    count = 0
-    for message in messages:
-        if not isinstance(message, SystemMessage):
-            break
-        count += 1
-    return count
 
 
 def _encode(message: BaseMessage) -> str:
@@ -635,7 +625,7 @@ class SessionManager:
             plan = plan_context(
                 messages, running_summary=state.summary, settings=st, system_tokens=system_tokens
             )
-            body = messages[_leading_system_count(messages) :]
+            body = messages[leading_system_count(messages) :]
             if not plan.should_checkpoint and not (force and safe_cut_index(body, 1) > 0):
                 return CheckpointResult(False, "not_due")
             flush: FlushResult | None = None
@@ -697,7 +687,7 @@ class SessionManager:
         kind: str,
     ) -> tuple[int, list[_Stored]]:
         """Store a checkpoint and mark its messages compacted, in one transaction."""
-        pinned = _leading_system_count(state.messages)
+        pinned = leading_system_count(state.messages)
         removed = state.live[pinned : pinned + cp.removed_count]
         expected = [str(s.message.id) for s in removed if s.message.id]
         if cp.removed_ids and cp.removed_ids != expected:

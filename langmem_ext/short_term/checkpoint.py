@@ -24,13 +24,14 @@ import logging
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 
 from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import InvalidInputError
+from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.accounting import context_ratio, count_message_tokens
+from langmem_ext.short_term.content import leading_system_count
 from langmem_ext.short_term.summarizer import Summarizer, SummaryResult
 from langmem_ext.short_term.validity import safe_cut_index, snap_to_safe_cut, turn_starts
 
@@ -130,15 +131,6 @@ def summary_message(summary: str) -> SystemMessage:
     return SystemMessage(f"{SUMMARY_HEADER}\n{summary.strip()}")
 
 
-def _pinned_count(messages: Sequence[BaseMessage]) -> int:
-    count = 0
-    for message in messages:
-        if not isinstance(message, SystemMessage):
-            break
-        count += 1
-    return count
-
-
 def with_summary(messages: Sequence[BaseMessage], summary: str | None) -> list[BaseMessage]:
     """Insert the summary message after the leading system messages.
 
@@ -151,7 +143,7 @@ def with_summary(messages: Sequence[BaseMessage], summary: str | None) -> list[B
     """
     if not summary or not summary.strip():
         return list(messages)
-    pinned = _pinned_count(messages)
+    pinned = leading_system_count(messages)
     return [*messages[:pinned], summary_message(summary), *messages[pinned:]]
 
 
@@ -198,7 +190,7 @@ def plan_context(
     estimated = system_tokens + count_message_tokens(to_send)
     ratio = context_ratio(estimated, settings.context_window)
     over = ratio > settings.checkpoint_ratio
-    body = messages[_pinned_count(messages) :]
+    body = messages[leading_system_count(messages) :]
     removable = bool(body) and safe_cut_index(body, 1) > 0
     if over and not removable:
         logger.warning(
@@ -239,7 +231,7 @@ class _Cutter:
     ) -> _Cutter:
         if system_tokens < 0:
             raise InvalidInputError(f"system_tokens cannot be negative, got {system_tokens}")
-        pinned_count = _pinned_count(messages)
+        pinned_count = leading_system_count(messages)
         self = cls(
             list(messages[:pinned_count]), list(messages[pinned_count:]), settings, system_tokens
         )
@@ -356,12 +348,7 @@ def make_checkpoint(
     """
     cutter = _Cutter.start(messages, previous_summary, settings, system_tokens)
     steps = _checkpoint_steps(cutter, previous_summary)
-    try:
-        part, summary = next(steps)
-        while True:
-            part, summary = steps.send(summarizer.summarize(part, summary))
-    except StopIteration as done:
-        return cast(Checkpoint, done.value)
+    return run_steps(steps, lambda part: summarizer.summarize(*part))
 
 
 async def amake_checkpoint(
@@ -375,16 +362,11 @@ async def amake_checkpoint(
     """Async :func:`make_checkpoint` (uses ``summarizer.asummarize``)."""
     cutter = _Cutter.start(messages, previous_summary, settings, system_tokens)
     steps = _checkpoint_steps(cutter, previous_summary)
-    try:
-        part, summary = next(steps)
-        while True:
-            part, summary = steps.send(await summarizer.asummarize(part, summary))
-    except StopIteration as done:
-        return cast(Checkpoint, done.value)
+    return await arun_steps(steps, lambda part: summarizer.asummarize(*part))
 
 
 def _finalize_cutter(messages: Sequence[BaseMessage], settings: ShortTermSettings) -> _Cutter:
-    pinned_count = _pinned_count(messages)
+    pinned_count = leading_system_count(messages)
     cutter = _Cutter(list(messages[:pinned_count]), list(messages[pinned_count:]), settings, 0)
     cutter.cut = safe_cut_index(cutter.body, settings.keep_last_turns)
     return cutter

@@ -10,7 +10,7 @@ calls live outside ``content`` (``AIMessage.tool_calls``) and are rendered here 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -159,10 +159,20 @@ def render_message(message: BaseMessage, *, max_chars: int | None = None) -> str
     return f"{label}: {body}"
 
 
+def leading_system_count(messages: Sequence[BaseMessage]) -> int:
+    """How many messages at the start of ``messages`` are ``SystemMessage`` s (the
+    pinned prompt and summary, which a window or a checkpoint keeps in place)."""
+    return next(
+        (i for i, message in enumerate(messages) if not isinstance(message, SystemMessage)),
+        len(messages),
+    )
+
+
 __all__ = [
     "block_text",
     "clip",
     "json_args",
+    "leading_system_count",
     "message_text",
     "one_line",
     "render_message",

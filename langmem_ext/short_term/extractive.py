@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from langmem_ext.short_term.content import clip, message_text, one_line
+from langmem_ext.short_term.content import clip, message_text, one_line, role_label
 
 Kind = Literal["goal", "decision", "todo", "fact"]
 
@@ -283,6 +283,32 @@ def is_question(sentence: str) -> bool:
     return bool(QUESTION_RE.search(sentence))
 
 
+@dataclass(frozen=True)
+class Cues:
+    """Which cue patterns a sentence matches (quotes normalised first)."""
+
+    decision: bool
+    todo: bool
+    priority: bool
+    durable: bool
+    date: bool
+    number: bool
+
+
+def cues(sentence: str) -> Cues:
+    """The :class:`Cues` of one sentence: what :func:`classify` and the flush's fact
+    scoring weigh."""
+    sentence = normalize_quotes(sentence)
+    return Cues(
+        decision=bool(DECISION_RE.search(sentence)),
+        todo=bool(TODO_RE.search(sentence)),
+        priority=bool(PRIORITY_RE.search(sentence)),
+        durable=bool(DURABLE_RE.search(sentence)),
+        date=bool(DATE_RE.search(sentence)),
+        number=bool(NUMBER_RE.search(sentence)),
+    )
+
+
 def classify(sentence: str) -> tuple[Kind, float]:
     """Give a sentence its section and raw (role-independent) score.
 
@@ -296,38 +322,28 @@ def classify(sentence: str) -> tuple[Kind, float]:
         ``(kind, score)``; kind is ``decision`` when a decision cue matches, else
         ``todo`` for todo or priority cues, else ``fact``.
     """
-    sentence = normalize_quotes(sentence)
-    decision = bool(DECISION_RE.search(sentence))
-    todo = bool(TODO_RE.search(sentence))
-    priority = bool(PRIORITY_RE.search(sentence))
-    durable = bool(DURABLE_RE.search(sentence))
-    date = bool(DATE_RE.search(sentence))
-    number = bool(NUMBER_RE.search(sentence))
+    cue = cues(sentence)
     score = 0.0
-    if decision or todo or durable:
+    if cue.decision or cue.todo or cue.durable:
         score += 3.0
-    if priority:
+    if cue.priority:
         score += 1.0
-    if date:
+    if cue.date:
         score += 2.0
-    elif number:
+    elif cue.number:
         score += 1.0
     if has_name(sentence):
         score += 1.0
-    kind: Kind = "decision" if decision else "todo" if (todo or priority) else "fact"
+    kind: Kind = "decision" if cue.decision else "todo" if (cue.todo or cue.priority) else "fact"
     return kind, score
 
 
+_ROLES: dict[str, str | None] = {"User": "human", "AI": "ai", "Tool": "tool", "System": None}
+"""Extraction role by :func:`role_label`; other message classes count as the AI's."""
+
+
 def _role(message: BaseMessage) -> str | None:
-    if isinstance(message, HumanMessage):
-        return "human"
-    if isinstance(message, AIMessage):
-        return "ai"
-    if isinstance(message, ToolMessage):
-        return "tool"
-    if isinstance(message, SystemMessage):
-        return None
-    return "ai"
+    return _ROLES.get(role_label(message), "ai")
 
 
 def goal_candidate(messages: Sequence[BaseMessage]) -> str | None:
@@ -686,9 +702,11 @@ __all__ = [
     "STRONG_SCORE",
     "TODO_RE",
     "TOOL_SCAN_CHARS",
+    "Cues",
     "Item",
     "Kind",
     "classify",
+    "cues",
     "extract_items",
     "extractive_message_summary",
     "extractive_summary",

@@ -19,10 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langmem_ext.config import ShortTermSettings
 from langmem_ext.short_term.content import clip, message_text
 from langmem_ext.short_term.extractive import (
-    DATE_RE,
-    DECISION_RE,
-    DURABLE_RE,
-    TODO_RE,
+    cues,
     has_name,
     is_question,
     item_key,
@@ -49,7 +46,6 @@ Do not answer the user and do not explain. When you are done — or if there is 
 """The flush instruction, sent as the last (human-role) message of the silent turn."""
 
 _NO_REPLY_RE = re.compile(rf"^[\s`'\"*_(\[]*{NO_REPLY}[\s`'\"*_.!。)\]]*$")
-_NUMBER_RE = re.compile(r"\d")
 _FIRST_PERSON_RE = re.compile(
     r"我|\bI\b|\bI'm\b|\bmy\b|\bme\b|\bwe\b|\bour\b|\bus\b", re.IGNORECASE
 )
@@ -104,23 +100,18 @@ def should_flush(should_checkpoint: bool, settings: ShortTermSettings) -> bool:
 
 def _fact_score(sentence: str) -> float:
     """Score a user sentence as a durable fact; 0 means not a candidate."""
-    sentence = normalize_quotes(sentence)
-    durable = bool(DURABLE_RE.search(sentence))
-    decision = bool(DECISION_RE.search(sentence))
-    todo = bool(TODO_RE.search(sentence))
-    date = bool(DATE_RE.search(sentence))
-    number = bool(_NUMBER_RE.search(sentence))
-    first_person = bool(_FIRST_PERSON_RE.search(sentence))
+    cue = cues(sentence)
+    first_person = bool(_FIRST_PERSON_RE.search(normalize_quotes(sentence)))
     score = 0.0
-    if durable:
+    if cue.durable:
         score += 3.0
-    if decision:
+    if cue.decision:
         score += 3.0
-    if todo and (date or first_person):
+    if cue.todo and (cue.date or first_person):
         score += 2.0
-    if date:
-        score += 2.0 if (first_person or durable or decision or todo) else 1.0
-    elif number and first_person:
+    if cue.date:
+        score += 2.0 if (first_person or cue.durable or cue.decision or cue.todo) else 1.0
+    elif cue.number and first_person:
         score += 1.0
     if score and has_name(sentence):
         score += 0.5

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
@@ -25,6 +25,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 
 from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import InvalidInputError
+from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.content import clip, message_text, render_message
 from langmem_ext.short_term.extractive import (
     extractive_message_summary,
@@ -307,32 +308,27 @@ class Summarizer:
             The summary within ``max_chars``; ``used_fallback`` tells whether the
             extractive fallback wrote it.
         """
-        if self.model is None:
-            return self._fallback(messages, previous_summary, None)
-        if not messages:
-            return SummaryResult((previous_summary or "").strip(), False)
-        summary = previous_summary
-        try:
-            for chunk in self._chunks(messages):
-                response = self.model.invoke(self._checkpoint_prompt(chunk, summary))
-                summary = self._accept(response, compact=False)
-        except Exception as error:
-            return self._fallback(messages, previous_summary, error)
-        return SummaryResult(summary or "", False)
+        return run_steps(self._summary_steps(messages, previous_summary), self._invoke)
 
     async def asummarize(
         self, messages: Sequence[BaseMessage], previous_summary: str | None = None
     ) -> SummaryResult:
-        """Async :meth:`summarize`.
+        """Async :meth:`summarize` (the model is called with ``ainvoke``)."""
+        return await arun_steps(self._summary_steps(messages, previous_summary), self._ainvoke)
 
-        Args:
-            messages: The stretch of conversation to summarise, oldest first.
-            previous_summary: The running summary so far, if any.
+    def _invoke(self, prompt: list[BaseMessage]) -> BaseMessage:
+        assert self.model is not None  # the steps ask for a call only when there is a model
+        return self.model.invoke(prompt)
 
-        Returns:
-            The summary within ``max_chars``; ``used_fallback`` tells whether the
-            extractive fallback wrote it.
-        """
+    async def _ainvoke(self, prompt: list[BaseMessage]) -> BaseMessage:
+        assert self.model is not None
+        return await self.model.ainvoke(prompt)
+
+    def _summary_steps(
+        self, messages: Sequence[BaseMessage], previous_summary: str | None
+    ) -> Generator[list[BaseMessage], BaseMessage, SummaryResult]:
+        """The checkpoint summary without I/O: yields each prompt, receives the
+        model's answer (see :mod:`langmem_ext.short_term._steps`)."""
         if self.model is None:
             return self._fallback(messages, previous_summary, None)
         if not messages:
@@ -340,7 +336,7 @@ class Summarizer:
         summary = previous_summary
         try:
             for chunk in self._chunks(messages):
-                response = await self.model.ainvoke(self._checkpoint_prompt(chunk, summary))
+                response = yield self._checkpoint_prompt(chunk, summary)
                 summary = self._accept(response, compact=False)
         except Exception as error:
             return self._fallback(messages, previous_summary, error)
@@ -366,20 +362,19 @@ class Summarizer:
             Compact ``Goal: ...`` / ``Decision: ...`` / ``Todo: ...`` /
             ``Facts: ...`` lines.
         """
-        if self.model is None:
-            return self._message_fallback(message, None)
-        try:
-            response = self.model.invoke(self._message_prompt(message))
-            return SummaryResult(self._accept(response, compact=True), False)
-        except Exception as error:
-            return self._message_fallback(message, error)
+        return run_steps(self._message_steps(message), self._invoke)
 
     async def asummarize_message(self, message: BaseMessage) -> SummaryResult:
         """Async :meth:`summarize_message`."""
+        return await arun_steps(self._message_steps(message), self._ainvoke)
+
+    def _message_steps(
+        self, message: BaseMessage
+    ) -> Generator[list[BaseMessage], BaseMessage, SummaryResult]:
         if self.model is None:
             return self._message_fallback(message, None)
         try:
-            response = await self.model.ainvoke(self._message_prompt(message))
+            response = yield self._message_prompt(message)
             return SummaryResult(self._accept(response, compact=True), False)
         except Exception as error:
             return self._message_fallback(message, error)

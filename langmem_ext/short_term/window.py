@@ -21,7 +21,14 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from langmem_ext.errors import InvalidInputError
-from langmem_ext.short_term.content import clip, message_text, one_line, render_message, role_label
+from langmem_ext.short_term.content import (
+    clip,
+    leading_system_count,
+    message_text,
+    one_line,
+    render_message,
+    role_label,
+)
 from langmem_ext.short_term.validity import latest_human_index, next_safe_cut, snap_to_safe_cut
 
 logger = logging.getLogger(__name__)
@@ -37,15 +44,6 @@ WINDOW_HEADER = (
 """First line of the packed block of older messages."""
 
 Pack = Literal["system", "roles"]
-
-
-def _leading_system_count(messages: Sequence[BaseMessage]) -> int:
-    count = 0
-    for message in messages:
-        if not isinstance(message, SystemMessage):
-            break
-        count += 1
-    return count
 
 
 def render_old_line(
@@ -127,7 +125,7 @@ def build_hybrid_window(
     if pack not in ("system", "roles"):
         raise InvalidInputError(f"pack must be 'system' or 'roles', got {pack!r}")
 
-    pinned_count = _leading_system_count(messages)
+    pinned_count = leading_system_count(messages)
     pinned = list(messages[:pinned_count])
     history = list(messages[pinned_count:])
     n = len(history)

@@ -4,20 +4,21 @@
   renames it over the target and fsyncs the folder: a reader (or a process killed
   mid-write) sees either the old file or the new one, never half of each.
 * :class:`WorkspaceLock` is a re-entrant lock held across threads *and* processes
-  (``fcntl.flock`` on ``.lock``), so two processes writing one workspace serialise.
+  (:class:`filelock.FileLock` on ``.lock``), so two processes writing one workspace
+  serialise, on POSIX and on Windows.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from langmem_ext.errors import MemoryFileError, WorkspaceLockTimeout
 
@@ -99,6 +100,12 @@ def remove_stale_temp_files(folders: list[Path]) -> list[Path]:
 class WorkspaceLock:
     """A re-entrant lock across threads and processes for one workspace.
 
+    Threads of one process queue on a :class:`threading.RLock`; processes on a
+    :class:`filelock.FileLock` (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on
+    Windows) over ``path``, whose own counter makes nested holds re-entrant. The
+    lock file is kept on release: its presence tells :class:`~langmem_ext.workspace.store.Workspace`
+    that a writer ran here.
+
     Args:
         path: The lock file (``<workspace>/.lock``).
         timeout: Seconds to wait before :class:`WorkspaceLockTimeout`.
@@ -108,29 +115,28 @@ class WorkspaceLock:
         self.path = path
         self.timeout = timeout
         self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._fd: int | None = None
+        # thread_local=False: the RLock above already gives one thread at a time, and a
+        # nested hold must see the same counter as the outer one.
+        self._file_lock = FileLock(
+            path, thread_local=False, preserve_lock_file=True, poll_interval=0.005
+        )
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
-        """Hold the lock for the body of a ``with`` block."""
-        if not self._thread_lock.acquire(timeout=self.timeout):
-            raise WorkspaceLockTimeout(
-                f"Another thread held the workspace lock {self.path} for over "
-                f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
-            )
-        try:
-            if self._depth == 0:
-                self._acquire_file()
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release_file()
-        finally:
-            self._thread_lock.release()
+        """Hold the lock for the body of a ``with`` block.
+
+        Raises:
+            WorkspaceLockTimeout: another thread or process held it for over ``timeout``
+                seconds.
+        """
+        with self._held(self.timeout) as holder:
+            if holder is not None:
+                msg = (
+                    f"Another {holder} held the workspace lock {self.path} for over "
+                    f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
+                )
+                raise WorkspaceLockTimeout(msg)
+            yield
 
     @contextlib.contextmanager
     def try_hold(self) -> Iterator[bool]:
@@ -140,60 +146,34 @@ class WorkspaceLock:
             ``True`` when the lock is held for the block, ``False`` when another
             thread or process holds it (the block runs without it).
         """
-        if not self._thread_lock.acquire(blocking=False):
-            yield False
+        with self._held(0) as holder:
+            yield holder is None
+
+    @contextlib.contextmanager
+    def _held(self, timeout: float) -> Iterator[str | None]:
+        """Hold the lock for the block if it frees within ``timeout`` seconds (0: free
+        now). Yields ``None`` when held, else who holds it: ``"thread"`` or ``"process"``."""
+        if not self._thread_lock.acquire(timeout=timeout):
+            yield "thread"
             return
         try:
-            if self._depth == 0 and not self._try_acquire_file():
-                yield False
+            if not self._acquire_file(timeout):
+                yield "process"
                 return
-            self._depth += 1
             try:
-                yield True
+                yield None
             finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release_file()
+                self._file_lock.release()
         finally:
             self._thread_lock.release()
 
-    def _try_acquire_file(self) -> bool:
+    def _acquire_file(self, timeout: float) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            self._file_lock.acquire(timeout=timeout)
+        except Timeout:
             return False
-        self._fd = fd
         return True
-
-    def _acquire_file(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    msg = (
-                        f"Another process held the workspace lock {self.path} for over "
-                        f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
-                    )
-                    raise WorkspaceLockTimeout(msg) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        self._fd = fd
-
-    def _release_file(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
 
 
 __all__ = [

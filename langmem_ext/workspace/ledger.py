@@ -13,11 +13,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from langmem_ext.workspace._sql import in_chunks
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -187,10 +189,7 @@ class Ledger:
     def entries(self, ids: Iterable[str]) -> dict[str, EntryState]:
         """States of many live entries, by id."""
         out: dict[str, EntryState] = {}
-        id_list = list(ids)
-        for i in range(0, len(id_list), 500):
-            chunk = id_list[i : i + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(list(ids)):
             for row in self.query(
                 f"SELECT * FROM entries WHERE deleted_at IS NULL AND id IN ({marks})", chunk
             ):
@@ -293,41 +292,27 @@ def record_history(
     )
 
 
+_Row = TypeVar("_Row", PendingRow, EntryState)
+_FROM_SQLITE: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bool": bool}
+"""How a column comes back to its field's type; others (``str``, nullable) stay as read."""
+
+
+def _from_row(cls: type[_Row], row: Sequence[Any]) -> _Row:
+    """A row dataclass from a ``SELECT *`` row: the table's columns are in field order."""
+    values = (
+        _FROM_SQLITE.get(str(f.type), lambda v: v)(value)
+        for f, value in zip(fields(cls), row, strict=False)
+    )
+    return cls(*values)
+
+
 def pending_row(row: Sequence[Any]) -> PendingRow:
     """Build a :class:`PendingRow` from a ``SELECT *`` row."""
-    return PendingRow(
-        id=row[0],
-        scope=row[1],
-        text=row[2],
-        target=row[3],
-        category=row[4],
-        importance=float(row[5]),
-        source=row[6],
-        created_at=float(row[7]),
-        expires_at=float(row[8]),
-        status=row[9],
-        entry_id=row[10],
-        resolved_at=row[11],
-        said_at=float(row[12]),
-    )
+    return _from_row(PendingRow, row)
 
 
 def _entry(row: Sequence[Any]) -> EntryState:
-    return EntryState(
-        id=row[0],
-        scope=row[1],
-        path=row[2],
-        category=row[3],
-        text_hash=row[4],
-        importance=float(row[5]),
-        created_at=float(row[6]),
-        updated_at=float(row[7]),
-        last_access=row[8],
-        access_count=int(row[9]),
-        source=row[10],
-        verified=bool(row[11]),
-        deleted_at=row[12],
-    )
+    return _from_row(EntryState, row)
 
 
 __all__ = [

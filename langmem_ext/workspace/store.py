@@ -18,7 +18,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from langmem_ext.errors import (
     LangmemError,
     MemoryFileError,
 )
+from langmem_ext.workspace._sql import in_chunks
 from langmem_ext.workspace.files import WorkspaceLock, atomic_write_text, remove_stale_temp_files
 from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
 from langmem_ext.workspace.layout import Layout
@@ -76,19 +77,27 @@ class NewEntry:
     verified: bool = False
 
 
-def _new_doc(scope: str, rel: str, parsed: ParsedEntry, entry: NewEntry, now: float) -> Doc:
-    """The index row of an entry just written: position and text as parsed from the file."""
+def _doc(
+    scope: str,
+    rel: str,
+    parsed: ParsedEntry,
+    state: NewEntry | EntryState,
+    updated_at: float,
+) -> Doc:
+    """The index row of an entry: position and text as parsed from the file; dates
+    and importance from the entry just written or the ledger's state."""
+    assert parsed.id is not None
     return Doc(
-        id=entry.id,
+        id=parsed.id,
         scope=scope,
         path=rel,
         line=parsed.line,
         category=parsed.category,
         text=parsed.text,
         text_hash=text_hash(parsed.text),
-        created_at=entry.created_at,
-        updated_at=now,
-        importance=entry.importance,
+        created_at=state.created_at,
+        updated_at=updated_at,
+        importance=state.importance,
     )
 
 
@@ -329,7 +338,7 @@ class Workspace:
         rel = self.layout.rel(path)
         new = {e.id: e for e in entries}
         upserts = [
-            _new_doc(scope, rel, p, new[p.id], now)
+            _doc(scope, rel, p, new[p.id], now)
             for p in insertion.entries
             if p.id is not None and p.id in new
         ]
@@ -359,7 +368,7 @@ class Workspace:
             if p.id is None:
                 continue
             if p.id in new:
-                upserts.append(_new_doc(scope, rel, p, new[p.id], now))
+                upserts.append(_doc(scope, rel, p, new[p.id], now))
             elif old_lines.get(p.id, p.line) != p.line:
                 moved.append((p.line, p.id))
         s = path.stat()
@@ -549,34 +558,17 @@ class Workspace:
             elif st.text_hash != h or st.category != e.category or st.path != rel:
                 old_text = old_docs[e.id].text if e.id in old_docs else None
                 op = "hand-edit" if st.text_hash != h else "move"
-                st = EntryState(
-                    id=st.id,
+                st = replace(
+                    st,
                     scope=scope,
                     path=rel,
                     category=e.category,
                     text_hash=h,
-                    importance=st.importance,
-                    created_at=st.created_at,
                     updated_at=now if st.text_hash != h else st.updated_at,
-                    last_access=st.last_access,
-                    access_count=st.access_count,
-                    source=st.source,
-                    verified=st.verified,
                     deleted_at=None,
                 )
                 new_ledger.append((st, op, old_text, e.text))
-            doc = Doc(
-                id=e.id,
-                scope=scope,
-                path=rel,
-                line=e.line,
-                category=e.category,
-                text=e.text,
-                text_hash=h,
-                created_at=st.created_at,
-                updated_at=st.updated_at,
-                importance=st.importance,
-            )
+            doc = _doc(scope, rel, e, st, st.updated_at)
             old = old_docs.get(e.id)
             if old != doc:
                 upserts.append(doc)
@@ -632,9 +624,7 @@ class Workspace:
         if not entry_ids:
             return {}
         out: dict[str, tuple[float, float, str]] = {}
-        for i in range(0, len(entry_ids), 500):
-            chunk = list(entry_ids[i : i + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(entry_ids):
             for entry_id, created, imp, src in self.ledger.query(
                 f"SELECT entry_id, said_at, importance, source FROM pending "
                 f"WHERE entry_id IN ({marks})",
