@@ -586,6 +586,7 @@ def _rank_text(
     engine: SearchEngine,
     k: int | None = None,
     extra: int = 0,
+    query: str | None = None,
 ) -> list[Candidate]:
     k = v.k if k is None else k
     vector, keyword = cands
@@ -603,6 +604,7 @@ def _rank_text(
         context=IndexNeighbours(engine.workspace.keyword, q.scope),
         cosine_baseline=engine.cosine_baseline,
         extra=extra,
+        query=query,
     )
     if v.resort and not extra:  # see _resort
         _resort(ranked)
@@ -629,12 +631,13 @@ def _ranked_for(
     texts = engine.query_texts(q.text, question_parts=rs.question_parts)
     if len(texts) == 1:
         pool = max(v.k * rs.candidate_multiplier, 20)
-        return _rank_text(v, cache.get(v.ingest, texts[0], rs.context_vector_weight, pool), q, rs, engine)
+        cands1 = cache.get(v.ingest, texts[0], rs.context_vector_weight, pool)
+        return _rank_text(v, cands1, q, rs, engine, query=texts[0])
     pool = max(-(-v.k // len(texts)) * rs.candidate_multiplier, 20)
     vectors, keywords = cache.get_many(v.ingest, texts, rs.context_vector_weight, pool)
     vector, keyword = union_candidates(vectors, keywords)
     cands = (vector or [], keyword or [])
-    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH)  # not re-sorted yet
+    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH, query=texts[0])  # not re-sorted
     covered = cover_questions(ranked, v.k, len(texts) - 1)
     if v.resort:
         _resort(covered)
