@@ -23,8 +23,8 @@ question turn that stands out lifts the answer after it. Two limits (issue 17):
   sitting next to the answer. An entry no engine returned is unknown, not weak,
   and keeps the whole lift.
 
-``context(e)`` is that gated lift; a candidate's score becomes ``fused + context``. Neighbours that neither engine
-returned join the candidates when their context alone places them among the best
+``context(e)`` is that gated lift; a candidate's score becomes ``fused + context``.
+Neighbours that neither engine returned join the candidates when their context alone places them among the best
 (they carry no engine score, ``debug["fused"] == 0``). ``debug["context"]`` shows
 what each hit received. ``debug["relevance"]`` rises to the same weighted sum over
 the neighbours' relevance when that is higher (capped at 1): the entry right after a
@@ -100,7 +100,16 @@ def own_signal(c: Candidate, settings: RetrievalSettings) -> float:
 
     Its relevance from fusion (before context; for a vector hit scored by its
     contextual vector, from its own cosine) over ``min_score``: 1 for a hit that
-    would pass the threshold by itself, 0 for an entry no engine returned.
+    would pass the threshold by itself, near 0 for one with no signal of its own.
+    :func:`context_boost` scales a pool candidate's lift by it; an entry no engine
+    returned is not asked (unknown, not weak) and keeps its whole lift.
+
+    Args:
+        c: A fused candidate (``debug["relevance"]`` set).
+        settings: ``min_score`` is used.
+
+    Returns:
+        The share of its lift the candidate keeps.
     """
     if settings.min_score <= 0.0:
         return 1.0

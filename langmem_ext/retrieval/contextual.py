@@ -77,6 +77,14 @@ def own_cosine_signal(cosine: float, full_match_cosine: float, min_score: float)
     The contextual vector lifts a hit by this share of what its predecessor adds:
     an answer that says something related to the question keeps the whole lift, a
     memory about something else (cosine ~0) that merely follows the answer gets none.
+
+    Args:
+        cosine: The hit's own rescaled cosine with the query.
+        full_match_cosine: ``retrieval.vector_full_match``.
+        min_score: ``retrieval.min_score``.
+
+    Returns:
+        The share of the contextual lift the hit keeps.
     """
     if min_score <= 0.0 or full_match_cosine <= 0.0:
         return 1.0

@@ -138,6 +138,9 @@ def script_overlap(query: tuple[float, float], text: tuple[float, float]) -> flo
     Args:
         query: The query's profile.
         text: The memory's profile.
+
+    Returns:
+        The readable share, 0..1.
     """
     if not any(query) or not any(text):
         return 1.0
