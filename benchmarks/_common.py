@@ -18,7 +18,8 @@ the time it is asked, the external ids of its evidence). The harness
 
 Metrics follow ``/work/shared/bench/README.md``: recall@1/5/10/20 (share of a
 question's evidence in the top k, averaged over questions), MRR@20, hit@5 (any
-evidence in the top 5), p50/p95 search latency. Every search asks for k = 20 and
+evidence in the top 5), p50/p95 search latency; recall@3 and hit@3 too, since the
+graph injects the top 3 (issue 17). Every search asks for k = 20 and
 the smaller cut-offs are read from that list.
 """
 
@@ -59,12 +60,14 @@ from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.workspace.markdown import normalise_text
 
 K_MAX = 20
-RECALL_KS = (1, 5, 10, 20)
+RECALL_KS = (1, 3, 5, 10, 20)
 EMBEDDERS = ("use", "e5")
 ALL_OFF = PipelineOptions(
     recency=False, importance=False, length_norm=False, time_decay=False,
     thresholds=False, noise=False, mmr=False, context=False,
 )  # fmt: skip
+CATEGORY_METRICS = ("R@1", "R@3", "R@10", "hit@3", "hit@5")
+"""Reported per category (the top 3 are what the graph injects)."""
 CONTEXT_SEP = " | "
 """Joins the previous turn and the turn in the chunking variants."""
 
@@ -417,7 +420,7 @@ def build_store(
 
 
 def question_metrics(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str, float]:
-    """recall@k, MRR@20 and hit@5 of one ranked list of external ids."""
+    """recall@k, MRR@20, hit@3 and hit@5 of one ranked list of external ids."""
     seen: list[str] = []
     for r in ranked:
         if r not in seen:
@@ -426,6 +429,7 @@ def question_metrics(ranked: Sequence[str], evidence: frozenset[str]) -> dict[st
     out = {f"R@{k}": len(evidence & set(top[:k])) / len(evidence) for k in RECALL_KS}
     rr = next((1.0 / (i + 1) for i, r in enumerate(top) if r in evidence), 0.0)
     out["MRR@20"] = rr
+    out["hit@3"] = 1.0 if evidence & set(top[:3]) else 0.0
     out["hit@5"] = 1.0 if evidence & set(top[:5]) else 0.0
     return out
 
@@ -449,7 +453,7 @@ class Tally:
 
     def summary(self) -> dict[str, Any]:
         """Means, per-category hit@5 / recall@10, latency percentiles."""
-        keys = [f"R@{k}" for k in RECALL_KS] + ["MRR@20", "hit@5"]
+        keys = [f"R@{k}" for k in RECALL_KS] + ["MRR@20", "hit@3", "hit@5"]
         out: dict[str, Any] = {k: float(np.mean([q[k] for q in self.per_q])) for k in keys}
         out["n"] = len(self.per_q)
         out["mean_returned"] = float(np.mean(self.returned)) if self.returned else 0.0
@@ -457,10 +461,9 @@ class Tally:
         for q, c in zip(self.per_q, self.cats, strict=True):
             by_cat[c].append(q)
         out["by_category"] = {
-            c: {"n": len(qs), "hit@5": float(np.mean([q["hit@5"] for q in qs])),
-                "R@10": float(np.mean([q["R@10"] for q in qs]))}
+            c: {"n": len(qs), **{m: float(np.mean([q[m] for q in qs])) for m in CATEGORY_METRICS}}
             for c, qs in sorted(by_cat.items())
-        }  # fmt: skip
+        }
         if self.latency_ms:
             out["p50_ms"] = float(np.percentile(self.latency_ms, 50))
             out["p95_ms"] = float(np.percentile(self.latency_ms, 95))
@@ -583,6 +586,7 @@ def _rank_text(
     engine: SearchEngine,
     k: int | None = None,
     extra: int = 0,
+    query: str | None = None,
 ) -> list[Candidate]:
     k = v.k if k is None else k
     vector, keyword = cands
@@ -600,6 +604,7 @@ def _rank_text(
         context=IndexNeighbours(engine.workspace.keyword, q.scope),
         cosine_baseline=engine.cosine_baseline,
         extra=extra,
+        query=query,
     )
     if v.resort and not extra:  # see _resort
         _resort(ranked)
@@ -626,12 +631,13 @@ def _ranked_for(
     texts = engine.query_texts(q.text, question_parts=rs.question_parts)
     if len(texts) == 1:
         pool = max(v.k * rs.candidate_multiplier, 20)
-        return _rank_text(v, cache.get(v.ingest, texts[0], rs.context_vector_weight, pool), q, rs, engine)
+        cands1 = cache.get(v.ingest, texts[0], rs.context_vector_weight, pool)
+        return _rank_text(v, cands1, q, rs, engine, query=texts[0])
     pool = max(-(-v.k // len(texts)) * rs.candidate_multiplier, 20)
     vectors, keywords = cache.get_many(v.ingest, texts, rs.context_vector_weight, pool)
     vector, keyword = union_candidates(vectors, keywords)
     cands = (vector or [], keyword or [])
-    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH)  # not re-sorted yet
+    ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH, query=texts[0])  # not re-sorted
     covered = cover_questions(ranked, v.k, len(texts) - 1)
     if v.resort:
         _resort(covered)
@@ -770,7 +776,8 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 def _metric_rows(methods: dict[str, dict[str, Any]], latency: bool) -> list[list[str]]:
     rows = []
     for name, s in methods.items():
-        row = [name] + [_f(s[f"R@{k}"]) for k in RECALL_KS] + [_f(s["MRR@20"]), _f(s["hit@5"])]
+        row = [name] + [_f(s[f"R@{k}"]) for k in RECALL_KS]
+        row += [_f(s["MRR@20"]), _f(s["hit@3"]), _f(s["hit@5"])]
         if latency:
             row += [_ms(s.get("p50_ms")), _ms(s.get("p95_ms"))]
         rows.append(row)
@@ -801,20 +808,18 @@ def render(results: dict[str, Any]) -> str:
             f"message embeds each question too): p50 {qe['p50_ms']:.1f} ms, "
             f"p95 {qe['p95_ms']:.1f} ms.\n"
         )
-        header = ["method", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5", "p50 ms", "p95 ms"]
+        header = ["method", "R@1", "R@3", "R@5", "R@10", "R@20", "MRR@20", "hit@3", "hit@5",
+                  "p50 ms", "p95 ms"]
         out.append(markdown_table(header, _metric_rows(r["methods"], latency=True)))
         out.append("")
         cats = sorted({c for s in r["methods"].values() for c in s["by_category"]})
         head = ["method"] + [
             f"{c} (n={next(iter(r['methods'].values()))['by_category'][c]['n']})" for c in cats
         ]
-        out.append("hit@5 / recall@10 per category:\n")
+        out.append(" / ".join(CATEGORY_METRICS) + " per category:\n")
         rows = [
             [name]
-            + [
-                f"{s['by_category'][c]['hit@5']:.3f} / {s['by_category'][c]['R@10']:.3f}"
-                for c in cats
-            ]
+            + [" / ".join(f"{s['by_category'][c][m]:.3f}" for m in CATEGORY_METRICS) for c in cats]
             for name, s in r["methods"].items()
         ]
         out.append(markdown_table(head, rows))
@@ -822,7 +827,7 @@ def render(results: dict[str, Any]) -> str:
         if "ablation" in r:
             ref = r["ablation"][next(iter(r["ablation"]))]
             out.append("Ablation (re-ranking the same candidates; Δ against the first row):\n")
-            header = ["variant", "R@1", "R@5", "R@10", "R@20", "MRR@20", "hit@5",
+            header = ["variant", "R@1", "R@3", "R@5", "R@10", "R@20", "MRR@20", "hit@3", "hit@5",
                       "Δ R@10", "Δ MRR", "mean hits"]  # fmt: skip
             rows = []
             for name, s in r["ablation"].items():

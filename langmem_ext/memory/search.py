@@ -30,7 +30,7 @@ from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
-from langmem_ext.retrieval.contextual import contextual_units, unit_query
+from langmem_ext.retrieval.contextual import contextual_units, own_cosine_signal, unit_query
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.retrieval.text import query_tokens
 from langmem_ext.workspace.vector_index import VectorHit
@@ -222,7 +222,8 @@ class SearchEngine:
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
-                    "vector search unavailable (%s); falling back to keyword search", e,
+                    "vector search unavailable (%s); falling back to keyword search",
+                    e,
                 )
                 vectors, use_fts = None, True
         for t in qs[len(ahead) :]:
@@ -240,7 +241,13 @@ class SearchEngine:
         else:
             vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
         ranked = rank(
-            vector, keyword, k=k, settings=rs, now=now, options=options, intent=intent,
+            vector,
+            keyword,
+            k=k,
+            settings=rs,
+            now=now,
+            options=options,
+            intent=intent,
             full_match_cosine=rs.vector_full_match,
             context=IndexNeighbours(
                 self.workspace.keyword, scope, category, self.workspace.vectors.model_name
@@ -248,6 +255,7 @@ class SearchEngine:
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
             extra=0 if len(qs) == 1 else COVER_DEPTH,
+            query=q,
         )
         if len(qs) > 1:  # every question gets a hit when the ranking has one for it
             ranked = cover_questions(ranked, k, len(qs) - 1)
@@ -378,6 +386,7 @@ class SearchEngine:
             return
         units = contextual_units(vectors, before, weight)
         baseline = self.cosine_baseline
+        rs = self.settings.retrieval
         for qvec, out in zip(qvecs, lists, strict=True):
             scored = [c for c in out if c.id in rows]
             if not scored:
@@ -385,6 +394,11 @@ class SearchEngine:
             cosines = units[[rows[c.id] for c in scored]] @ unit_query(qvec)
             for c, cos in zip(scored, cosines.tolist(), strict=True):
                 contextual = rescale_cosine(cos, baseline)
+                if c.vector_score is not None and contextual > c.vector_score:
+                    # context lifts a hit only as far as its own cosine is a signal
+                    contextual = c.vector_score + own_cosine_signal(
+                        c.vector_score, rs.vector_full_match, rs.min_score
+                    ) * (contextual - c.vector_score)
                 if c.vector_score is not None and contextual > c.vector_score:
                     c.debug["own_vector"] = c.vector_score
                     c.vector_score = contextual
@@ -395,19 +409,24 @@ class SearchEngine:
     def _keyword(self, q: str, scope: str, pool: int, *, fts: bool) -> list[Candidate]:
         kw = self.workspace.keyword
         pairs: list[tuple[Doc, float]]
+        full: float | None = None
         if fts:
             try:
                 pairs = kw.bm25(scope, q, pool)
+                if pairs:
+                    full = kw.bm25_full(q) or None
             except sqlite3.Error as e:
                 self._warn_once("fts", "FTS5 search failed (%s); using substring search", e)
                 pairs = kw.substring(scope, q, pool)
         else:
             pairs = kw.substring(scope, q, pool)
+            full = 1.0  # substring scores are already the share of query tokens found
         out: list[Candidate] = []
         for rank_i, (d, score) in enumerate(pairs):
             c = doc_candidate(d)
             c.bm25_score = score
             c.bm25_rank = rank_i
+            c.bm25_full = full
             out.append(c)
         return out
 

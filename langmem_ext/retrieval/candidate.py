@@ -28,6 +28,11 @@ class Candidate:
         bm25_score: Positive BM25 score, bigger is better (sqlite's bm25 negated).
         vector_rank: 0-based rank in the vector engine's list.
         bm25_rank: 0-based rank in the keyword engine's list.
+        bm25_full: The BM25 score of a memory of average length holding every query
+            term once (the sum of the terms' IDFs): what "the whole query matched"
+            scores. Fusion divides by it (or the pool's best, if higher), so a
+            keyword hit's evidence is the share of the query it matched. ``None``
+            when unknown (fusion then divides by the pool's best).
         embedding: The memory's embedding, used by MMR; may be ``None``.
         score: The ranking score, set by fusion and changed by each stage.
         debug: Stage name -> that stage's contribution (see ``rank``).
@@ -43,6 +48,7 @@ class Candidate:
     bm25_score: float | None = None
     vector_rank: int | None = None
     bm25_rank: int | None = None
+    bm25_full: float | None = None
     embedding: Sequence[float] | None = None
     score: float = 0.0
     debug: dict[str, float] = field(default_factory=dict)

@@ -125,6 +125,8 @@ def union_candidates(
         top: dict[str, Candidate] = {}
         for i, cands in enumerate(keyword_lists):
             ceiling = max((c.bm25_score or 0.0 for c in cands), default=0.0)
+            full = max((c.bm25_full or 0.0 for c in cands), default=0.0)
+            ceiling = max(ceiling, full)  # the share of the whole text matched
             for c in cands:
                 share = (c.bm25_score or 0.0) / ceiling if ceiling > 0.0 else 0.0
                 note(c, i, 1, share)
@@ -132,6 +134,7 @@ def union_candidates(
                 if kept is None or share > (kept.bm25_score or 0.0):
                     new = c.copy() if copy else c
                     new.bm25_score = share
+                    new.bm25_full = 1.0 if full > 0.0 else None  # shares: 1 is all
                     top[c.id] = new
         keyword = sorted(top.values(), key=lambda c: -(c.bm25_score or 0.0))
     for merged, attr in ((vector, "vector_rank"), (keyword, "bm25_rank")):
@@ -172,7 +175,8 @@ def cover_questions(ranked: Sequence[Candidate], k: int, questions: int) -> list
                 (
                     j
                     for j in range(len(top) - 1, -1, -1)
-                    if top[j].debug.get("question") == 0.0 or counts[top[j].debug.get("question")] > 1
+                    if top[j].debug.get("question") == 0.0
+                    or counts[top[j].debug.get("question")] > 1
                 ),
                 None,
             )

@@ -7,16 +7,24 @@ puppy called?") then finds the question turn but not the answer. This stage lets
 every fused candidate pass a share of its score to the entries up to
 ``context_window`` places before and after it *in the same file section*:
 
-``context(e) = sum over candidates c near e of w(c -> e) * max(0, fused(c) - mean)``,
+``lift(e) = sum over candidates c near e of w(c -> e) * max(0, fused(c) - max(mean, fused(e)))``,
 where ``mean`` is the mean fused score of all candidates, ``w = context_prev_weight``
 when ``c`` comes before ``e`` and ``context_next_weight`` when it comes after, times
 ``context_decay ** (distance - 1)``. Only what a candidate scores *above the crowd*
-is passed on: when every entry matches about as well ("memory 7" among "memory 1"
-… "memory 99") no neighbour gains on the exact match, while a question turn that
-stands out lifts the answer after it.
+and above ``e`` is passed on: when every entry matches about as well ("memory 7"
+among "memory 1" … "memory 99") no neighbour gains on the exact match, while a
+question turn that stands out lifts the answer after it. Two limits (issue 17):
 
-A candidate's score becomes ``fused + context``. Neighbours that neither engine
-returned join the candidates when their context alone places them among the best
+* the lift is capped at :data:`CONTEXT_GAP_SHARE` (0.75) of ``e``'s gap to the best
+  candidate next to it: borrowed evidence narrows the gap, never closes it (without
+  the cap two strong sentences lifted the weaker one between them past both);
+* a candidate an engine returned gets ``min(1, own relevance / min_score)`` of its
+  lift (:func:`own_signal`): a memory whose own cosine is ~0 is not lifted by
+  sitting next to the answer. An entry no engine returned is unknown, not weak,
+  and keeps the whole lift.
+
+``context(e)`` is that gated lift; a candidate's score becomes ``fused + context``.
+Neighbours that neither engine returned join the candidates when their context alone places them among the best
 (they carry no engine score, ``debug["fused"] == 0``). ``debug["context"]`` shows
 what each hit received. ``debug["relevance"]`` rises to the same weighted sum over
 the neighbours' relevance when that is higher (capped at 1): the entry right after a
@@ -79,6 +87,36 @@ def _share(offset: int, settings: RetrievalSettings) -> float:
     return base * settings.context_decay ** (abs(offset) - 1)
 
 
+CONTEXT_GAP_SHARE = 0.75
+"""Context is borrowed evidence: what a neighbour gains, summed over the hits next to
+it, closes at most this share of its gap to the best of them (measured from the
+larger of its own fused score and the pool's mean). Without the cap two strong
+sentences lift the weaker one between them past both, which cost R@1 and R@3
+(issue 17); with the whole gap (share 1) a neighbour ties its anchor."""
+
+
+def own_signal(c: Candidate, settings: RetrievalSettings) -> float:
+    """How far a candidate's own evidence goes towards ``min_score``, 0..1.
+
+    Its relevance from fusion (before context; for a vector hit scored by its
+    contextual vector, from its own cosine) over ``min_score``: 1 for a hit that
+    would pass the threshold by itself, near 0 for one with no signal of its own.
+    :func:`context_boost` scales a pool candidate's lift by it; an entry no engine
+    returned is not asked (unknown, not weak) and keeps its whole lift.
+
+    Args:
+        c: A fused candidate (``debug["relevance"]`` set).
+        settings: ``min_score`` is used.
+
+    Returns:
+        The share of its lift the candidate keeps.
+    """
+    if settings.min_score <= 0.0:
+        return 1.0
+    rel = c.debug.get("own_relevance", c.debug.get("relevance", 0.0))
+    return min(1.0, max(0.0, rel) / settings.min_score)
+
+
 def context_boost(
     candidates: Sequence[Candidate],
     source: NeighbourSource,
@@ -112,19 +150,35 @@ def context_boost(
     seeds = [c for c in best if c.score > mean]  # only what stands out is passed on
     layout = source.neighbours(seeds, window) if seeds else {}
     shares = {o: _share(o, settings) for o in range(-window, window + 1) if o != 0}
+    fused = {c.id: c.score for c in out}
     gain: dict[str, float] = {}
     rel_gain: dict[str, float] = {}
+    ceiling: dict[str, float] = {}  # the best score of a seed that lifts each neighbour
     for c in seeds:
-        excess = c.score - mean
         rel = c.debug.get("relevance", 0.0)
         for offset, nid in layout.get(c.id, ()):
             share = shares.get(offset)  # None: the anchor itself, or beyond the window
             if share is None or nid == c.id:
                 continue
-            gain[nid] = gain.get(nid, 0.0) + share * excess
+            ceiling[nid] = max(ceiling.get(nid, 0.0), c.score)
+            # the gap to the anchor, not the excess over the mean: never past it
+            lift = share * max(0.0, c.score - max(mean, fused.get(nid, 0.0)))
+            gain[nid] = gain.get(nid, 0.0) + lift
             rel_gain[nid] = rel_gain.get(nid, 0.0) + share * rel
+    if gain:  # summed over anchors, and still below the best of them
+        gain = {
+            i: min(g, max(0.0, ceiling[i] - max(mean, fused.get(i, 0.0))) * CONTEXT_GAP_SHARE)
+            for i, g in gain.items()
+        }
     pool = {c.id for c in out}
-    outside = heapq.nlargest(k, (i for i in gain if i not in pool), key=gain.__getitem__)
+    # A hit whose own evidence is known gets context only in proportion to it (an
+    # entry no engine returned is unknown, not weak: it keeps the whole share).
+    own = {c.id: own_signal(c, settings) for c in out}
+    gain = {i: g * own.get(i, 1.0) for i, g in gain.items()}
+    rel_gain = {i: g * own.get(i, 1.0) for i, g in rel_gain.items()}
+    outside = heapq.nlargest(
+        k, (i for i in gain if i not in pool and gain[i] > 0.0), key=gain.__getitem__
+    )
     out.extend(c for c in source.candidates(outside) if c.id not in pool)
     for c in out:
         added = gain.get(c.id, 0.0)
@@ -140,4 +194,4 @@ def context_boost(
     return out
 
 
-__all__ = ["Layout", "NeighbourSource", "context_boost"]
+__all__ = ["CONTEXT_GAP_SHARE", "Layout", "NeighbourSource", "context_boost", "own_signal"]

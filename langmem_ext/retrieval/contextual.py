@@ -69,6 +69,28 @@ def contextual_units(
     return _units(own + weight * prev)
 
 
+def own_cosine_signal(cosine: float, full_match_cosine: float, min_score: float) -> float:
+    """How far a hit's own (rescaled) cosine goes towards ``min_score``, 0..1.
+
+    ``cosine / full_match_cosine`` is its relevance; over ``min_score`` it is 1 for a
+    hit that passes the threshold by itself and 0 for one with no cosine at all.
+    The contextual vector lifts a hit by this share of what its predecessor adds:
+    an answer that says something related to the question keeps the whole lift, a
+    memory about something else (cosine ~0) that merely follows the answer gets none.
+
+    Args:
+        cosine: The hit's own rescaled cosine with the query.
+        full_match_cosine: ``retrieval.vector_full_match``.
+        min_score: ``retrieval.min_score``.
+
+    Returns:
+        The share of the contextual lift the hit keeps.
+    """
+    if min_score <= 0.0 or full_match_cosine <= 0.0:
+        return 1.0
+    return min(1.0, max(0.0, cosine / full_match_cosine) / min_score)
+
+
 def unit_query(query: Sequence[float] | NDArray[np.floating]) -> NDArray[np.float64]:
     """``query`` as a float64 unit vector (a zero vector stays zero)."""
     q = np.asarray(query, dtype=np.float64)
@@ -104,4 +126,4 @@ def contextual_cosines(
     return out
 
 
-__all__ = ["contextual_cosines", "contextual_units", "unit_query"]
+__all__ = ["contextual_cosines", "contextual_units", "own_cosine_signal", "unit_query"]

@@ -20,6 +20,21 @@ different questions:
 The weights are normalised over the engines that ran (0.4 / 0.6 by default, 1.0 for
 the only engine of a single-engine search), so ``score`` stays on a 0..~1 scale.
 
+Two things make a keyword score mean evidence (issue 17):
+
+* ``bm25 / max_bm25`` is divided by the larger of the pool's best BM25 and
+  :data:`KEYWORD_FULL_MATCH_SHARE` of the query's full-match BM25 (the sum of its
+  terms' IDFs, :attr:`Candidate.bm25_full`): a pool whose best match covers a sliver
+  of the query no longer scores that match 1.0.
+* Given the query text, each candidate's keyword weight is scaled by the share of it
+  the keyword engine can read for this query
+  (:func:`~langmem_ext.retrieval.text.script_overlap`): an English query matches the
+  stray Latin words ("NFL", "Level") of a Chinese memory, not the memory, and cannot
+  match a Chinese memory at all. The unreadable share of the keyword weight goes to
+  the vector side, so a cross-lingual hit is ranked by its cosine instead of
+  0.4 x its cosine against a same-language memory that shares one name with the
+  question. Its keyword evidence and hit bonus are scaled the same way.
+
 ``debug["relevance"]`` — how surely the memory matches the query, 0..1. It is the
 only number the ``min_score`` / ``hard_min_score`` thresholds look at (see
 :mod:`langmem_ext.retrieval.scoring`). It is the strongest evidence the candidate
@@ -28,7 +43,8 @@ common word must not drag down a close paraphrase):
 
 * vector evidence: ``min(1, cos / full_match_cosine)`` (rank-based when only a rank
   is known);
-* keyword evidence: ``bm25 / max_bm25`` of the pool (rank-based without scores);
+* keyword evidence: ``bm25 / max(max_bm25, share x bm25_full)`` (rank-based without
+  scores), times the readable share;
 * an engine that did not return the candidate gives no evidence either way: a
   paraphrase or a cross-lingual match shares no words with the query, and a
   keyword hit may sit below the vector engine's cut-off;
@@ -51,6 +67,7 @@ from collections.abc import Sequence
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.text import script_overlap, script_profile
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +75,14 @@ DEFAULT_FULL_MATCH_COSINE = 0.6
 """Cosine at which vector evidence counts as a full match (relevance 1.0).
 
 Calibrated on USE multilingual v3; not (yet) a setting of ``RetrievalSettings``."""
+
+
+KEYWORD_FULL_MATCH_SHARE = 0.25
+"""A keyword hit's evidence is its BM25 over the larger of the pool's best BM25 and
+this share of the query's full-match BM25 (the sum of its terms' IDFs, see
+:attr:`~langmem_ext.retrieval.candidate.Candidate.bm25_full`): the best match of a
+pool only counts as certain when it matched at least this share of what the
+query's words weigh. One stray match of a common word is no longer 1.0."""
 
 
 def _clamp01(x: float) -> float:
@@ -97,6 +122,7 @@ def _merge(
             merged[c.id] = m
             continue
         existing.bm25_score = c.bm25_score
+        existing.bm25_full = c.bm25_full
         existing.bm25_rank = rank
         if existing.embedding is None:
             existing.embedding = c.embedding
@@ -120,6 +146,24 @@ def _weights(
     return (wv / total, wb / total) if total > 0 else (0.0, 0.0)
 
 
+def _candidate_weights(
+    c: Candidate, wv: float, wb: float, profile: tuple[float, float] | None
+) -> tuple[float, float, float]:
+    """``(vector weight, keyword weight, readable share)`` of one candidate.
+
+    The keyword engine can only match a memory in the query's script: an English
+    query reads the Latin words of a Chinese memory, not the memory. For the share
+    it cannot read, its silence is no evidence, so that share of its weight goes to
+    the vector engine.
+    """
+    if profile is None or wb <= 0.0:
+        return wv, wb, 1.0
+    readable = script_overlap(profile, script_profile(c.text))
+    if readable >= 1.0:
+        return wv, wb, 1.0
+    return wv + wb * (1.0 - readable), wb * readable, readable
+
+
 def _rank_evidence(rank: int, rrf_k: int) -> float:
     """1.0 for the first place, falling like an RRF term."""
     return (rrf_k + 1) / (rrf_k + max(rank, 0) + 1)
@@ -130,8 +174,9 @@ def _keyword_evidence(
 ) -> float | None:
     if c.id not in keyword_ids:
         return None
-    if c.bm25_score is not None and max_bm25 > 0.0:
-        return _clamp01(c.bm25_score / max_bm25)
+    ceiling = max(max_bm25, KEYWORD_FULL_MATCH_SHARE * (c.bm25_full or 0.0))
+    if c.bm25_score is not None and ceiling > 0.0:
+        return _clamp01(c.bm25_score / ceiling)
     return _rank_evidence(c.bm25_rank or 0, rrf_k)
 
 
@@ -153,6 +198,16 @@ def _relevance(
     return 0.0 if best is None else _clamp01(best * bonus)
 
 
+def _own_relevance(
+    c: Candidate, kw_ev: float | None, wv: float, wb: float, bonus: float, full: float
+) -> None:
+    """``debug["own_relevance"]``: the relevance from the hit's own cosine, when its
+    vector score is its contextual one (the context stage gates on it)."""
+    own = c.debug.get("own_vector")
+    if own is not None:
+        c.debug["own_relevance"] = _relevance(_clamp01(own / full), kw_ev, wv, wb, bonus)
+
+
 def _finish(candidates: list[Candidate], how: str) -> list[Candidate]:
     candidates.sort(key=lambda c: c.score, reverse=True)
     logger.debug("%s fusion: %d candidates", how, len(candidates))
@@ -166,6 +221,7 @@ def fuse_weighted(
     *,
     full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
     copy_inputs: bool = True,
+    query: str | None = None,
 ) -> list[Candidate]:
     """Weighted-sum fusion of vector and BM25 candidates (seed 000).
 
@@ -179,6 +235,10 @@ def fuse_weighted(
             ``debug["relevance"]``.
         copy_inputs: ``False`` when the caller does not use the given candidates
             again: they are then merged and scored in place instead of copied.
+        query: The query text. With it (and both engines run), the keyword weight
+            of each candidate is scaled by the share of the memory the keyword engine
+            can read for this query (:func:`~langmem_ext.retrieval.text.script_overlap`);
+            the rest of that weight goes to the vector side (see the module doc).
 
     Returns:
         Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
@@ -187,21 +247,28 @@ def fuse_weighted(
     """
     merged, keyword_ids = _merge(vector, keyword, copy=copy_inputs)
     both = vector is not None and keyword is not None
-    wv, wb = _weights(settings, vector is not None, keyword is not None)
+    wv0, wb0 = _weights(settings, vector is not None, keyword is not None)
     max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
-    rrf_k, hit_bonus = settings.rrf_k, 1.0 + settings.bm25_hit_bonus
+    rrf_k = settings.rrf_k
+    profile = script_profile(query) if both and query is not None else None
     for c in merged:
+        wv, wb, readable = _candidate_weights(c, wv0, wb0, profile)
         kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, rrf_k)
-        bonus = hit_bonus if both and kw_ev is not None else 1.0
+        if kw_ev is not None and readable < 1.0:
+            kw_ev *= readable
+        bonus = 1.0 + settings.bm25_hit_bonus * readable if both and kw_ev is not None else 1.0
         cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
         c.score = (wv * cos + wb * (kw_ev or 0.0)) * bonus
         if c.vector_score is not None:
             c.debug["vector"] = c.vector_score
         if kw_ev is not None:
             c.debug["bm25"] = kw_ev
+        if readable < 1.0:
+            c.debug["keyword_readable"] = readable
         c.debug["fused"] = c.score
         vec_ev = _vector_evidence(c, full_match_cosine, rrf_k)
         c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
+        _own_relevance(c, kw_ev, wv, wb, bonus, full_match_cosine)
     return _finish(merged, "weighted")
 
 
@@ -212,6 +279,7 @@ def fuse_rrf(
     *,
     full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
     copy_inputs: bool = True,
+    query: str | None = None,
 ) -> list[Candidate]:
     """Weighted reciprocal-rank fusion, scaled to 0..1.
 
@@ -228,6 +296,10 @@ def fuse_rrf(
         full_match_cosine: Cosine at which vector evidence counts as certain.
         copy_inputs: ``False`` when the caller does not use the given candidates
             again: they are then merged and scored in place instead of copied.
+        query: The query text. With it (and both engines run), the keyword weight
+            of each candidate is scaled by the share of the memory the keyword engine
+            can read for this query (:func:`~langmem_ext.retrieval.text.script_overlap`);
+            the rest of that weight goes to the vector side (see the module doc).
 
     Returns:
         Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
@@ -236,11 +308,13 @@ def fuse_rrf(
     """
     merged, keyword_ids = _merge(vector, keyword, copy=copy_inputs)
     both = vector is not None and keyword is not None
-    wv, wb = _weights(settings, vector is not None, keyword is not None)
+    wv0, wb0 = _weights(settings, vector is not None, keyword is not None)
     k = settings.rrf_k
     max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
-    best = (wv + wb) / (k + 1)
+    best = (wv0 + wb0) / (k + 1)
+    profile = script_profile(query) if both and query is not None else None
     for c in merged:
+        wv, wb, readable = _candidate_weights(c, wv0, wb0, profile)
         rrf = 0.0
         if c.vector_rank is not None:
             rrf += wv / (k + c.vector_rank + 1)
@@ -250,10 +324,14 @@ def fuse_rrf(
         c.debug["rrf"] = c.score
         c.debug["fused"] = c.score
         kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, k)
-        bonus = 1.0 + settings.bm25_hit_bonus if both and kw_ev is not None else 1.0
+        if kw_ev is not None and readable < 1.0:
+            kw_ev *= readable
+            c.debug["keyword_readable"] = readable
+        bonus = 1.0 + settings.bm25_hit_bonus * readable if both and kw_ev is not None else 1.0
         vec_ev = _vector_evidence(c, full_match_cosine, k)
         c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
+        _own_relevance(c, kw_ev, wv, wb, bonus, full_match_cosine)
     return _finish(merged, "rrf")
 
 
-__all__ = ["DEFAULT_FULL_MATCH_COSINE", "fuse_rrf", "fuse_weighted"]
+__all__ = ["DEFAULT_FULL_MATCH_COSINE", "KEYWORD_FULL_MATCH_SHARE", "fuse_rrf", "fuse_weighted"]

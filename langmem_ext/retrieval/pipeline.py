@@ -99,6 +99,7 @@ def rank(
     cosine_baseline: float = 0.0,
     copy_inputs: bool = True,
     extra: int = 0,
+    query: str | None = None,
 ) -> list[Candidate]:
     """Fuse and score engine candidates and return the best ``k``.
 
@@ -126,6 +127,10 @@ def rank(
             their staged order (noise dropped; MMR orders only the first ``k``).
             The search engine uses them to give each question of a compound
             message a hit.
+        query: The query text (a compound message: the whole message). Fusion
+            weighs each candidate's keyword evidence by the share of it the keyword
+            engine can read for this query (an English query cannot read a Chinese
+            memory); without it every candidate counts as fully readable.
 
     Returns:
         New candidates, best first, at most ``k`` (plus ``extra``). ``debug`` holds
@@ -138,7 +143,12 @@ def rank(
         return []
     fuse = fuse_rrf if settings.fusion == "rrf" else fuse_weighted
     cands = fuse(
-        vector, keyword, settings, full_match_cosine=full_match_cosine, copy_inputs=copy_inputs
+        vector,
+        keyword,
+        settings,
+        full_match_cosine=full_match_cosine,
+        copy_inputs=copy_inputs,
+        query=query,
     )
     total = len(cands)
 
@@ -219,9 +229,7 @@ def _stages(
     if opts.thresholds:
         cands = hard_min_filter(cands, settings, exempt=exempt)
     if opts.mmr:
-        cands = mmr_demote(
-            cands, settings, cosine_baseline=cosine_baseline, k=k, copy_inputs=False
-        )
+        cands = mmr_demote(cands, settings, cosine_baseline=cosine_baseline, k=k, copy_inputs=False)
     return cands
 
 

@@ -10,6 +10,7 @@ lower-cased and lightly stemmed so ``likes`` finds ``like``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _CJK_CLASS = (
     "\u3040-\u30ff"  # kana
@@ -92,4 +93,68 @@ def query_tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
     return distinct
 
 
-__all__ = ["STOPWORDS", "index_tokens", "is_cjk", "query_tokens"]
+CJK_CHARS_PER_WORD = 2.0
+"""A CJK character counts as half a word in :func:`script_profile` (a Chinese word is
+one to two characters, mostly two): a Chinese sentence with one English name is
+mostly Chinese."""
+
+
+@lru_cache(maxsize=1 << 14)
+def script_profile(text: str) -> tuple[float, float]:
+    """The shares of ``text`` written in Latin-like words and in CJK.
+
+    Words of letters (any non-CJK alphabet) count 1 each, CJK characters
+    ``1 / CJK_CHARS_PER_WORD``; numbers count in neither (``308`` reads the same in
+    every language).
+
+    Args:
+        text: Any text.
+
+    Returns:
+        ``(word_share, cjk_share)`` summing to 1, or ``(0.0, 0.0)`` when ``text`` has
+        neither (only digits, punctuation, emoji).
+    """
+    words = cjk = 0.0
+    for run in _TOKEN_RE.findall(text):
+        if is_cjk(run):
+            cjk += len(run) / CJK_CHARS_PER_WORD
+        elif not run.isdigit():
+            words += 1.0
+    total = words + cjk
+    return (words / total, cjk / total) if total > 0 else (0.0, 0.0)
+
+
+def script_overlap(query: tuple[float, float], text: tuple[float, float]) -> float:
+    """How much of a memory the keyword engine can read for a query, 0..1.
+
+    When the query and the memory are mainly in the same script, the keyword engine
+    reads the memory: 1 for an English query and an English memory, and for a
+    Chinese query and a Chinese memory holding an e-mail address. Otherwise it reads
+    only the overlap of the two :func:`script_profile` s (the sum of the smaller
+    shares): about 0.1 for an English query and a Chinese sentence holding one
+    English name, 0 across scripts. When either side has no words at all it is
+    unknown and taken as 1.
+
+    Args:
+        query: The query's profile.
+        text: The memory's profile.
+
+    Returns:
+        The readable share, 0..1.
+    """
+    if not any(query) or not any(text):
+        return 1.0
+    if (query[0] >= query[1]) == (text[0] >= text[1]):
+        return 1.0
+    return min(query[0], text[0]) + min(query[1], text[1])
+
+
+__all__ = [
+    "CJK_CHARS_PER_WORD",
+    "STOPWORDS",
+    "index_tokens",
+    "is_cjk",
+    "query_tokens",
+    "script_overlap",
+    "script_profile",
+]

@@ -17,6 +17,7 @@ Everything here can be deleted and rebuilt from Markdown + ledger.
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -254,6 +255,9 @@ class KeywordIndex:
                 self.path, timeout=30, check_same_thread=False, isolation_level=None
             )
             conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+            conn.execute(  # document frequencies for bm25_full (temp: not in the file)
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, row)"
+            )
             conn.execute("PRAGMA query_only=1")
             with self._lock:
                 self._readers.append(conn)
@@ -838,17 +842,60 @@ class KeywordIndex:
         ).fetchall()
         return [(_doc(r[:10]), -float(r[10])) for r in rows]
 
+    def bm25_full(self, query: str) -> float:
+        """The BM25 score of a doc of average length holding every query token once.
+
+        That is the sum of the tokens' IDFs as FTS5 computes them,
+        ``log((N - n + 0.5) / (n + 0.5))`` (at least 1e-6), with ``N`` docs in the
+        index and ``n`` holding the token (0 for a token no doc holds): what a match
+        of the whole query scores, so ``bm25 / bm25_full`` is the (IDF-weighted)
+        share of the query a doc matched. Statistics are global, like FTS5's.
+
+        Raises:
+            sqlite3.Error: when FTS5 fails.
+        """
+        toks = query_tokens(query)
+        if not toks:
+            return 0.0
+        conn = self._reader()
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        cached: tuple[int, int] | None = getattr(self._reader_local, "n_docs", None)
+        if cached is None or cached[0] != version:
+            cached = (version, int(conn.execute("SELECT count(*) FROM fts").fetchone()[0]))
+            self._reader_local.n_docs = cached
+        n_docs = cached[1]
+        marks = ",".join("?" * len(toks))
+        df = dict(
+            conn.execute(f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", toks)
+        )
+        return sum(
+            max(1e-6, math.log((n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))) for t in toks
+        )
+
     def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
         """Plain substring match (the last-resort keyword mode).
 
-        Scores are the share of query tokens found in the text.
+        Scores are the share of query tokens found in the text. A token counts as
+        found when it is a substring of the lower-cased text or one of the text's own
+        index tokens: query tokens are stemmed (``cherries`` -> ``cherry``), so the
+        text is compared on the same tokens FTS5 would use.
         """
         toks = query_tokens(query) or [query.strip().lower()]
         out: list[tuple[Doc, float]] = []
         for row in self._q(f"SELECT {_DOC_COLS} FROM docs WHERE scope = ?", (scope,)):
             d = _doc(row)
             low = d.text.lower()
-            hits = sum(1 for t in toks if t and t in low)
+            own: set[str] | None = None
+            hits = 0
+            for t in toks:
+                if not t:
+                    continue
+                if t in low:
+                    hits += 1
+                    continue
+                if own is None:
+                    own = set(index_tokens(d.text))
+                hits += t in own
             if hits:
                 out.append((d, hits / len(toks)))
         out.sort(key=lambda p: -p[1])
@@ -864,7 +911,9 @@ def _next_rowid(c: sqlite3.Connection, scope: str) -> int:
     )
     block = int(c.execute("SELECT block FROM scope_blocks WHERE scope = ?", (scope,)).fetchone()[0])
     lo, hi = _block_range(block)
-    top = c.execute("SELECT max(rowid) FROM docs WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchone()[0]
+    top = c.execute("SELECT max(rowid) FROM docs WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchone()[
+        0
+    ]
     return lo if top is None else int(top) + 1
 
 
