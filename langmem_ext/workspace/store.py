@@ -220,6 +220,9 @@ class Workspace:
         self._generation = -1
         self.journal = AppendJournal(root)
         self._known: dict[Path, _KnownFile] = {}
+        self.append_writes = True
+        """Write new entries by appending when their section ends the file; ``False``
+        rewrites the whole file on every write, as before issue 18 (benchmarks compare)."""
         self.vectors = VectorIndex(
             self.layout.index_dir / "chroma", chroma_url, model_name, collection_prefix
         )
@@ -387,6 +390,8 @@ class Workspace:
         index, the file hash is extended, the new lines' numbers follow the known line
         count. Returns ``False`` (nothing done) when a rewrite is needed.
         """
+        if not self.append_writes:
+            return False
         rel = self.layout.rel(path)
         stamp = self.keyword.file_stamps(scope).get(rel)
         if stamp is None or stamp.hash == _UNREADABLE:
