@@ -329,8 +329,13 @@ class Workspace:
             return
         content = self._read_own(scope, path)
         indexed = self._indexed(scope, path, content)
-        # Block ids are parsed, never substring-matched: a text may quote any id.
-        present = {p.id for p in parse_entries(content) if p.id is not None}
+        # Block ids are parsed, never substring-matched: a text may quote any id. When
+        # the index holds exactly this text, its rows are the parse (no O(file) parse).
+        present = (
+            set(self._present(self.layout.rel(path), entries))
+            if indexed
+            else {p.id for p in parse_entries(content) if p.id is not None}
+        )
         todo = [e for e in entries if e.id not in present]
         insertion: Insertion | None = None
         if todo:
@@ -399,9 +404,7 @@ class Workspace:
         known = self._known_file(scope, path, stamp)
         if known is None:
             return False
-        present = {
-            i: d for i, d in self.keyword.docs([e.id for e in entries]).items() if d.path == rel
-        }
+        present = self._present(rel, entries)
         todo = [e for e in entries if e.id not in present]
         appended = (
             append_entries(known.outline, [(e.id, e.text, e.category) for e in todo])
@@ -441,6 +444,13 @@ class Workspace:
         self.bump_generation()
         return True
 
+    def _present(self, rel: str, entries: Sequence[NewEntry]) -> dict[str, Doc]:
+        """The index rows of ``rel`` among ``entries`` (call when the index is in step
+        with the file: they are then exactly the entries the file holds)."""
+        return {
+            i: d for i, d in self.keyword.docs([e.id for e in entries]).items() if d.path == rel
+        }
+
     def _known_file(self, scope: str, path: Path, stamp: FileStamp) -> _KnownFile | None:
         """What this process knows of ``path`` if the index holds exactly that file.
 
@@ -476,6 +486,11 @@ class Workspace:
         ):
             return None
         return known
+
+    def _hash_of(self, path: Path, content: str) -> str:
+        """The file hash of ``content`` just written to ``path`` (from its record if kept)."""
+        known = self._known.get(path)
+        return known.digest.hexdigest() if known is not None else _file_hash(content)
 
     def _write_file(self, path: Path, content: str) -> None:
         """Rewrite a memory file atomically and remember it for later appends."""
@@ -521,7 +536,11 @@ class Workspace:
         self.keyword.apply(
             shifts=[(rel, after, count) for after, count in insertion.shifts],
             upserts=upserts,
-            files=[FileStamp(rel, scope, _file_hash(insertion.content), s.st_mtime_ns, s.st_size)],
+            files=[
+                FileStamp(
+                    rel, scope, self._hash_of(path, insertion.content), s.st_mtime_ns, s.st_size
+                )
+            ],
         )
         self.bump_generation()
 
