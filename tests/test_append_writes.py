@@ -306,3 +306,19 @@ def test_a_failed_append_leaves_the_file_as_it_was(
         assert path.read_bytes() == before
         mem.add("User lives in Porto")
         assert [e.text for e in mem.list()] == ["User likes green tea", "User lives in Porto"]
+
+
+def test_the_records_kept_are_bounded_and_a_forgotten_file_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "_KNOWN_FILES_MAX", 2)
+    with Memory(settings=_settings(tmp_path / "ws")) as mem:
+        for scope in ("ann", "bob", "cat", "ann"):
+            mem.add(f"{scope} likes tea", scope=scope)
+            mem.add(f"{scope} likes coffee", scope=scope)
+        assert len(mem.workspace._known) == 2
+        for scope in ("ann", "bob", "cat"):
+            path = mem.workspace.layout.root / "memory" / "scopes" / scope / "LONG_TERM.md"
+            rel = f"memory/scopes/{scope}/LONG_TERM.md"
+            assert _lines_in_index(mem, rel) == _lines_in_file(path)
+            assert len(mem.list(scope=scope)) == (4 if scope == "ann" else 2)

@@ -78,6 +78,9 @@ def _file_hash(content: str) -> str:
 _TAIL_BYTES = 4096
 """Bytes at the end of a known file compared before appending to it (see :class:`_KnownFile`)."""
 
+_KNOWN_FILES_MAX = 256
+"""Files a workspace keeps a :class:`_KnownFile` of (the most recently written; ~5 KB each)."""
+
 StatKey = tuple[int, int, int, int, int]
 
 
@@ -419,8 +422,11 @@ class Workspace:
             s = self.journal.append(path, appended.text)
             digest = known.digest.copy()
             digest.update(data)
-            self._known[path] = _KnownFile(
-                _stat_key(s), digest, appended.outline, (known.tail + data)[-_TAIL_BYTES:]
+            self._keep(
+                path,
+                _KnownFile(
+                    _stat_key(s), digest, appended.outline, (known.tail + data)[-_TAIL_BYTES:]
+                ),
             )
             files.append(FileStamp(rel, scope, digest.hexdigest(), s.st_mtime_ns, s.st_size))
         now = time.time()
@@ -478,7 +484,7 @@ class Workspace:
             except OSError:
                 return None
             known = _KnownFile.of(key, content)
-            self._known[path] = known
+            self._keep(path, known)
         if (
             stamp.hash != known.digest.hexdigest()
             or stamp.mtime_ns != s.st_mtime_ns
@@ -497,7 +503,15 @@ class Workspace:
         self._known.pop(path, None)
         atomic_write_text(path, content)
         with contextlib.suppress(OSError):
-            self._known[path] = _KnownFile.of(_stat_key(os.lstat(path)), content)
+            self._keep(path, _KnownFile.of(_stat_key(os.lstat(path)), content))
+
+    def _keep(self, path: Path, known: _KnownFile) -> None:
+        """Remember ``known`` for ``path``, forgetting the least recently written beyond
+        ``_KNOWN_FILES_MAX`` (daily notes add a file a day per scope)."""
+        self._known.pop(path, None)
+        self._known[path] = known
+        while len(self._known) > _KNOWN_FILES_MAX:
+            del self._known[next(iter(self._known))]
 
     def _read_own(self, scope: str, path: Path) -> str:
         """Read a file of ``scope`` to write it (refusing symlinks and non-UTF-8 files)."""
