@@ -1,4 +1,4 @@
-"""Ingest and search throughput at 1k / 10k memories (issue 2).
+"""Ingest and search throughput at 1k / 10k / 100k memories (issues 2 and 18).
 
 For each size, in one process and on the same deterministic bilingual texts:
 
@@ -14,11 +14,20 @@ For each size, in one process and on the same deterministic bilingual texts:
 
 The store's own overhead per memory is ``(add_many - embedding inside add_many) / N``.
 Floors (issue 2): overhead <= 1 ms per memory; search p95 <= query embedding + 10 ms
-at 10k.
+at 10k. Issue 18 (item 6): a single ``Memory.add`` at the largest size costs at most
+2x its cost at the smallest (same run); hybrid search p95 at 100k <= query embedding
+p95 + 15 ms. Single adds are timed twice on the filled store: as written (a new entry
+whose section ends the file is appended) and with ``Workspace.append_writes`` off
+(every write rewrites the file, as before issue 18). RSS and disk per memory are
+taken after ingest.
+
+``--scopes S --scope-size N`` adds a run of S scopes of N memories each in one
+workspace (single adds and searches in random scopes, plain Chroma on one N-memory
+collection beside them).
 
 Usage::
 
-    python benchmarks/ingest.py --sizes 1000 10000 --embedder use
+    python benchmarks/ingest.py --sizes 1000 10000 100000 --scopes 100 --embedder use
 """
 
 from __future__ import annotations
@@ -50,7 +59,8 @@ from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 SCOPE = "main"
 K = 10
 N_QUERIES = 200
-N_SINGLE_ADDS = 20
+N_SINGLE_ADDS = 50
+N_REWRITE_ADDS = 20
 SEED = 20261121
 
 # -- deterministic bilingual texts --------------------------------------------
@@ -212,6 +222,59 @@ def make_queries(n: int, seed: int = SEED) -> list[str]:
 # -- the measurement -----------------------------------------------------------
 
 
+def _rss_mb() -> float:
+    """This process's resident set size now, in MB (peak RSS where /proc is missing)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _disk(root: Path) -> dict[str, int]:
+    """Bytes on disk of a workspace: Markdown, ledger, derived index, all."""
+    out = {"markdown": 0, "ledger": 0, "index": 0, "total": 0}
+    for p in root.rglob("*"):
+        if not p.is_file() or p.is_symlink():
+            continue
+        size = p.stat().st_size
+        out["total"] += size
+        rel = p.relative_to(root).parts
+        if rel[0] == ".index":
+            out["index"] += size
+        elif p.suffix == ".md":
+            out["markdown"] += size
+        elif p.name.startswith("state.db"):
+            out["ledger"] += size
+    return out
+
+
+def _single_adds(memory: Memory, scopes: Sequence[str], n: int, seed: int) -> list[float]:
+    """Milliseconds of ``n`` single ``Memory.add`` calls, scope by scope in turn."""
+    out: list[float] = []
+    for i, text in enumerate(make_texts(n, seed=seed)):
+        t0 = time.perf_counter()
+        memory.add(text, scope=scopes[i % len(scopes)])
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def _single_add_figures(memory: Memory, scopes: Sequence[str], seed: int) -> dict[str, Any]:
+    """Single adds as written, then with appends off (every write rewrites its file)."""
+    ws = memory.workspace
+    appended = _single_adds(memory, scopes, N_SINGLE_ADDS, seed)
+    ws.append_writes = False
+    try:
+        rewritten = _single_adds(memory, scopes, N_REWRITE_ADDS, seed + 1)
+    finally:
+        ws.append_writes = True
+    return {"single_add": percentiles(appended), "single_add_rewrite": percentiles(rewritten)}
+
+
 def _batches(n: int, size: int) -> list[tuple[int, int]]:
     return [(i, min(i + size, n)) for i in range(0, n, size)]
 
@@ -267,6 +330,8 @@ def run_size(
     memory.add_many(texts, scope=SCOPE, created_at=created)
     out["add_many_s"] = time.perf_counter() - t0
     out["embed_in_add_many_s"] = timed.seconds
+    out["rss_mb"] = _rss_mb()
+    out["disk"] = _disk(settings.workspace)
     log(f"  {n}: add_many {out['add_many_s']:.1f} s (embedding {timed.seconds:.1f} s)")
 
     # 4. searches, interleaved per query so every method sees the same noise
@@ -342,15 +407,109 @@ def run_size(
     out["latency"] = {k: percentiles(v) for k, v in lat.items()}
 
     # 5. single adds on the filled store (one durable write each)
-    single: list[float] = []
-    extra = make_texts(N_SINGLE_ADDS, seed=SEED + 7)
-    for text in extra:
-        t0 = time.perf_counter()
-        memory.add(text, scope=SCOPE)
-        single.append((time.perf_counter() - t0) * 1000)
-    out["single_add"] = percentiles(single)
+    out.update(_single_add_figures(memory, [SCOPE], SEED + 7))
     memory.close()
     log(f"  {n}: searches and single adds done")
+    return out
+
+
+def run_scopes(
+    n_scopes: int,
+    per_scope: int,
+    provider: str,
+    workdir: Path,
+    log: Callable[[str], None],
+    n_queries: int,
+) -> dict[str, Any]:
+    """Measure ``n_scopes`` scopes of ``per_scope`` memories in one workspace."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    settings = Settings(
+        workspace=workdir / f"ws-scopes-{n_scopes}x{per_scope}",
+        embeddings=EmbeddingSettings(provider=provider, cache=False),  # type: ignore[arg-type]
+    )
+    raw = make_embedder(provider)
+    raw.embed_query("warm up")
+    timed = TimedEmbeddings(raw)
+    memory = Memory(settings=settings, embeddings=timed)
+    scopes = [f"s{i:03d}" for i in range(n_scopes)]
+    base = datetime(2026, 8, 23, 9, 0)
+    created = [
+        (base + timedelta(minutes=131 * i % (90 * 24 * 60))).timestamp() for i in range(per_scope)
+    ]
+    out: dict[str, Any] = {"n": n_scopes * per_scope, "scopes": n_scopes, "per_scope": per_scope}
+    t0 = time.perf_counter()
+    for i, scope in enumerate(scopes):
+        texts = make_texts(per_scope, seed=SEED + 1000 + i)
+        memory.add_many(texts, scope=scope, created_at=created)
+        if (i + 1) % 10 == 0:
+            log(f"  {n_scopes}x{per_scope}: {i + 1} scopes in {time.perf_counter() - t0:.0f} s")
+    out["add_many_s"] = time.perf_counter() - t0
+    out["embed_in_add_many_s"] = timed.seconds
+    out["rss_mb"] = _rss_mb()
+    out["disk"] = _disk(settings.workspace)
+
+    # plain Chroma: one collection of one scope's memories
+    bs = settings.embeddings.batch_size
+    texts0 = make_texts(per_scope, seed=SEED + 1000)
+    vectors: list[list[float]] = []
+    for a, b in _batches(per_scope, bs):
+        vectors.extend(raw.embed_documents(texts0[a:b]))
+    client = chromadb.PersistentClient(
+        path=str(workdir / f"plain-chroma-scopes-{per_scope}"),
+        settings=ChromaSettings(anonymized_telemetry=False),
+    )
+    col = client.get_or_create_collection(
+        "plain", embedding_function=None, metadata={"hnsw:space": "cosine"}
+    )
+    ids = [f"id-{i}" for i in range(per_scope)]
+    metas: list[Any] = [{"category": "fact", "created_at": c} for c in created]
+    for a, b in _batches(per_scope, bs * 4):
+        col.add(ids=ids[a:b], embeddings=vectors[a:b], metadatas=metas[a:b])  # type: ignore[arg-type]
+
+    r = random.Random(SEED)
+    queries = make_queries(n_queries)
+    in_scope = [r.choice(scopes) for _ in queries]
+    pool = max(K * settings.retrieval.candidate_multiplier, 20)
+    memo = QueryMemo(raw)
+    fetch = SearchEngine(memory.workspace, memo, settings)
+    for q, scope in list(zip(queries, in_scope, strict=True))[:3]:
+        memory.search(q, scope=scope, k=K)
+    keys = (
+        "embed_query",
+        "chroma_query_plain",
+        "memory_search_hybrid",
+        "memory_search_fts",
+        "part_bm25",
+        "part_keyword_side",
+    )
+    lat: dict[str, list[float]] = {k: [] for k in keys}
+
+    @contextmanager
+    def clock(key: str) -> Iterator[None]:
+        t = time.perf_counter()
+        yield
+        lat[key].append((time.perf_counter() - t) * 1000)
+
+    for q, scope in zip(queries, in_scope, strict=True):
+        with clock("embed_query"):
+            qv = raw.embed_query(q)
+        memo.memo[q] = qv
+        with clock("chroma_query_plain"):
+            col.query(query_embeddings=[qv], n_results=pool, include=["distances"])  # type: ignore[list-item]
+        with clock("memory_search_hybrid"):
+            memory.search(q, scope=scope, k=K)
+        with clock("memory_search_fts"):
+            memory.search(q, scope=scope, k=K, mode="fts")
+        with clock("part_bm25"):
+            memory.workspace.keyword.bm25(scope, q, pool)
+        with clock("part_keyword_side"):
+            fetch._keyword(q, scope, pool, fts=True)
+    out["latency"] = {k: percentiles(v) for k, v in lat.items()}
+    out.update(_single_add_figures(memory, r.sample(scopes, min(10, n_scopes)), SEED + 9))
+    memory.close()
+    log(f"  {n_scopes}x{per_scope}: searches and single adds done")
     return out
 
 
@@ -359,17 +518,37 @@ def derived(r: dict[str, Any]) -> dict[str, float]:
     n = r["n"]
     lat = r["latency"]
     overhead_ms = (r["add_many_s"] - r["embed_in_add_many_s"]) / n * 1000
-    return {
+    per_memory = {
         "ingest_per_s": n / r["add_many_s"],
-        "embed_per_s": n / r["embed_documents_s"],
         "overhead_ms_per_memory": overhead_ms,
+        "disk_bytes_per_memory": r["disk"]["total"] / n,
+        "search_budget_p95_ms": lat["embed_query"]["p95_ms"] + 10,
+        "search_budget_p50_ms": lat["embed_query"]["p50_ms"] + 10,
+    }
+    if "scopes" in r:
+        return per_memory
+    return per_memory | {
+        "embed_per_s": n / r["embed_documents_s"],
         "overhead_vs_raw_embed_ms_per_memory": (r["add_many_s"] - r["embed_documents_s"])
         / n
         * 1000,
         "chroma_add_ms_per_memory": r["chroma_add_s"] / n * 1000,
-        "search_budget_p95_ms": lat["embed_query"]["p95_ms"] + 10,
-        "search_budget_p50_ms": lat["embed_query"]["p50_ms"] + 10,
     }
+
+
+def _ms(r: dict[str, Any], key: str) -> str:
+    """``p50 / p95`` of one latency series of a run."""
+    lat = r[key] if key.startswith("single_add") else r["latency"][key]
+    return f"{lat['p50_ms']:.1f} / {lat['p95_ms']:.1f}"
+
+
+def _storage_cells(r: dict[str, Any]) -> list[str]:
+    disk, n = r["disk"], r["n"]
+    return [
+        f"{r['rss_mb']:.0f} MB",
+        f"{disk['total'] / n:,.0f} B (md {disk['markdown'] / n:.0f}, ledger "
+        f"{disk['ledger'] / n:.0f}, index {disk['index'] / n:,.0f})",
+    ]
 
 
 def render(results: dict[str, Any]) -> str:
@@ -378,14 +557,16 @@ def render(results: dict[str, Any]) -> str:
         f"## Ingest and search throughput — {results['date']}, {results['machine']}\n",
         f"Command: `{results['command']}`\n",
         f"Embedder `{results['embedder']}`, cache off, deterministic bilingual texts "
-        "(~45 % English, ~45 % Chinese, ~10 % mixed), one scope, one `add_many` call; "
+        "(~45 % English, ~45 % Chinese, ~10 % mixed), one `add_many` call per scope; "
         f"{results['queries']} queries (half Chinese), k = {K}. Load average (1/5/15 min) "
         "at start {:.1f}/{:.1f}/{:.1f}, at end {:.1f}/{:.1f}/{:.1f}.\n".format(
             *results["load_average"][0], *results["load_average"][1]
         ),
     ]
+    runs = [r for r in results["runs"] if "scopes" not in r]
+    scoped = [r for r in results["runs"] if "scopes" in r]
     rows = []
-    for r in results["runs"]:
+    for r in runs:
         d = derived(r)
         rows.append(
             [
@@ -395,8 +576,20 @@ def render(results: dict[str, Any]) -> str:
                 f"{r['add_many_s']:.1f} s ({d['ingest_per_s']:.0f}/s)",
                 f"{r['embed_in_add_many_s']:.1f} s",
                 f"{d['overhead_ms_per_memory']:.3f} ms",
-                f"{d['overhead_vs_raw_embed_ms_per_memory']:.3f} ms",
-                "met" if d["overhead_ms_per_memory"] <= 1.0 else "NOT met",
+                *_storage_cells(r),
+            ]
+        )
+    for r in scoped:
+        d = derived(r)
+        rows.append(
+            [
+                f"{r['scopes']} scopes × {r['per_scope']:,}",
+                "",
+                "",
+                f"{r['add_many_s']:.1f} s ({d['ingest_per_s']:.0f}/s)",
+                f"{r['embed_in_add_many_s']:.1f} s",
+                f"{d['overhead_ms_per_memory']:.3f} ms",
+                *_storage_cells(r),
             ]
         )
     out.append(
@@ -408,8 +601,8 @@ def render(results: dict[str, Any]) -> str:
                 "Memory.add_many end to end",
                 "embedding inside add_many",
                 "store overhead / memory",
-                "add_many − raw embed / memory",
-                "floor ≤ 1 ms",
+                "RSS after ingest",
+                "disk / memory",
             ],
             rows,
         )
@@ -430,36 +623,44 @@ def render(results: dict[str, Any]) -> str:
         ("memory_search_fts", "Memory.search fts"),
         ("memory_search_vector", "Memory.search vector"),
         ("memory_search_hybrid", "Memory.search hybrid (default)"),
+        ("single_add", "single Memory.add on the filled store (append)"),
+        ("single_add_rewrite", "single Memory.add, append off (rewrite, as before)"),
     ]
-    head = ["latency (ms)"] + [f"{r['n']:,}: p50 / p95" for r in results["runs"]]
+    all_runs = runs + scoped
+    head = ["latency (ms)"] + [
+        f"{r['scopes']} × {r['per_scope']:,}: p50 / p95"
+        if "scopes" in r
+        else f"{r['n']:,}: p50 / p95"
+        for r in all_runs
+    ]
     rows = [
-        [label]
-        + [
-            f"{r['latency'][k]['p50_ms']:.1f} / {r['latency'][k]['p95_ms']:.1f}"
-            for r in results["runs"]
-        ]
+        [label] + [_ms(r, k) if (k in r or k in r["latency"]) else "—" for r in all_runs]
         for k, label in keys
     ]
-    rows.append(
-        ["single Memory.add on the filled store"]
-        + [
-            f"{r['single_add']['p50_ms']:.1f} / {r['single_add']['p95_ms']:.1f}"
-            for r in results["runs"]
-        ]
-    )
     out.append(markdown_table(head, rows))
     out.append("")
-    for r in results["runs"]:
+    for r in all_runs:
         d = derived(r)
+        name = f"{r['scopes']} × {r['per_scope']:,}" if "scopes" in r else f"{r['n']:,}"
         h = r["latency"]["memory_search_hybrid"]["p95_ms"]
+        e95 = r["latency"]["embed_query"]["p95_ms"]
         out.append(
-            f"- {r['n']:,}: hybrid search p95 {h:.1f} ms vs embed_query p95 + 10 ms = "
-            f"{d['search_budget_p95_ms']:.1f} ms → {'met' if h <= d['search_budget_p95_ms'] else 'NOT met'}"
-            f" (vs embed_query p50 + 10 ms = {d['search_budget_p50_ms']:.1f} ms → "
-            f"{'met' if h <= d['search_budget_p50_ms'] else 'NOT met'}); store overhead "
+            f"- {name}: hybrid search p95 {h:.1f} ms vs embed_query p95 + 10 ms = "
+            f"{e95 + 10:.1f} ms → {'met' if h <= e95 + 10 else 'NOT met'}; "
+            f"vs embed_query p95 + 15 ms = {e95 + 15:.1f} ms → "
+            f"{'met' if h <= e95 + 15 else 'NOT met'}; store overhead "
             f"{d['overhead_ms_per_memory']:.3f} ms/memory → "
             f"{'met' if d['overhead_ms_per_memory'] <= 1.0 else 'NOT met'}."
         )
+    if len(runs) >= 2:
+        small, large = runs[0], runs[-1]
+        for key, what in (("p50_ms", "p50"), ("p95_ms", "p95")):
+            a, b = small["single_add"][key], large["single_add"][key]
+            out.append(
+                f"- single add {what}: {b:.1f} ms at {large['n']:,} vs {a:.1f} ms at "
+                f"{small['n']:,} (× {b / a:.2f}; floor ≤ 2 ×) → "
+                f"{'met' if b <= 2 * a else 'NOT met'}."
+            )
     return "\n".join(out)
 
 
@@ -474,6 +675,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="write JSON to PATH ('-' or no value: stdout instead of Markdown)",
     )  # fmt: skip
     p.add_argument("--workdir", type=Path, default=None)
+    p.add_argument("--scopes", type=int, default=0, help="also S scopes of --scope-size")
+    p.add_argument("--scope-size", type=int, default=1000)
     args = p.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -483,6 +686,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     load_start = os.getloadavg()
     try:
         runs = [run_size(n, args.embedder, tmp, log, args.queries) for n in args.sizes]
+        if args.scopes:
+            runs.append(
+                run_scopes(args.scopes, args.scope_size, args.embedder, tmp, log, args.queries)
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results = {

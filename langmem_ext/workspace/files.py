@@ -3,6 +3,8 @@
 * :func:`atomic_write_text` writes a temp file in the same folder, fsyncs it,
   renames it over the target and fsyncs the folder: a reader (or a process killed
   mid-write) sees either the old file or the new one, never half of each.
+* :class:`AppendJournal` appends to a file durably: the append is recorded (and
+  fsynced) first, so one torn by a kill is found and undone by :meth:`AppendJournal.repair`.
 * :class:`WorkspaceLock` is a re-entrant lock held across threads *and* processes
   (:class:`filelock.FileLock` on ``.lock``), so two processes writing one workspace
   serialise, on POSIX and on Windows.
@@ -11,6 +13,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
 import re
 import tempfile
@@ -21,6 +25,8 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from langmem_ext.errors import MemoryFileError, WorkspaceLockTimeout
+
+logger = logging.getLogger(__name__)
 
 _TEMP_RE = re.compile(r"^\.(MEMORY|LONG_TERM|PROFILE|\d{4}-\d{2}-\d{2})\.md\.[a-z0-9_]{8}\.tmp$")
 """Temp files of :func:`atomic_write_text` for memory files (``tempfile.mkstemp`` names)."""
@@ -95,6 +101,123 @@ def remove_stale_temp_files(folders: list[Path]) -> list[Path]:
                     os.unlink(entry.path)
                     removed.append(Path(entry.path))
     return removed
+
+
+class AppendJournal:
+    """Durable appends to a workspace's files, undone when a kill tears them.
+
+    Before appending, the journal file (``<workspace>/.append-journal``) records the
+    target, its inode, the offset the append starts at and the exact text, and is
+    fsynced; then the text is appended and the target fsynced; then the journal is
+    emptied (no fsync needed: a stale record of a complete append is harmless). A
+    process killed mid-append leaves the record: :meth:`repair` (run under the
+    workspace lock before reading the files) truncates the target back to the offset
+    when what follows it is a proper prefix of the recorded text, so a torn bullet
+    never becomes a memory. The call that was killed never returned, so nothing
+    confirmed is lost. A file changed since (another inode, other bytes) is left alone.
+
+    Args:
+        root: The workspace folder (targets are recorded relative to it).
+    """
+
+    NAME = ".append-journal"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / self.NAME
+
+    def append(self, target: Path, text: str) -> os.stat_result:
+        """Append ``text`` to the existing file ``target`` durably (fsynced on return).
+
+        Returns:
+            ``target``'s ``lstat`` after the append.
+        """
+        data = text.encode("utf-8")
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            st = os.fstat(fd)
+            self._record(
+                {
+                    "path": target.relative_to(self.root).as_posix(),
+                    "dev": st.st_dev,
+                    "ino": st.st_ino,
+                    "offset": st.st_size,
+                    "text": text,
+                }
+            )
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:  # disk full, ...: the file is left as it was
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, st.st_size)
+                    os.fsync(fd)
+                raise
+        finally:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.truncate(self.path, 0)
+        return os.lstat(target)
+
+    def _record(self, record: dict[str, object]) -> None:
+        new = not self.path.exists()
+        payload = json.dumps(record, ensure_ascii=False).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if new:
+            fsync_dir(self.root)
+
+    def repair(self) -> str | None:
+        """Undo an append a killed writer left half done (call with the lock held).
+
+        Returns:
+            The workspace-relative path of the file repaired, or ``None``.
+        """
+        try:
+            if os.stat(self.path).st_size == 0:
+                return None
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        repaired = None
+        try:
+            rec = json.loads(raw)
+            rel, offset = str(rec["path"]), int(rec["offset"])
+            data = str(rec["text"]).encode("utf-8")
+            target = self.root / rel
+            st = os.lstat(target)
+        except (ValueError, KeyError, TypeError, OSError):
+            rec = None  # a torn record: its append never started; or the file is gone
+        torn = (
+            rec is not None
+            and (st.st_dev, st.st_ino) == (rec["dev"], rec["ino"])
+            and offset < st.st_size < offset + len(data)
+        )
+        if torn:
+            with open(target, "r+b") as fh:
+                fh.seek(offset)
+                if data.startswith(fh.read()):
+                    fh.truncate(offset)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                    repaired = rel
+                    logger.warning(
+                        "%s: removed the torn end of an append interrupted by a kill "
+                        "(%d of %d bytes written; that write never returned)",
+                        rel,
+                        st.st_size - offset,
+                        len(data),
+                    )
+        os.truncate(self.path, 0)
+        return repaired
 
 
 class WorkspaceLock:
@@ -177,6 +300,7 @@ class WorkspaceLock:
 
 
 __all__ = [
+    "AppendJournal",
     "WorkspaceLock",
     "atomic_write_text",
     "fsync_dir",

@@ -278,6 +278,99 @@ def _insert_into_section(
     return new, _Block(pos, after, in_force), len(new) - len(lines)
 
 
+@dataclass(frozen=True)
+class Outline:
+    """What appending to a memory file needs to know of it, without its text.
+
+    Attributes:
+        lines: Its number of lines (as :func:`parse_entries` counts them).
+        headings: ``(level, category named or None)`` of its level-1 and level-2
+            headings, in file order.
+        in_force: The category :func:`parse_entries` assigns at its end.
+        canonical: Whether the text is exactly its lines joined by ``\\n`` with one
+            final ``\\n``, the last line not blank: then :func:`insert_entries` adds
+            to its last section by appending, and so may :func:`append_entries`.
+    """
+
+    lines: int
+    headings: tuple[tuple[int, str | None], ...]
+    in_force: str
+    canonical: bool
+
+
+def outline(content: str) -> Outline:
+    """The :class:`Outline` of a file's text (one pass over its lines)."""
+    lines = content.splitlines()
+    heads: list[tuple[int, str | None]] = []
+    in_force = "fact"
+    for _idx, level, title in _headings(lines):
+        named = category_of_heading(title)
+        if level >= 2:
+            in_force = named or "fact"
+        if level <= 2:
+            heads.append((level, named))
+    canonical = bool(lines) and bool(lines[-1].strip()) and content == "\n".join(lines) + "\n"
+    return Outline(len(lines), tuple(heads), in_force, canonical)
+
+
+@dataclass(frozen=True)
+class Append:
+    """What :func:`append_entries` adds to a file.
+
+    Attributes:
+        text: The text to append at the end of the file.
+        entries: The appended entries as :func:`parse_entries` reads them in the
+            whole file (file line numbers).
+        outline: The file's outline after the append.
+    """
+
+    text: str
+    entries: list[ParsedEntry]
+    outline: Outline
+
+
+def append_entries(before: Outline, items: Iterable[tuple[str, str, str]]) -> Append | None:
+    """:func:`insert_entries` as an append, when that is what it amounts to.
+
+    Appending gives exactly the text :func:`insert_entries` would write when the file
+    is canonical and each category's section is the file's last level-1/2 section or
+    does not exist yet (it is then created at the end). Otherwise (a section in the
+    middle must grow) returns ``None`` and the file has to be rewritten.
+
+    Args:
+        before: The outline of the file as it is.
+        items: ``(entry_id, text, category)`` triples, in order.
+    """
+    if not before.canonical:
+        return None
+    by_cat: dict[str, list[str]] = {}
+    for entry_id, text, category in items:
+        by_cat.setdefault(category, []).extend(render_bullet(text, entry_id))
+    heads = list(before.headings)
+    in_force = before.in_force
+    new: list[str] = []
+    for category, bullet_lines in by_cat.items():
+        first = next(
+            (i for i, (level, named) in enumerate(heads) if level == 2 and named == category),
+            None,
+        )
+        if first is None:
+            title = SECTION_TITLES[category]
+            new.extend(["", f"## {title}"])
+            named = category_of_heading(title)
+            heads.append((2, named))
+            in_force = named or "fact"
+        elif first != len(heads) - 1:
+            return None  # a section in the middle grows: not an append
+        new.extend(bullet_lines)
+    entries = [
+        ParsedEntry(e.id, e.text, e.category, e.line + before.lines, e.end_line + before.lines)
+        for e in _parse_lines(new, 0, len(new), before.in_force)
+    ]
+    after = Outline(before.lines + len(new), tuple(heads), in_force, True)
+    return Append("\n".join(new) + "\n", entries, after)
+
+
 def replace_entry(content: str, entry_id: str, new_text: str | None) -> tuple[str, bool]:
     """Replace (or with ``new_text=None`` remove) the bullet carrying ``entry_id``.
 
@@ -335,14 +428,18 @@ def _with_id(block: list[str], new_id: str) -> list[str]:
 
 __all__ = [
     "SECTION_TITLES",
+    "Append",
     "Insertion",
+    "Outline",
     "ParsedEntry",
+    "append_entries",
     "assign_missing_ids",
     "category_of_heading",
     "insert_entries",
     "insert_entries_tracked",
     "new_entry_id",
     "normalise_text",
+    "outline",
     "parse_entries",
     "render_bullet",
     "replace_entry",

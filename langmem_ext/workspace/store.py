@@ -14,13 +14,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import shutil
 import sqlite3
+import stat as stat_mode
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -33,15 +36,23 @@ from langmem_ext.errors import (
     MemoryFileError,
 )
 from langmem_ext.workspace._sql import in_chunks
-from langmem_ext.workspace.files import WorkspaceLock, atomic_write_text, remove_stale_temp_files
+from langmem_ext.workspace.files import (
+    AppendJournal,
+    WorkspaceLock,
+    atomic_write_text,
+    remove_stale_temp_files,
+)
 from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
 from langmem_ext.workspace.markdown import (
     Insertion,
+    Outline,
     ParsedEntry,
+    append_entries,
     assign_missing_ids,
     insert_entries_tracked,
+    outline,
     parse_entries,
     replace_entry,
 )
@@ -62,6 +73,55 @@ def text_hash(text: str) -> str:
 
 def _file_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+_TAIL_BYTES = 4096
+"""Bytes at the end of a known file compared before appending to it (see :class:`_KnownFile`)."""
+
+_KNOWN_FILES_MAX = 256
+"""Files a workspace keeps a :class:`_KnownFile` of (the most recently written; ~5 KB each)."""
+
+StatKey = tuple[int, int, int, int, int]
+
+
+def _stat_key(s: os.stat_result) -> StatKey:
+    """``(device, inode, size, mtime_ns, ctime_ns)``: any write changes one of them, except
+    a same-size write within one timestamp tick (the tail check covers the file's end)."""
+    return (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
+
+
+def _read_tail(path: Path, size: int, n: int) -> bytes:
+    """The last ``n`` bytes of a file of ``size`` bytes (``b""`` when unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(size - n, 0))
+            return fh.read(n)
+    except OSError:
+        return b""
+
+
+@dataclass(frozen=True)
+class _KnownFile:
+    """A memory file as this process last wrote or read it: what an append needs, no text.
+
+    Attributes:
+        key: :func:`_stat_key` of the file then.
+        digest: sha256 state over its text (extended by an append, so the index's
+            file hash needs no re-read).
+        outline: Lines, headings and ending (:func:`~langmem_ext.workspace.markdown.outline`).
+        tail: Its last bytes (up to ``_TAIL_BYTES``), compared with the file before use.
+    """
+
+    key: StatKey
+    digest: Any
+    outline: Outline
+    tail: bytes
+
+    @classmethod
+    def of(cls, key: StatKey, content: str) -> _KnownFile:
+        """The record of a file whose text is ``content`` and whose stat key is ``key``."""
+        data = content.encode("utf-8")
+        return cls(key, hashlib.sha256(data), outline(content), data[-_TAIL_BYTES:])
 
 
 @dataclass(frozen=True)
@@ -161,6 +221,11 @@ class Workspace:
         self.exact_max_entries = exact_max_entries
         self._kw: KeywordIndex | None = None
         self._generation = -1
+        self.journal = AppendJournal(root)
+        self._known: dict[Path, _KnownFile] = {}
+        self.append_writes = True
+        """Write new entries by appending when their section ends the file; ``False``
+        rewrites the whole file on every write, as before issue 18 (benchmarks compare)."""
         self.vectors = VectorIndex(
             self.layout.index_dir / "chroma", chroma_url, model_name, collection_prefix
         )
@@ -176,6 +241,7 @@ class Workspace:
         """
         with contextlib.ExitStack() as stack:
             if self.layout.lock_file.exists() and stack.enter_context(self.lock.try_hold()):
+                self.journal.repair()
                 removed = remove_stale_temp_files(self.layout.memory_folders())
                 if removed:
                     logger.info(
@@ -262,10 +328,17 @@ class Workspace:
         skipped (a retried confirm after a crash writes nothing twice).
         """
         self._sync_paths(scope, [path])
+        if self._append_entries(scope, path, entries):
+            return
         content = self._read_own(scope, path)
         indexed = self._indexed(scope, path, content)
-        # Block ids are parsed, never substring-matched: a text may quote any id.
-        present = {p.id for p in parse_entries(content) if p.id is not None}
+        # Block ids are parsed, never substring-matched: a text may quote any id. When
+        # the index holds exactly this text, its rows are the parse (no O(file) parse).
+        present = (
+            set(self._present(self.layout.rel(path), entries))
+            if indexed
+            else {p.id for p in parse_entries(content) if p.id is not None}
+        )
         todo = [e for e in entries if e.id not in present]
         insertion: Insertion | None = None
         if todo:
@@ -280,9 +353,17 @@ class Workspace:
                     f"{self.layout.rel(path)}: entries {', '.join(lost)} would not read back "
                     "from the Markdown as written; nothing was stored."
                 )
-            atomic_write_text(path, content)
+            self._write_file(path, content)
         rel = self.layout.rel(path)
         now = time.time()
+        self._record_added(scope, rel, entries, now)
+        if indexed and insertion is not None and len(todo) == len(entries):
+            self._index_insertion(scope, path, insertion, entries, now)
+        else:
+            self._reconcile_insert(scope, path, content, entries, now)
+
+    def _record_added(self, scope: str, rel: str, entries: Sequence[NewEntry], now: float) -> None:
+        """Commit the ledger rows of entries just written to ``rel``."""
         with self.ledger.transaction() as conn:
             for e in entries:
                 upsert_entry(
@@ -304,10 +385,133 @@ class Workspace:
                     ),
                 )
                 record_history(conn, e.id, scope, "add", None, e.text, now)
-        if indexed and insertion is not None and len(todo) == len(entries):
-            self._index_insertion(scope, path, insertion, entries, now)
-        else:
-            self._reconcile_insert(scope, path, content, entries, now)
+
+    def _append_entries(self, scope: str, path: Path, entries: Sequence[NewEntry]) -> bool:
+        """Write entries by appending them, in O(new entries), when that is possible.
+
+        Possible when the index is in step with the file (its stamp's hash is that of
+        the file this process knows, and the file is unchanged since: stat key and last
+        bytes) and every entry's section ends the file or is new (the append is then
+        byte for byte what a rewrite would write, see
+        :func:`~langmem_ext.workspace.markdown.append_entries`). Nothing is read,
+        parsed or hashed but the new text: ids already in the file are found in the
+        index, the file hash is extended, the new lines' numbers follow the known line
+        count. Returns ``False`` (nothing done) when a rewrite is needed.
+        """
+        if not self.append_writes:
+            return False
+        rel = self.layout.rel(path)
+        stamp = self.keyword.file_stamps(scope).get(rel)
+        if stamp is None or stamp.hash == _UNREADABLE:
+            return False
+        known = self._known_file(scope, path, stamp)
+        if known is None:
+            return False
+        present = self._present(rel, entries)
+        todo = [e for e in entries if e.id not in present]
+        appended = (
+            append_entries(known.outline, [(e.id, e.text, e.category) for e in todo])
+            if todo
+            else None
+        )
+        if todo and (appended is None or {p.id for p in appended.entries} != {e.id for e in todo}):
+            return False  # a middle section grows (or a bullet would not read back)
+        files: list[FileStamp] = []
+        if appended is not None:
+            data = appended.text.encode("utf-8")
+            s = self.journal.append(path, appended.text)
+            digest = known.digest.copy()
+            digest.update(data)
+            self._keep(
+                path,
+                _KnownFile(
+                    _stat_key(s), digest, appended.outline, (known.tail + data)[-_TAIL_BYTES:]
+                ),
+            )
+            files.append(FileStamp(rel, scope, digest.hexdigest(), s.st_mtime_ns, s.st_size))
+        now = time.time()
+        self._record_added(scope, rel, entries, now)
+        new = {e.id: e for e in entries}
+        upserts = [
+            _doc(scope, rel, p, new[p.id], now)
+            for p in (appended.entries if appended is not None else [])
+            if p.id is not None
+        ]
+        upserts += [
+            replace(
+                d,
+                created_at=new[i].created_at,
+                updated_at=now,
+                importance=new[i].importance,
+            )
+            for i, d in present.items()
+        ]
+        self.keyword.apply(upserts=upserts, files=files)
+        self.bump_generation()
+        return True
+
+    def _present(self, rel: str, entries: Sequence[NewEntry]) -> dict[str, Doc]:
+        """The index rows of ``rel`` among ``entries`` (call when the index is in step
+        with the file: they are then exactly the entries the file holds)."""
+        return {
+            i: d for i, d in self.keyword.docs([e.id for e in entries]).items() if d.path == rel
+        }
+
+    def _known_file(self, scope: str, path: Path, stamp: FileStamp) -> _KnownFile | None:
+        """What this process knows of ``path`` if the index holds exactly that file.
+
+        A record from this process's own write or read is used when the file's stat key
+        and last bytes are unchanged; otherwise the file is read once (O(file), then
+        appends are O(1) again). ``None`` when the index is not in step with the file.
+        """
+        try:
+            s = os.lstat(path)
+        except OSError:
+            return None
+        if not stat_mode.S_ISREG(s.st_mode):
+            return None
+        key = _stat_key(s)
+        known = self._known.get(path)
+        if (
+            known is None
+            or known.key != key
+            or _read_tail(path, s.st_size, len(known.tail)) != known.tail
+        ):
+            content = self._read_own(scope, path)
+            try:
+                if _stat_key(os.lstat(path)) != key:
+                    return None  # changed while read
+            except OSError:
+                return None
+            known = _KnownFile.of(key, content)
+            self._keep(path, known)
+        if (
+            stamp.hash != known.digest.hexdigest()
+            or stamp.mtime_ns != s.st_mtime_ns
+            or stamp.size != s.st_size
+        ):
+            return None
+        return known
+
+    def _hash_of(self, path: Path, content: str) -> str:
+        """The file hash of ``content`` just written to ``path`` (from its record if kept)."""
+        known = self._known.get(path)
+        return known.digest.hexdigest() if known is not None else _file_hash(content)
+
+    def _write_file(self, path: Path, content: str) -> None:
+        """Rewrite a memory file atomically and remember it for later appends."""
+        self._known.pop(path, None)
+        atomic_write_text(path, content)
+        with contextlib.suppress(OSError):
+            self._keep(path, _KnownFile.of(_stat_key(os.lstat(path)), content))
+
+    def _keep(self, path: Path, known: _KnownFile) -> None:
+        """Remember ``known`` for ``path``, forgetting the least recently written beyond
+        ``_KNOWN_FILES_MAX`` (daily notes add a file a day per scope)."""
+        self._known.pop(path, None)
+        self._known[path] = known
+        while len(self._known) > _KNOWN_FILES_MAX:
+            del self._known[next(iter(self._known))]
 
     def _read_own(self, scope: str, path: Path) -> str:
         """Read a file of ``scope`` to write it (refusing symlinks and non-UTF-8 files)."""
@@ -346,7 +550,11 @@ class Workspace:
         self.keyword.apply(
             shifts=[(rel, after, count) for after, count in insertion.shifts],
             upserts=upserts,
-            files=[FileStamp(rel, scope, _file_hash(insertion.content), s.st_mtime_ns, s.st_size)],
+            files=[
+                FileStamp(
+                    rel, scope, self._hash_of(path, insertion.content), s.st_mtime_ns, s.st_size
+                )
+            ],
         )
         self.bump_generation()
 
@@ -390,7 +598,7 @@ class Workspace:
         if old is None:
             raise KeyError(entry_id)
         new_content, _found = replace_entry(content, entry_id, new_text)
-        atomic_write_text(path, new_content)
+        self._write_file(path, new_content)
         return old.text
 
     def reconcile_after_write(self, scope: str, path: Path) -> None:
@@ -455,6 +663,7 @@ class Workspace:
         trusted: bool = False,
     ) -> None:
         """Sync ``paths`` of a scope; ``trusted``: they come from :meth:`Layout.memory_files`."""
+        self.journal.repair()
         stamps = self.keyword.file_stamps(scope)
         seen: set[str] = set()
         for path in paths:
@@ -502,7 +711,7 @@ class Workspace:
             if new_content != content:
                 if report is not None:
                     report.ids_assigned += sum(1 for e in parse_entries(content) if e.id is None)
-                atomic_write_text(path, new_content)
+                self._write_file(path, new_content)
                 content = new_content
             self._reconcile(scope, path, content, report=report)
         if drop_missing:
