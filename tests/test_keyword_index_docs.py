@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from langmem_ext.workspace.keyword_index import _DOC_COLS, Doc, KeywordIndex, _doc
 
@@ -28,3 +31,15 @@ def test_docs_round_trip_through_the_index(tmp_path: Path) -> None:
         assert [d for d, _ in kw.bm25("main", "拉面", 5)] == [doc]
     finally:
         kw.close()
+
+
+def test_bm25_full_survives_a_doc_count_older_than_the_vocabulary(fake_memory: Any) -> None:
+    # A writer committing between the count and the vocabulary read leaves a term in
+    # more docs than counted: the IDF floors at 1e-6, never a math domain error.
+    m = fake_memory
+    m.add_many(["green tea in the morning", "green tea at noon", "black coffee"])
+    index = m.workspace.keyword
+    assert index.bm25_full("green tea") > 0
+    version = int(index._reader().execute("PRAGMA data_version").fetchone()[0])
+    index._reader_local.n_docs = (version, 0)  # as if counted before the adds
+    assert index.bm25_full("green tea") == pytest.approx(2e-6)

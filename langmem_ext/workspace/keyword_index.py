@@ -833,12 +833,15 @@ class KeywordIndex:
         if block is None:  # no doc was ever indexed in this scope
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+        # FTS5 ranks inside the scope's rowid block first (`ORDER BY rank LIMIT` is
+        # its own top-k; `rank` is bm25() by default) and only those rows are joined
+        # to `docs`: the join no longer touches every match of a large scope.
         rows = self._reader().execute(  # not under the index lock: see __init__
-            f"SELECT {_D_COLS}, bm25(fts) AS s "
-            "FROM fts JOIN docs d ON d.rowid = fts.rowid "
-            "WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? AND d.scope = ? "
-            "ORDER BY s LIMIT ?",
-            (match, *_block_range(block), scope, limit),
+            f"SELECT {_D_COLS}, t.s FROM ("
+            "SELECT rowid, rank AS s FROM fts "
+            "WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
+            ") t JOIN docs d ON d.rowid = t.rowid WHERE d.scope = ? ORDER BY t.s",
+            (match, *_block_range(block), limit, scope),
         ).fetchall()
         return [(_doc(r[:10]), -float(r[10])) for r in rows]
 
@@ -868,8 +871,12 @@ class KeywordIndex:
         df = dict(
             conn.execute(f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", toks)
         )
+        # The count and the vocabulary are two reads: a writer committing between
+        # them can leave a term in more docs than counted; such a term is as common
+        # as can be (the 1e-6 floor), never a math domain error.
         return sum(
-            max(1e-6, math.log((n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))) for t in toks
+            max(1e-6, math.log(max(1e-12, (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))))
+            for t in toks
         )
 
     def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
