@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.retrieval.text import index_tokens, query_tokens
+from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.workspace.keyword_index import _D_COLS, BLOCK_BITS, Doc, KeywordIndex, _doc
 
 TEXTS = {

@@ -32,7 +32,7 @@ from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
 from langmem_ext.retrieval.contextual import contextual_units, own_cosine_signal, unit_query
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.retrieval.text import query_tokens
+from langmem_ext.text import query_tokens
 from langmem_ext.workspace.vector_index import VectorHit
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 ``docs`` mirrors every live entry (text, path, line, category, dates, importance)
 so search can rank without touching Markdown; ``fts`` holds language-aware tokens
-(:mod:`langmem_ext.retrieval.text`) ranked with FTS5's BM25; ``files`` remembers
+(:mod:`langmem_ext.text`) ranked with FTS5's BM25; ``files`` remembers
 each Markdown file's hash for incremental sync; ``vec_deletes`` is the outbox of
 vector deletions not yet applied (for example while a Chroma server is down).
 Docs whose ``vec_hash`` differs from ``text_hash`` still need (re-)embedding.
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.retrieval.text import index_tokens, query_tokens
+from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.workspace.doc_cache import DocCache, Entry
 from langmem_ext.workspace.sections import ScopeSections
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
