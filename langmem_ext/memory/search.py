@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from langmem_ext.config import Settings
     from langmem_ext.retrieval.intent import RecallIntent
     from langmem_ext.retrieval.pipeline import PipelineOptions
-    from langmem_ext.workspace.keyword_index import Doc
+    from langmem_ext.workspace.docs import Doc
     from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)

@@ -16,13 +16,8 @@ An entry that is missing is read from SQLite and kept.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from langmem_ext.workspace.keyword_index import Doc, Vector
-
-Entry = tuple["Doc", "Vector | None"]
-"""A doc and its kept vector (``None``: no valid copy kept)."""
+from langmem_ext.workspace.docs import Entry
 
 
 class DocCache:
@@ -86,4 +81,4 @@ class DocCache:
         self._skipped.clear()
 
 
-__all__ = ["DocCache", "Entry"]
+__all__ = ["DocCache"]

@@ -22,7 +22,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langmem_ext.text import index_tokens, query_tokens
-from langmem_ext.workspace.doc_cache import DocCache, Entry
+from langmem_ext.workspace.doc_cache import DocCache
+from langmem_ext.workspace.docs import (
+    _D_COLS,
+    _DOC_COLS,
+    _VEC_DTYPE,
+    Doc,
+    Entry,
+    FileStamp,
+    Vector,
+    _doc,
+    _entry,
+    vector_blob,
+)
 from langmem_ext.workspace.sections import ScopeSections
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
 
@@ -71,12 +82,6 @@ CREATE TABLE IF NOT EXISTS kept_vectors (
 );
 """
 
-_DOC_COLS = "id, scope, path, line, category, text, text_hash, created_at, updated_at, importance"
-_D_COLS = ", ".join("d." + c.strip() for c in _DOC_COLS.split(","))
-_VEC_DTYPE = np.dtype("<f4")
-"""Stored vectors: little-endian float32 (Chroma's precision)."""
-
-Vector = NDArray[np.float32]
 
 BLOCK_BITS = 32
 """A scope's docs have rowids in its block, ``[block << 32, (block + 1) << 32)``.
@@ -92,75 +97,6 @@ _CACHE_KIB = 64 * 1024
 holds a fraction of a 10k-memory index (~45 MB, most of it kept vectors): each
 search then re-reads FTS, doc and vector pages from the OS (measured at 10k: BM25
 13 % and the doc + vector lookup 8 % slower than with this cache)."""
-
-
-@dataclass(frozen=True)
-class Doc:
-    """One indexed entry."""
-
-    id: str
-    scope: str
-    path: str
-    line: int
-    category: str
-    text: str
-    text_hash: str
-    created_at: float
-    updated_at: float
-    importance: float
-
-
-@dataclass(frozen=True)
-class FileStamp:
-    """What the index knows of a Markdown file."""
-
-    path: str
-    scope: str
-    hash: str
-    mtime_ns: int
-    size: int
-
-
-def vector_blob(vector: Sequence[float] | NDArray[Any]) -> bytes:
-    """The stored form of a vector (see :func:`blob_vector`)."""
-    return np.asarray(vector, dtype=_VEC_DTYPE).tobytes()
-
-
-def blob_vector(blob: bytes) -> Vector:
-    """A stored vector as a float32 array (of its own, like Chroma's)."""
-    return np.frombuffer(blob, dtype=_VEC_DTYPE).copy()
-
-
-def _entry(row: Sequence[Any]) -> Entry:
-    """A doc and its kept vector from a ``_D_COLS, vec`` row; the vector is read-only."""
-    blob = row[10]
-    if blob is None:
-        return _doc(row), None
-    vec = blob_vector(blob)
-    vec.flags.writeable = False
-    return _doc(row), vec
-
-
-def _doc(row: Sequence[Any]) -> Doc:
-    """A :class:`Doc` from a ``_DOC_COLS`` row.
-
-    Fills the instance dict directly: a frozen dataclass's ``__init__`` sets each
-    field through ``object.__setattr__``, 2.5x slower, and a search builds ~80 docs.
-    """
-    d: Doc = object.__new__(Doc)
-    d.__dict__.update(
-        id=row[0],
-        scope=row[1],
-        path=row[2],
-        line=int(row[3]),
-        category=row[4],
-        text=row[5],
-        text_hash=row[6],
-        created_at=float(row[7]),
-        updated_at=float(row[8]),
-        importance=float(row[9]),
-    )
-    return d
 
 
 class KeywordIndex:
@@ -929,4 +865,4 @@ def _block_range(block: int) -> tuple[int, int]:
     return block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1
 
 
-__all__ = ["BLOCK_BITS", "Doc", "FileStamp", "KeywordIndex", "Vector", "blob_vector", "vector_blob"]
+__all__ = ["BLOCK_BITS", "KeywordIndex"]

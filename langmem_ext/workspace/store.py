@@ -36,13 +36,14 @@ from langmem_ext.errors import (
     MemoryFileError,
 )
 from langmem_ext.workspace._sql import in_chunks
+from langmem_ext.workspace.docs import Doc, FileStamp
 from langmem_ext.workspace.files import (
     AppendJournal,
     WorkspaceLock,
     atomic_write_text,
     remove_stale_temp_files,
 )
-from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
+from langmem_ext.workspace.keyword_index import KeywordIndex
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
 from langmem_ext.workspace.markdown import (
