@@ -228,7 +228,7 @@ class HashingEmbeddings(Embeddings):
     dimension = 256
 
     def _vec(self, text: str) -> list[float]:
-        from langmem_ext.retrieval.text import index_tokens
+        from langmem_ext.text import index_tokens
 
         v = np.zeros(self.dimension, dtype=np.float32)
         for tok in index_tokens(text) or [text]:

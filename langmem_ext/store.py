@@ -77,7 +77,7 @@ from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory.service import Memory
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.fusion import fuse_weighted
-from langmem_ext.retrieval.text import index_tokens, query_tokens
+from langmem_ext.text import index_tokens, query_tokens
 
 logger = logging.getLogger(__name__)
 

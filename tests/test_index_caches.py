@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from langmem_ext import Memory
-from langmem_ext.workspace.keyword_index import Doc, KeywordIndex
+from langmem_ext.workspace.docs import Doc
+from langmem_ext.workspace.keyword_index import KeywordIndex
 
 MODEL = "test-model"
 

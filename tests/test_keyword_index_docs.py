@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from langmem_ext.workspace.keyword_index import _DOC_COLS, Doc, KeywordIndex, _doc
+from langmem_ext.workspace.docs import _DOC_COLS, Doc, _doc
+from langmem_ext.workspace.keyword_index import KeywordIndex
 
 
 def test_fast_doc_equals_a_constructed_doc() -> None:

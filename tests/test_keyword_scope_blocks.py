@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.retrieval.text import index_tokens, query_tokens
-from langmem_ext.workspace.keyword_index import _D_COLS, BLOCK_BITS, Doc, KeywordIndex, _doc
+from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.workspace.docs import _D_COLS, Doc, _doc
+from langmem_ext.workspace.keyword_index import BLOCK_BITS, KeywordIndex
 
 TEXTS = {
     "alice": [

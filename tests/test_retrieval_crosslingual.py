@@ -122,7 +122,7 @@ def test_keyword_mode_finds_a_plural(memory: Memory) -> None:
 
 
 def test_script_profile_and_overlap() -> None:
-    from langmem_ext.retrieval.text import script_overlap, script_profile
+    from langmem_ext.text import script_overlap, script_profile
 
     en, zh = script_profile("What is Lin Wei allergic to?"), script_profile("林伟对花生过敏")
     assert en == (1.0, 0.0) and zh == (0.0, 1.0)

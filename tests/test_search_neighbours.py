@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.workspace.keyword_index import Doc, KeywordIndex
+from langmem_ext.workspace.docs import Doc
+from langmem_ext.workspace.keyword_index import KeywordIndex
 
 Anchor = tuple[str, str, int, str]
 

@@ -40,7 +40,6 @@ from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.models import cite
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
-from langmem_ext.retrieval.text import index_tokens, query_tokens
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
 from langmem_ext.short_term.checkpoint import (
     Checkpoint,
@@ -50,6 +49,7 @@ from langmem_ext.short_term.checkpoint import (
 )
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.summarizer import summarizer_within
+from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 logger = logging.getLogger(__name__)

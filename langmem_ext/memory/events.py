@@ -8,7 +8,7 @@ Each event is written twice under the workspace lock:
   person can read and ``memory_get`` can quote by ``path:line``;
 - one row in the ledger table ``session_events`` (scope, thread, role, text, time,
   transcript path and line), purged after ``short_term.session_event_ttl_days``,
-  and its keyword tokens (:func:`~langmem_ext.retrieval.text.index_tokens`) in the
+  and its keyword tokens (:func:`~langmem_ext.text.index_tokens`) in the
   FTS5 table ``session_events_fts`` (same rowid), so a topic lookup is an index
   lookup, not a scan of the whole TTL. Transcript files are never purged.
 
@@ -68,7 +68,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.models import SearchHit
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
-from langmem_ext.retrieval.text import STOPWORDS, index_tokens, query_tokens
+from langmem_ext.text import STOPWORDS, index_tokens, query_tokens
 from langmem_ext.workspace.files import fsync_dir
 from langmem_ext.workspace.layout import check_scope
 
@@ -264,7 +264,7 @@ def event_tokens(text: str) -> str:
 
     The ``ascii`` FTS5 tokenizer splits on the spaces only (the tokens hold no ASCII
     punctuation, and non-ASCII characters are token characters), so each token of
-    :func:`~langmem_ext.retrieval.text.index_tokens` — a stemmed word, a CJK character
+    :func:`~langmem_ext.text.index_tokens` — a stemmed word, a CJK character
     or bigram — is one FTS term.
     """
     return " ".join(dict.fromkeys(index_tokens(text)))

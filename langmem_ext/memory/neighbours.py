@@ -10,7 +10,8 @@ from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.context import Layout
 
 if TYPE_CHECKING:
-    from langmem_ext.workspace.keyword_index import Doc, KeywordIndex
+    from langmem_ext.workspace.docs import Doc
+    from langmem_ext.workspace.keyword_index import KeywordIndex
 
 
 def doc_candidate(d: Doc) -> Candidate:

@@ -32,8 +32,7 @@ from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
 from langmem_ext.retrieval.contextual import contextual_units, own_cosine_signal, unit_query
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.retrieval.text import query_tokens
-from langmem_ext.workspace.vector_index import VectorHit
+from langmem_ext.text import query_tokens
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from langmem_ext.config import Settings
     from langmem_ext.retrieval.intent import RecallIntent
     from langmem_ext.retrieval.pipeline import PipelineOptions
-    from langmem_ext.workspace.keyword_index import Doc
+    from langmem_ext.workspace.docs import Doc
     from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)
@@ -296,18 +295,15 @@ class SearchEngine:
         document fetch and one computation of contextual vectors serve them all.
         """
         ws = self.workspace
-        model = ws.vectors.model_name
         qvecs = []
         for t in texts:
             if before_each is not None:
                 before_each(t)
             qvecs.append(self.embeddings.embed_query(t))
         # Exact, from the vectors held in memory when the scope allows; else Chroma.
-        exact = ws.keyword.nearest_many(scope, model, qvecs, pool)
-        if exact is not None:
-            hit_lists = [[VectorHit(i, sim, None) for i, sim in found] for found in exact]
-        else:
-            hit_lists = [ws.vectors.query(scope, v, pool, with_embeddings=False) for v in qvecs]
+        search = ws.vector_search
+        model = search.model_name
+        hit_lists = search.nearest_many(scope, qvecs, pool)
         weight = self.settings.retrieval.context_vector_weight
         hit_ids = list(dict.fromkeys(h.id for hits in hit_lists for h in hits))
         previous: dict[str, tuple[str, Any]] = {}
@@ -318,7 +314,7 @@ class SearchEngine:
         # No valid kept copy (an index from before copies were kept, or a doc whose
         # new text is not embedded yet): Chroma's own vector, as before.
         missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]
-        fetched = ws.vectors.embeddings(scope, missing) if missing else {}
+        fetched = search.embeddings(scope, missing) if missing else {}
         lists: list[list[Candidate]] = []
         for vhits in hit_lists:
             out: list[Candidate] = []
@@ -371,7 +367,7 @@ class SearchEngine:
             return
         # A predecessor without a kept copy: Chroma's vector.
         missing = [previous[i][0] for i in own if previous[i][1] is None]
-        fetched = self.workspace.vectors.embeddings(scope, missing) if missing else {}
+        fetched = self.workspace.vector_search.embeddings(scope, missing) if missing else {}
         rows: dict[str, int] = {}
         vectors: list[Any] = []
         before: list[Any] = []

@@ -43,7 +43,7 @@ from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.workspace.keyword_index import Doc
+from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.ledger import PendingRow, pending_row, record_history, upsert_entry
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries

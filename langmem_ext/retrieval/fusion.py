@@ -28,7 +28,7 @@ Two things make a keyword score mean evidence (issue 17):
   of the query no longer scores that match 1.0.
 * Given the query text, each candidate's keyword weight is scaled by the share of it
   the keyword engine can read for this query
-  (:func:`~langmem_ext.retrieval.text.script_overlap`): an English query matches the
+  (:func:`~langmem_ext.text.script_overlap`): an English query matches the
   stray Latin words ("NFL", "Level") of a Chinese memory, not the memory, and cannot
   match a Chinese memory at all. The unreadable share of the keyword weight goes to
   the vector side, so a cross-lingual hit is ranked by its cosine instead of
@@ -67,7 +67,7 @@ from collections.abc import Sequence
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.text import script_overlap, script_profile
+from langmem_ext.text import script_overlap, script_profile
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def fuse_weighted(
             again: they are then merged and scored in place instead of copied.
         query: The query text. With it (and both engines run), the keyword weight
             of each candidate is scaled by the share of the memory the keyword engine
-            can read for this query (:func:`~langmem_ext.retrieval.text.script_overlap`);
+            can read for this query (:func:`~langmem_ext.text.script_overlap`);
             the rest of that weight goes to the vector side (see the module doc).
 
     Returns:
@@ -298,7 +298,7 @@ def fuse_rrf(
             again: they are then merged and scored in place instead of copied.
         query: The query text. With it (and both engines run), the keyword weight
             of each candidate is scaled by the share of the memory the keyword engine
-            can read for this query (:func:`~langmem_ext.retrieval.text.script_overlap`);
+            can read for this query (:func:`~langmem_ext.text.script_overlap`);
             the rest of that weight goes to the vector side (see the module doc).
 
     Returns:

@@ -31,7 +31,7 @@ from langmem_ext.retrieval.noise import (
     meaningful_length,
     normalize,
 )
-from langmem_ext.retrieval.text import is_cjk
+from langmem_ext.text import is_cjk
 
 logger = logging.getLogger(__name__)
 

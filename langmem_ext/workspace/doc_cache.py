@@ -3,11 +3,11 @@
 Every search reads the doc and the kept vector of each vector hit (and of the entry
 before it) from ``index.db``. SQLite answers that in well under a millisecond, but
 turning ~60 rows into docs and arrays costs as much again; at 10k memories that was
-a fifth of a search's own time. The keyword index therefore loads a scope's docs
+a fifth of a search's own time. The doc table therefore loads a scope's docs
 and vectors into a :class:`DocCache` on its first search (when the scope is not
 larger than ``index.cache_max_entries``) and answers from it after.
 
-The cache never serves stale data: the keyword index drops the entries each of its
+The cache never serves stale data: the doc table drops the entries each of its
 writes touches (an upsert, delete, line move, vector or importance change), and
 drops everything when another connection (another process) commits to the file.
 An entry that is missing is read from SQLite and kept.
@@ -16,13 +16,8 @@ An entry that is missing is read from SQLite and kept.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from langmem_ext.workspace.keyword_index import Doc, Vector
-
-Entry = tuple["Doc", "Vector | None"]
-"""A doc and its kept vector (``None``: no valid copy kept)."""
+from langmem_ext.workspace.docs import Entry
 
 
 class DocCache:
@@ -86,4 +81,4 @@ class DocCache:
         self._skipped.clear()
 
 
-__all__ = ["DocCache", "Entry"]
+__all__ = ["DocCache"]

@@ -7,7 +7,7 @@ at 10k memories; against this map they are dictionary lookups.
 
 A section is one file's entries of one category, ordered by line (then id, for
 entries on one line), as :meth:`~langmem_ext.workspace.keyword_index.KeywordIndex.neighbours`
-documents. The keyword index builds a map per scope on first use and drops it when
+documents. The doc table builds a map per scope on first use and drops it when
 the docs table changes (see ``KeywordIndex._sections_of``).
 """
 

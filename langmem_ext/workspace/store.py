@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -36,13 +36,14 @@ from langmem_ext.errors import (
     MemoryFileError,
 )
 from langmem_ext.workspace._sql import in_chunks
+from langmem_ext.workspace.docs import Doc, FileStamp
 from langmem_ext.workspace.files import (
     AppendJournal,
     WorkspaceLock,
     atomic_write_text,
     remove_stale_temp_files,
 )
-from langmem_ext.workspace.keyword_index import Doc, FileStamp, KeywordIndex
+from langmem_ext.workspace.keyword_index import KeywordIndex
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
 from langmem_ext.workspace.markdown import (
@@ -56,6 +57,9 @@ from langmem_ext.workspace.markdown import (
     parse_entries,
     replace_entry,
 )
+
+if TYPE_CHECKING:
+    from langmem_ext.workspace.vector_search import VectorSearch
 
 logger = logging.getLogger(__name__)
 
@@ -279,6 +283,14 @@ class Workspace:
                     exact_max_entries=self.exact_max_entries,
                 )
         return self._kw
+
+    @property
+    def vector_search(self) -> VectorSearch:
+        """Vector search over the scope's kept vectors or Chroma (it chooses; see
+        :mod:`~langmem_ext.workspace.vector_search`)."""
+        from langmem_ext.workspace.vector_search import VectorSearch
+
+        return VectorSearch(self.keyword, self.vectors)
 
     def _discard_index(self) -> None:
         if self._kw is not None:

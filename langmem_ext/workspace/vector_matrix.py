@@ -1,11 +1,11 @@
 """Exact nearest neighbours over a scope's kept vectors, in memory.
 
 For a scope whose every embedded entry has a kept vector (the copy of what Chroma
-holds, see :mod:`~langmem_ext.workspace.keyword_index`), the cosine of the query
+holds, see :mod:`~langmem_ext.workspace.doc_table`), the cosine of the query
 with all of them is one matrix-vector product: at a few thousand memories several
 times faster than Chroma's HNSW query (at 10k of 512 dimensions about the same),
 and exact (HNSW is approximate, and its answer can change with insertion order). The
-keyword index builds a :class:`ScopeMatrix` per scope when a search asks for one
+doc table builds a :class:`ScopeMatrix` per scope when a search asks for one
 (~9 ms per 1,000 entries) and keeps it up to date as vectors are written and
 entries deleted or edited; Chroma answers for the scopes it does not cover (larger
 than ``index.exact_search_max_entries``, where HNSW is the faster, or with a vector

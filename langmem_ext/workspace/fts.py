@@ -1,0 +1,102 @@
+"""FTS5 rows and per-scope rowid blocks of ``index.db``: the keyword side of a write.
+
+``fts`` holds each doc's language-aware tokens (:mod:`langmem_ext.text`) under the
+doc's rowid, and a scope's docs have rowids in the scope's block (:data:`BLOCK_BITS`).
+The doc table (:mod:`~langmem_ext.workspace.doc_table`) runs these statements inside
+its own transactions, so a doc and its tokens change together; the keyword index
+(:mod:`~langmem_ext.workspace.keyword_index`) searches them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+
+from langmem_ext.text import index_tokens
+
+logger = logging.getLogger(__name__)
+
+BLOCK_BITS = 32
+"""A scope's docs have rowids in its block, ``[block << 32, (block + 1) << 32)``.
+
+BM25 then asks FTS5 for that rowid range only, so a keyword search reads and scores
+the postings of its own scope, not those of every user of the workspace (MemDaily,
+26 scopes: 4.9 → 2.4 ms p50). FTS5's statistics stay global, so scores are the same.
+Blocks are handed out in order of first use (table ``scope_blocks``) and never reused.
+"""
+
+
+def index_doc(c: sqlite3.Connection, rowid: int, text: str) -> None:
+    """Add the tokens of a doc's text under its rowid; inside a write."""
+    c.execute(
+        "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
+        (rowid, " ".join(index_tokens(text))),
+    )
+
+
+def unindex_doc(c: sqlite3.Connection, rowid: int) -> None:
+    """Remove the tokens under a doc's rowid; inside a write."""
+    c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+
+
+def move_to_scope_blocks(c: sqlite3.Connection) -> None:
+    """Give the docs of an index from before scope blocks rowids in their blocks.
+
+    One transaction, in rowid order (a scope's docs keep their order); a no-op
+    once done. Call under the connection's lock.
+    """
+    legacy = (1 << BLOCK_BITS,)
+    if c.execute("SELECT 1 FROM docs WHERE rowid < ? LIMIT 1", legacy).fetchone() is None:
+        return
+    started = time.perf_counter()
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        old = c.execute(
+            "SELECT rowid, scope FROM docs WHERE rowid < ? ORDER BY rowid", legacy
+        ).fetchall()
+        logger.info("keyword index: moving %d docs to per-scope rowid blocks", len(old))
+        following: dict[str, int] = {}  # scope -> its next free rowid
+        moves: list[tuple[int, int]] = []
+        for rowid, scope in old:
+            if scope not in following:
+                following[scope] = next_rowid(c, scope)
+            moves.append((following[scope], rowid))
+            following[scope] += 1
+        c.executemany("UPDATE docs SET rowid = ? WHERE rowid = ?", moves)
+        c.executemany("UPDATE fts SET rowid = ? WHERE rowid = ?", moves)
+        c.execute("COMMIT")
+    except BaseException:
+        c.execute("ROLLBACK")
+        raise
+    logger.info("keyword index: %d docs moved in %.1f s", len(old), time.perf_counter() - started)
+
+
+def next_rowid(c: sqlite3.Connection, scope: str) -> int:
+    """The next free rowid of ``scope``'s block (allocating the block); inside a write."""
+    c.execute(
+        "INSERT OR IGNORE INTO scope_blocks (scope, block) "
+        "VALUES (?, (SELECT coalesce(max(block), 0) + 1 FROM scope_blocks))",
+        (scope,),
+    )
+    block = int(c.execute("SELECT block FROM scope_blocks WHERE scope = ?", (scope,)).fetchone()[0])
+    lo, hi = block_range(block)
+    top = c.execute("SELECT max(rowid) FROM docs WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchone()[
+        0
+    ]
+    return lo if top is None else int(top) + 1
+
+
+def block_range(block: int) -> tuple[int, int]:
+    """The first and last rowid of ``block``."""
+    return block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1
+
+
+__all__ = [
+    "BLOCK_BITS",
+    "block_range",
+    "index_doc",
+    "move_to_scope_blocks",
+    "next_rowid",
+    "unindex_doc",
+]
