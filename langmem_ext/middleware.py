@@ -51,7 +51,7 @@ from langmem_ext.memory.models import SearchHit, cite
 from langmem_ext.memory.service import Memory
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
-from langmem_ext.short_term.budget import budget_step_result, clip_to_fit
+from langmem_ext.short_term.budget import budget_result, clip_to_fit
 from langmem_ext.short_term.checkpoint import (
     Checkpoint,
     amake_checkpoint,
@@ -424,20 +424,13 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self._apply(fit, cp)
         return self._respond(fit, await handler(self._fit_finish(request, fit)))
 
-    def _budget(self, request: ToolCallRequest, result: ToolMessage | Command[Any]) -> Any:
-        if not isinstance(result, ToolMessage):
-            return result
-        state = request.state if isinstance(request.state, dict) else {}
-        messages = state.get("messages", [])
-        return budget_step_result(result, list(messages), self.memory.settings.short_term)
-
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run the tool, then cut its result to the per-result and per-turn budgets."""
-        return self._budget(request, handler(request))  # type: ignore[no-any-return]
+        return budget_result(handler(request), request.state, self.memory.settings.short_term)
 
     async def awrap_tool_call(
         self,
@@ -445,7 +438,9 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async version of :meth:`wrap_tool_call`."""
-        return self._budget(request, await handler(request))  # type: ignore[no-any-return]
+        return budget_result(
+            await handler(request), request.state, self.memory.settings.short_term
+        )
 
 
 __all__ = ["BLOCK_TAG", "MemoryMiddleware", "format_recalled_memory"]

@@ -25,7 +25,7 @@ from langgraph.types import Command
 
 from langmem_ext.config import ShortTermSettings
 from langmem_ext.short_term.accounting import count_message_tokens
-from langmem_ext.short_term.budget import budget_step_result, clip_to_fit
+from langmem_ext.short_term.budget import budget_result, clip_to_fit
 from langmem_ext.short_term.checkpoint import Checkpoint, make_checkpoint, summary_message
 from langmem_ext.short_term.summarizer import Summarizer
 from langmem_ext.short_term.validity import safe_cut_index
@@ -34,44 +34,6 @@ logger = logging.getLogger(__name__)
 
 ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
-
-
-def _state_messages(state: Any) -> list[BaseMessage]:
-    messages = state.get("messages", []) if isinstance(state, dict) else getattr(
-        state, "messages", []
-    )
-    return list(messages) if isinstance(messages, list) else []
-
-
-def budget_result(
-    result: ToolMessage | Command[Any], state: Any, settings: ShortTermSettings
-) -> ToolMessage | Command[Any]:
-    """A tool call's result cut to its budget (``Command`` updates included).
-
-    Args:
-        result: What the tool call returned.
-        state: The state the tool step saw (a dict or object with ``messages``).
-        settings: The budgets.
-
-    Returns:
-        The result, its tool messages within their share of the budgets.
-    """
-    messages = _state_messages(state)
-    if isinstance(result, ToolMessage):
-        return budget_step_result(result, messages, settings)
-    update = result.update
-    if isinstance(update, dict) and isinstance(update.get("messages"), list):
-        budgeted = [
-            budget_step_result(m, messages, settings) if isinstance(m, ToolMessage) else m
-            for m in update["messages"]
-        ]
-        return Command(
-            graph=result.graph,
-            update={**update, "messages": budgeted},
-            resume=result.resume,
-            goto=result.goto,
-        )
-    return result
 
 
 def budget_tool_calls(
@@ -192,4 +154,4 @@ class CallFitter:
         return [*head, *system[1:], *[m for m in history if not isinstance(m, SystemMessage)]]
 
 
-__all__ = ["CallFitter", "FittedCall", "budget_result", "budget_tool_calls"]
+__all__ = ["CallFitter", "FittedCall", "budget_tool_calls"]

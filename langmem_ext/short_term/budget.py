@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langgraph.types import Command
 
 from langmem_ext.config import ShortTermSettings
 from langmem_ext.short_term.accounting import count_message_tokens, message_tokens
@@ -174,6 +175,44 @@ def budget_step_result(
     return budget_tool_message(result, tool_result_share(messages, calls, settings))
 
 
+def _state_messages(state: Any) -> list[BaseMessage]:
+    messages = state.get("messages", []) if isinstance(state, dict) else getattr(
+        state, "messages", []
+    )
+    return list(messages) if isinstance(messages, list) else []
+
+
+def budget_result(
+    result: ToolMessage | Command[Any], state: Any, settings: ShortTermSettings
+) -> ToolMessage | Command[Any]:
+    """A tool call's result cut to its budget (``Command`` updates included).
+
+    Args:
+        result: What the tool call returned.
+        state: The state the tool step saw (a dict or object with ``messages``).
+        settings: The budgets.
+
+    Returns:
+        The result, its tool messages within their share of the budgets.
+    """
+    messages = _state_messages(state)
+    if isinstance(result, ToolMessage):
+        return budget_step_result(result, messages, settings)
+    update = result.update
+    if isinstance(update, dict) and isinstance(update.get("messages"), list):
+        budgeted = [
+            budget_step_result(m, messages, settings) if isinstance(m, ToolMessage) else m
+            for m in update["messages"]
+        ]
+        return Command(
+            graph=result.graph,
+            update={**update, "messages": budgeted},
+            resume=result.resume,
+            goto=result.goto,
+        )
+    return result
+
+
 def _clip_message(message: BaseMessage, max_tokens: int, hint: str) -> BaseMessage:
     text = message_text(message) if not isinstance(message.content, str) else message.content
     return message.model_copy(update={"content": clip_text(text, max_tokens, hint=hint)})
@@ -237,6 +276,7 @@ def _is_summary(message: BaseMessage) -> bool:
 
 __all__ = [
     "TRUNCATED_MARK",
+    "budget_result",
     "budget_step_result",
     "budget_tool_message",
     "clip_text",
