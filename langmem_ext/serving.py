@@ -345,7 +345,7 @@ def model_unreachable_detail(model_name: str, error: BaseException) -> str:
     """
     reason = str(error).splitlines()[0] if str(error) else ""
     fixes = []
-    if model_name.lower().startswith("ollama") or "ollama" in model_name.lower():
+    if "ollama" in model_name.lower():
         name = model_name.split(":", 1)[1] if ":" in model_name else "qwen2.5:7b"
         fixes.append(f"start Ollama (`ollama serve`, then `ollama pull {name}`)")
     fixes += [
