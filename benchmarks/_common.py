@@ -484,7 +484,9 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
 
 def _intent(q: Question, parts: bool = True) -> RecallIntent | None:
     """The intent ``Memory.search`` detects (in the self-repair focus when ``parts``)."""
-    return detect_recall_intent(focus_of(q.text) if parts else q.text, datetime.fromtimestamp(q.now))
+    return detect_recall_intent(
+        focus_of(q.text) if parts else q.text, datetime.fromtimestamp(q.now)
+    )
 
 
 def embed_like_search(engine: SearchEngine, embedder: Embeddings, text: str) -> dict[str, Any]:
@@ -546,7 +548,6 @@ class CandidateCache:
             engine = self.engine(ingest, weight)
             self.memo[key] = _candidates(engine, self.q, pool, text)
         return self.memo[key]
-
 
     def get_many(
         self, ingest: str, texts: list[str], weight: float, pool: int
@@ -697,10 +698,16 @@ def run_embedder(
         t0 = time.perf_counter()
         memo.memo.update(embed_like_search(default_engine, raw, q.text))
         embed_ms.append((time.perf_counter() - t0) * 1000)
-        for text in dict.fromkeys([q.text, *default_engine.query_texts(q.text, question_parts=False)]):
+        for text in dict.fromkeys(
+            [q.text, *default_engine.query_texts(q.text, question_parts=False)]
+        ):
             if text not in memo.memo:  # for the rows without question parts
                 memo.memo[text] = raw.embed_query(text)
-        kind = "single question" if len(default_engine.query_texts(q.text)) <= 1 else "several questions"
+        kind = (
+            "single question"
+            if len(default_engine.query_texts(q.text)) <= 1
+            else "several questions"
+        )
         by_message[kind][1].append(embed_ms[-1])
         ext_of = stores["turn"].ext_of
         full_ids: list[str] = []
@@ -708,7 +715,12 @@ def run_embedder(
             eng = timed_engines[v.name]
             t0 = time.perf_counter()
             hits = eng.search(  # the intent is detected inside the timing, as Memory.search does
-                q.text, scope=q.scope, k=K_MAX, mode=v.mode, options=v.options, now=q.now,
+                q.text,
+                scope=q.scope,
+                k=K_MAX,
+                mode=v.mode,
+                options=v.options,
+                now=q.now,
                 intent=_intent(q, timed_engines[v.name].settings.retrieval.question_parts)
                 if v.intent
                 else None,
@@ -808,8 +820,19 @@ def render(results: dict[str, Any]) -> str:
             f"message embeds each question too): p50 {qe['p50_ms']:.1f} ms, "
             f"p95 {qe['p95_ms']:.1f} ms.\n"
         )
-        header = ["method", "R@1", "R@3", "R@5", "R@10", "R@20", "MRR@20", "hit@3", "hit@5",
-                  "p50 ms", "p95 ms"]
+        header = [
+            "method",
+            "R@1",
+            "R@3",
+            "R@5",
+            "R@10",
+            "R@20",
+            "MRR@20",
+            "hit@3",
+            "hit@5",
+            "p50 ms",
+            "p95 ms",
+        ]
         out.append(markdown_table(header, _metric_rows(r["methods"], latency=True)))
         out.append("")
         cats = sorted({c for s in r["methods"].values() for c in s["by_category"]})

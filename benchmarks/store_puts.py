@@ -148,7 +148,10 @@ class Bench:
 
             async def go0() -> None:
                 await asyncio.gather(
-                    *(store0.aput(("bench", run), f"k{i}", _value(run, i)) for i in range(self.puts))
+                    *(
+                        store0.aput(("bench", run), f"k{i}", _value(run, i))
+                        for i in range(self.puts)
+                    )
                 )
 
             return await _time_async(go0)
@@ -165,11 +168,16 @@ class Bench:
 
 
 CASES = [
-    ("async", False), ("async", True), ("sync", False), ("sync", True),
+    ("async", False),
+    ("async", True),
+    ("sync", False),
+    ("sync", True),
 ]
 
 
-async def _round(b: Bench, flip: bool, skip_sync_index: bool) -> dict[tuple[str, bool], dict[str, float]]:
+async def _round(
+    b: Bench, flip: bool, skip_sync_index: bool
+) -> dict[tuple[str, bool], dict[str, float]]:
     out: dict[tuple[str, bool], dict[str, float]] = {}
     for mode, index in CASES:
         if mode == "sync" and index and skip_sync_index:
@@ -181,7 +189,8 @@ async def _round(b: Bench, flip: bool, skip_sync_index: bool) -> dict[tuple[str,
             out[(mode, index)] = {name: await fn(index) for name, fn in pair}
         else:
             spair: list[tuple[str, Callable[[bool], float]]] = [
-                ("chroma", b.chroma_sync), ("langgraph", b.sqlite_sync),
+                ("chroma", b.chroma_sync),
+                ("langgraph", b.sqlite_sync),
             ]
             if flip:
                 spair.reverse()
@@ -213,15 +222,21 @@ def main(argv: list[str] | None = None) -> int:
         chroma = statistics.median(r[key]["chroma"] for r in rounds)
         lg = statistics.median(r[key]["langgraph"] for r in rounds)
         mode, index = key
-        rows.append({
-            "mode": mode, "index": index, "puts": args.puts,
-            "chroma_s": chroma, "langgraph_s": lg, "ratio": chroma / lg,
-            "langgraph_store": (
-                ("AsyncSqliteStore" if mode == "async" else "SqliteStore")
-                if VEC_OK or not index
-                else "InMemoryStore (no sqlite-vec here)"
-            ),
-        })
+        rows.append(
+            {
+                "mode": mode,
+                "index": index,
+                "puts": args.puts,
+                "chroma_s": chroma,
+                "langgraph_s": lg,
+                "ratio": chroma / lg,
+                "langgraph_store": (
+                    ("AsyncSqliteStore" if mode == "async" else "SqliteStore")
+                    if VEC_OK or not index
+                    else "InMemoryStore (no sqlite-vec here)"
+                ),
+            }
+        )
     floor = next(r for r in rows if r["mode"] == "async" and not r["index"])
     if args.json:
         print(json.dumps({"rows": rows, "rounds": args.rounds}, indent=2))
@@ -238,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"\nfloor (async puts within 10x AsyncSqliteStore): "
             f"{'met' if ok else 'NOT met'} (no index {floor['ratio']:.1f}x"
-            + "".join(f", with index {r['ratio']:.1f}x" for r in rows if r["mode"] == "async" and r["index"])
+            + "".join(
+                f", with index {r['ratio']:.1f}x"
+                for r in rows
+                if r["mode"] == "async" and r["index"]
+            )
             + ")"
         )
     return 0

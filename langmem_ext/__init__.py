@@ -29,6 +29,7 @@ from langmem_ext.errors import (
     PendingExpiredError,
     PendingNotFoundError,
     PendingStateError,
+    SchemaVersionError,
     TextTooLongError,
     WorkspaceLockTimeout,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "PendingItem",
     "PendingNotFoundError",
     "PendingStateError",
+    "SchemaVersionError",
     "SearchHit",
     "SessionLog",
     "SessionManager",

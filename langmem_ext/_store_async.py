@@ -115,9 +115,7 @@ class OpQueue:
                     fut.set_result(results[start : start + len(ops)])
                 start += len(ops)
 
-    async def _one_by_one(
-        self, group: list[tuple[list[Op], asyncio.Future[list[Result]]]]
-    ) -> None:
+    async def _one_by_one(self, group: list[tuple[list[Op], asyncio.Future[list[Result]]]]) -> None:
         for ops, fut in group:
             try:
                 res = await asyncio.to_thread(self._run, ops)

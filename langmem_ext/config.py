@@ -290,6 +290,7 @@ class ShortTermSettings(BaseModel):
         if self.tool_results_turn_max_tokens is not None:
             return self.tool_results_turn_max_tokens
         return max(1, self.context_window // 4)
+
     session_event_ttl_days: float = 30.0
     """Session events older than this are purged."""
     idle_episode_hours: float = 1.0

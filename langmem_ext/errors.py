@@ -101,6 +101,10 @@ class WorkspaceLockTimeout(LangmemError):
     """Another process held the workspace lock for too long."""
 
 
+class SchemaVersionError(LangmemError):
+    """The workspace's ledger was written by a newer version of the package."""
+
+
 class EmbeddingError(LangmemError):
     """The embedder failed to load or to embed."""
 
@@ -130,6 +134,7 @@ __all__ = [
     "PendingExpiredError",
     "PendingNotFoundError",
     "PendingStateError",
+    "SchemaVersionError",
     "TextTooLongError",
     "WorkspaceLockTimeout",
 ]

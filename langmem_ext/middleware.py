@@ -303,7 +303,9 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 return None
             forced = decision.forced
         try:
-            resolved = check_scope(scope) if scope else scope_from_config(_current_config(), self.scope)
+            resolved = (
+                check_scope(scope) if scope else scope_from_config(_current_config(), self.scope)
+            )
         except LangmemError as e:
             logger.warning("memory recall skipped: %s", e)
             return None
@@ -400,7 +402,10 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self._needs_compaction(fit):
             st = self.memory.settings.short_term
             cp = make_checkpoint(
-                fit.messages, fit.summary, self.summarizer, st,
+                fit.messages,
+                fit.summary,
+                self.summarizer,
+                st,
                 system_tokens=self._system_tokens(fit),
             )
             self._apply(fit, cp)
@@ -418,7 +423,10 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self._needs_compaction(fit):
             st = self.memory.settings.short_term
             cp = await amake_checkpoint(
-                fit.messages, fit.summary, self.summarizer, st,
+                fit.messages,
+                fit.summary,
+                self.summarizer,
+                st,
                 system_tokens=self._system_tokens(fit),
             )
             self._apply(fit, cp)
@@ -438,9 +446,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async version of :meth:`wrap_tool_call`."""
-        return budget_result(
-            await handler(request), request.state, self.memory.settings.short_term
-        )
+        return budget_result(await handler(request), request.state, self.memory.settings.short_term)
 
 
 __all__ = ["BLOCK_TAG", "MemoryMiddleware", "format_recalled_memory"]

@@ -141,7 +141,10 @@ class MemoryRetriever(BaseRetriever):
         scope: str | None = None,
     ) -> list[Document]:
         hits = self.memory.search(
-            query, scope=scope or self._scope_of(None), k=k or self.k, mode=self.mode,
+            query,
+            scope=scope or self._scope_of(None),
+            k=k or self.k,
+            mode=self.mode,
             category=self.category,
         )
         return [hit_to_document(h) for h in hits]

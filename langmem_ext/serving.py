@@ -86,7 +86,6 @@ _INSTALL_HINT = (
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-
 def _configurable(
     field_id: str, annotation: Any, name: str, description: str
 ) -> ConfigurableFieldSpec:
@@ -97,7 +96,10 @@ def _configurable(
 
 
 _THREAD_SPEC = _configurable(
-    "thread_id", str | None, "Thread id", "The conversation; the server keeps its history. Required."
+    "thread_id",
+    str | None,
+    "Thread id",
+    "The conversation; the server keeps its history. Required.",
 )
 _USER_SPEC = _configurable(
     "user_id",

@@ -81,33 +81,6 @@ from langmem_ext.text import index_tokens, query_tokens
 
 logger = logging.getLogger(__name__)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS store_items (
-    id INTEGER PRIMARY KEY,
-    ns TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    ttl_minutes REAL,
-    expires_at REAL,
-    UNIQUE (ns, key)
-);
-CREATE INDEX IF NOT EXISTS store_items_expires ON store_items(expires_at);
-CREATE TABLE IF NOT EXISTS store_texts (
-    item_id INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    ns TEXT NOT NULL,
-    vec_id TEXT NOT NULL,
-    text TEXT NOT NULL,
-    tokens TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    vec_hash TEXT,
-    PRIMARY KEY (item_id, path)
-);
-CREATE INDEX IF NOT EXISTS store_texts_ns ON store_texts(ns, vec_hash);
-CREATE INDEX IF NOT EXISTS store_texts_vec ON store_texts(vec_id);
-"""
 
 _BM25_K1 = 1.2
 _BM25_B = 0.75
@@ -256,14 +229,21 @@ class _Row:
 
     def item(self) -> Item:
         return Item(
-            value=self.value, key=self.key, namespace=_ns_tuple(self.ns),
-            created_at=_dt(self.created_at), updated_at=_dt(self.updated_at),
+            value=self.value,
+            key=self.key,
+            namespace=_ns_tuple(self.ns),
+            created_at=_dt(self.created_at),
+            updated_at=_dt(self.updated_at),
         )
 
     def search_item(self, score: float | None) -> SearchItem:
         return SearchItem(
-            namespace=_ns_tuple(self.ns), key=self.key, value=self.value,
-            created_at=_dt(self.created_at), updated_at=_dt(self.updated_at), score=score,
+            namespace=_ns_tuple(self.ns),
+            key=self.key,
+            value=self.value,
+            created_at=_dt(self.created_at),
+            updated_at=_dt(self.updated_at),
+            score=score,
         )
 
 
@@ -429,7 +409,6 @@ class ChromaMemoryStore(BaseStore):
             self.index_config["embed"] = self.embeddings
         self.ttl_config = ttl
         self._ws = memory.workspace
-        self._ws.ledger.ensure_schema(_SCHEMA)
         self._last_sweep = 0.0
         self._warned: set[str] = set()
         self._queue = OpQueue(self.batch)
@@ -710,10 +689,14 @@ class ChromaMemoryStore(BaseStore):
         cosine: dict[int, float] | None = None
         if qvec is not None and texts:
             cosine = self._vector_scores(texts, qvec, op.offset + op.limit, bool(op.filter))
-        vector_c = None if cosine is None else [
-            _candidate(by_id[i], vector_score=s)
-            for i, s in sorted(cosine.items(), key=lambda p: -p[1])
-        ]
+        vector_c = (
+            None
+            if cosine is None
+            else [
+                _candidate(by_id[i], vector_score=s)
+                for i, s in sorted(cosine.items(), key=lambda p: -p[1])
+            ]
+        )
         keyword_c = [
             _candidate(by_id[i], bm25_score=s) for i, s in sorted(bm25.items(), key=lambda p: -p[1])
         ]
@@ -785,7 +768,8 @@ class ChromaMemoryStore(BaseStore):
         except Exception as e:  # embedder / Chroma down: keyword ranking only
             self._warn_once(
                 f"vector:{type(e).__name__}",
-                "store vector search unavailable (%s); ranking by keywords only", e,
+                "store vector search unavailable (%s); ranking by keywords only",
+                e,
             )
             return None
 
@@ -797,7 +781,8 @@ class ChromaMemoryStore(BaseStore):
             except Exception as e:  # the embedder is down: keyword ranking only
                 self._warn_once(
                     f"embed:{type(e).__name__}",
-                    "store query embedding failed (%s); ranking by keywords only", e,
+                    "store query embedding failed (%s); ranking by keywords only",
+                    e,
                 )
                 out[q] = None
         return out
@@ -903,8 +888,15 @@ class ChromaMemoryStore(BaseStore):
                         "INSERT INTO store_texts VALUES (?,?,?,?,?,?,?,NULL) "
                         "ON CONFLICT (item_id, path) DO UPDATE SET text = excluded.text, "
                         "tokens = excluded.tokens, text_hash = excluded.text_hash",
-                        (item_id, path, p.ns, _vec_id(p.ns, p.key, path), text,
-                         " ".join(index_tokens(text)), h),
+                        (
+                            item_id,
+                            path,
+                            p.ns,
+                            _vec_id(p.ns, p.key, path),
+                            text,
+                            " ".join(index_tokens(text)),
+                            h,
+                        ),
                     )
         # Durable from here; Chroma is derived and repaired by _sync_vectors.
         self._drop_vectors(dropped)
@@ -913,7 +905,8 @@ class ChromaMemoryStore(BaseStore):
         except Exception as e:
             self._warn_once(
                 f"write:{type(e).__name__}",
-                "store vectors not updated (%s); they catch up on the next search", e,
+                "store vectors not updated (%s); they catch up on the next search",
+                e,
             )
         self._maybe_sweep(now)
 
@@ -929,7 +922,8 @@ class ChromaMemoryStore(BaseStore):
         except Exception as e:
             self._warn_once(
                 f"delete:{type(e).__name__}",
-                "store vectors not deleted (%s); the next search rebuilds them", e,
+                "store vectors not deleted (%s); the next search rebuilds them",
+                e,
             )
 
     def _sync_vectors(self, namespaces: Sequence[str]) -> None:
@@ -948,10 +942,12 @@ class ChromaMemoryStore(BaseStore):
         for ns in namespaces:
             part = self._partition(ns)
             with ws.lock.hold():  # upserts and their marks happen under the lock
-                expected = int(ws.ledger.query(
-                    "SELECT count(*) FROM store_texts WHERE ns = ? AND vec_hash IS NOT NULL",
-                    (ns,),
-                )[0][0])
+                expected = int(
+                    ws.ledger.query(
+                        "SELECT count(*) FROM store_texts WHERE ns = ? AND vec_hash IS NOT NULL",
+                        (ns,),
+                    )[0][0]
+                )
                 if ws.vectors.count(part) != expected:
                     logger.info("store vectors of namespace %r out of step; rebuilding them", ns)
                     ws.vectors.drop_all([part])
@@ -1000,10 +996,17 @@ class ChromaMemoryStore(BaseStore):
             logger.warning(msg, *args)
 
 
-def _candidate(row: _Row, *, vector_score: float | None = None, bm25_score: float | None = None) -> Candidate:
+def _candidate(
+    row: _Row, *, vector_score: float | None = None, bm25_score: float | None = None
+) -> Candidate:
     return Candidate(
-        id=str(row.id), text="", category="fact", created_at=row.created_at, importance=1.0,
-        vector_score=vector_score, bm25_score=bm25_score,
+        id=str(row.id),
+        text="",
+        category="fact",
+        created_at=row.created_at,
+        importance=1.0,
+        vector_score=vector_score,
+        bm25_score=bm25_score,
     )
 
 
@@ -1017,4 +1020,11 @@ def create_memory_store(
     index: IndexConfig = {"fields": list(fields)} if fields else {}
     return ChromaMemoryStore(memory, index=index or None, ttl=ttl)
 
-__all__ = ["ChromaMemoryStore", "create_memory_store", "item_texts", "matches_filter", "partition_of"]
+
+__all__ = [
+    "ChromaMemoryStore",
+    "create_memory_store",
+    "item_texts",
+    "matches_filter",
+    "partition_of",
+]

@@ -343,7 +343,7 @@ def _render_pending(item: PendingItem) -> ToolOutput:
     text = (
         f"Pending memory {item.id} (NOT stored yet): {_quote(item.text)} -> {where}, category "
         f"{item.category}; expires {item.expires_at:%Y-%m-%d %H:%M} UTC. Ask the user to "
-        f"confirm saving it. If they agree, call memory_confirm with pending_id \"{item.id}\"; "
+        f'confirm saving it. If they agree, call memory_confirm with pending_id "{item.id}"; '
         "if they decline, call memory_reject."
     )
     return text, item.model_dump(mode="json")

@@ -219,7 +219,10 @@ class StoreConformance:
         seen = [r.key for p in pages for r in p]
         assert sorted(seen) == [f"k{i}" for i in range(7)]
         assert await api.search(("p",), limit=3, offset=10) == []
-        flt = [await api.search(("p",), filter={"i": {"$gte": 2}}, limit=2, offset=o) for o in (0, 2, 4)]
+        flt = [
+            await api.search(("p",), filter={"i": {"$gte": 2}}, limit=2, offset=o)
+            for o in (0, 2, 4)
+        ]
         assert sorted(r.key for p in flt for r in p) == [f"k{i}" for i in range(2, 7)]
         q = [await api.search(("p",), query="item", limit=4, offset=o) for o in (0, 4)]
         assert sorted(r.key for p in q for r in p) == [f"k{i}" for i in range(7)]
@@ -249,7 +252,9 @@ class StoreConformance:
 
     async def test_index_per_put(self, store: BaseStore, mode: Mode) -> None:
         api = Api(store, mode)
-        await api.put(("i",), "titled", {"title": "A guide to sourdough bread", "text": "x"}, index=["title"])
+        await api.put(
+            ("i",), "titled", {"title": "A guide to sourdough bread", "text": "x"}, index=["title"]
+        )
         await api.put(("i",), "plain", {"text": "Notes about car engines"})
         await api.put(("i",), "hidden", {"text": "sourdough bread starter"}, index=False)
         res = await api.search(("i",), query="sourdough bread", limit=10)
@@ -273,15 +278,27 @@ class StoreConformance:
 
     async def test_list_namespaces(self, store: BaseStore, mode: Mode) -> None:
         api = Api(store, mode)
-        spaces = [("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f"), ("a", "c", "f"), ("x", "y")]
+        spaces = [
+            ("a", "b", "c"),
+            ("a", "b", "d", "e"),
+            ("a", "b", "d", "i"),
+            ("a", "b", "f"),
+            ("a", "c", "f"),
+            ("x", "y"),
+        ]
         for ns in spaces:
             await api.put(ns, "k", {"text": "v"})
         assert await api.list_namespaces() == sorted(spaces)
         assert await api.list_namespaces(prefix=("a", "b"), max_depth=3) == [
-            ("a", "b", "c"), ("a", "b", "d"), ("a", "b", "f"),
+            ("a", "b", "c"),
+            ("a", "b", "d"),
+            ("a", "b", "f"),
         ]
         assert await api.list_namespaces(suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f")]
-        assert await api.list_namespaces(prefix=("a", "*", "f")) == [("a", "b", "f"), ("a", "c", "f")]
+        assert await api.list_namespaces(prefix=("a", "*", "f")) == [
+            ("a", "b", "f"),
+            ("a", "c", "f"),
+        ]
         assert await api.list_namespaces(max_depth=1) == [("a",), ("x",)]
         assert await api.list_namespaces(prefix=("a",), limit=2, offset=1) == sorted(spaces)[1:3]
         await api.delete(("x", "y"), "k")

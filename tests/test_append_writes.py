@@ -74,8 +74,10 @@ def test_append_entries_writes_what_insert_entries_writes() -> None:
     appended = refused = 0
     for trial in range(3000):
         lines = [r.choice(pieces) for _ in range(r.randrange(0, 8))]
-        content = "\n".join(lines) + ("\n" if r.random() < 0.9 else "") + (
-            "\n" if r.random() < 0.1 else ""
+        content = (
+            "\n".join(lines)
+            + ("\n" if r.random() < 0.9 else "")
+            + ("\n" if r.random() < 0.1 else "")
         )
         items = [
             (

@@ -254,7 +254,9 @@ def test_format_table_aligns_cjk_cuts_long_cells_and_stays_plain_off_a_terminal(
 
     from langmem_ext.cli import format_table
 
-    out = format_table(["text", "id"], [["主人喜欢吃拉面", "m-1"], ["ramen", "m-2"], ["x" * 80, "m-3"]])
+    out = format_table(
+        ["text", "id"], [["主人喜欢吃拉面", "m-1"], ["ramen", "m-2"], ["x" * 80, "m-3"]]
+    )
     lines = out.splitlines()
     assert lines[0].split() == ["text", "id"] and "\x1b" not in out
     # the id column starts at the same display column on every row, CJK or not

@@ -28,7 +28,54 @@ from langmem_ext.short_term.validity import validate_messages
 from langmem_ext.tokens import count_tokens
 from langmem_ext.tools import create_memory_tools
 
-WORDS = ["harbour", "lantern", "orchard", "granite", "violet", "compass", "meadow", "ember", "falcon", "quartz", "river", "saddle", "thimble", "walnut", "cobalt", "drizzle", "juniper", "marble", "nectar", "pepper", "ribbon", "summit", "tundra", "velvet", "willow", "anchor", "basalt", "cinder", "dune", "fjord", "glacier", "hazel", "iris", "jasper", "kettle", "lagoon", "mosaic", "nutmeg", "onyx", "prairie", "quill", "raven", "sable", "timber", "umber", "vesper"]
+WORDS = [
+    "harbour",
+    "lantern",
+    "orchard",
+    "granite",
+    "violet",
+    "compass",
+    "meadow",
+    "ember",
+    "falcon",
+    "quartz",
+    "river",
+    "saddle",
+    "thimble",
+    "walnut",
+    "cobalt",
+    "drizzle",
+    "juniper",
+    "marble",
+    "nectar",
+    "pepper",
+    "ribbon",
+    "summit",
+    "tundra",
+    "velvet",
+    "willow",
+    "anchor",
+    "basalt",
+    "cinder",
+    "dune",
+    "fjord",
+    "glacier",
+    "hazel",
+    "iris",
+    "jasper",
+    "kettle",
+    "lagoon",
+    "mosaic",
+    "nutmeg",
+    "onyx",
+    "prairie",
+    "quill",
+    "raven",
+    "sable",
+    "timber",
+    "umber",
+    "vesper",
+]
 
 
 def long_text(seed: int, words: int) -> str:
@@ -64,9 +111,7 @@ def long_conversation_policy(answers: list[int]) -> Any:
         answers.append(1)
         if len(answers) % 3 == 0:
             query = "what did I say before about " + " ".join(str(last.content).split()[:6])
-            return AIMessage(
-                "", tool_calls=[tool_call("memory_search", query=query, k=10)]
-            )
+            return AIMessage("", tool_calls=[tool_call("memory_search", query=query, k=10)])
         return AIMessage("Noted. " + long_text(len(answers) + 1000, 220))
 
     return policy
@@ -96,9 +141,7 @@ def test_forty_long_turns_with_tool_calls_keep_every_call_within_the_window(
                 {"messages": [HumanMessage(f"Turn {turn}: " + long_text(turn, 700))]}, config
             )
         sizes = [call_tokens(c, tools_tokens) for c in model.calls]
-        tool_calls_seen = sum(
-            1 for c in model.calls if c and isinstance(c[-1], ToolMessage)
-        )
+        tool_calls_seen = sum(1 for c in model.calls if c and isinstance(c[-1], ToolMessage))
         assert tool_calls_seen >= 12  # the searches really happened
         worst = max(sizes)
         assert worst <= window, f"a model call needs {worst} tokens ({worst / window:.0%})"

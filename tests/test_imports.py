@@ -32,6 +32,7 @@ EXPECTED_ALL = [
     "PendingItem",
     "PendingNotFoundError",
     "PendingStateError",
+    "SchemaVersionError",
     "SearchHit",
     "SessionLog",
     "SessionManager",

@@ -24,8 +24,16 @@ from langmem_ext.workspace.keyword_index import KeywordIndex
 MODEL = "test-model"
 
 
-def _doc(i: int, line: int, *, text: str | None = None, category: str = "fact",
-         path: str = "MEMORY.md", scope: str = "main", importance: float = 1.0) -> Doc:
+def _doc(
+    i: int,
+    line: int,
+    *,
+    text: str | None = None,
+    category: str = "fact",
+    path: str = "MEMORY.md",
+    scope: str = "main",
+    importance: float = 1.0,
+) -> Doc:
     text = text if text is not None else f"entry {i}"
     return Doc(
         id=f"m-{i:03d}", scope=scope, path=path, line=line, category=category, text=text,
@@ -224,7 +232,9 @@ def test_nearest_follows_writes(index: KeywordIndex) -> None:
     index.nearest("main", MODEL, q, 3)  # builds the matrix
     new = _doc(50, 40, text="a new entry")
     index.apply(upserts=[new])
-    assert "m-050" not in [i for i, _s in index.nearest("main", MODEL, q, 100) or []]  # not embedded
+    assert "m-050" not in [
+        i for i, _s in index.nearest("main", MODEL, q, 100) or []
+    ]  # not embedded
     index.mark_vectors([(new.id, new.text_hash)], model=MODEL, vectors=[q])  # its vector is q
     got = index.nearest("main", MODEL, q, 1)
     assert got is not None and got[0][0] == "m-050" and got[0][1] == pytest.approx(1.0, abs=1e-5)
@@ -278,7 +288,9 @@ def test_search_answers_the_same_exact_or_through_chroma(tmp_path: Path) -> None
         s.index.exact_search_max_entries = limit
         with Memory(settings=s) as mem:
             mem.add_many(texts)
-            out[limit] = [[h.text for h in mem.search(q, k=3)] for q in ("green tea", "拉面", "老师")]
+            out[limit] = [
+                [h.text for h in mem.search(q, k=3)] for q in ("green tea", "拉面", "老师")
+            ]
     assert out[0] == out[5_000]
 
 

@@ -28,7 +28,9 @@ QUERIES = ["climbing gym", "拉面", "Miso 猫", "北京", "ramen 拉面 climbin
 
 
 def _doc_of(scope: str, i: int, text: str) -> Doc:
-    return Doc(f"{scope}-{i}", scope, f"{scope}/MEMORY.md", i + 1, "fact", text, f"h{i}", 1.0, 1.0, 1.0)
+    return Doc(
+        f"{scope}-{i}", scope, f"{scope}/MEMORY.md", i + 1, "fact", text, f"h{i}", 1.0, 1.0, 1.0
+    )
 
 
 def _interleaved() -> list[Doc]:
@@ -74,7 +76,12 @@ def test_interleaved_scopes_get_contiguous_blocks_and_the_same_answers(tmp_path:
         blocks = dict(con.execute("SELECT scope, rowid >> ? FROM docs", (BLOCK_BITS,)).fetchall())
         assert blocks["alice"] != blocks["bob"]
         for scope, block in blocks.items():  # every doc of a scope in its block, in order
-            ids = [r[0] for r in con.execute("SELECT id FROM docs WHERE rowid >> ? = ? ORDER BY rowid", (BLOCK_BITS, block))]
+            ids = [
+                r[0]
+                for r in con.execute(
+                    "SELECT id FROM docs WHERE rowid >> ? = ? ORDER BY rowid", (BLOCK_BITS, block)
+                )
+            ]
             assert ids == [f"{scope}-{i}" for i in range(len(TEXTS[scope]))]
         con.close()
         _check_all(kw, path)
@@ -90,7 +97,11 @@ def test_a_doc_moved_to_another_scope_is_found_there_only(tmp_path: Path) -> Non
     try:
         kw.apply(upserts=_interleaved())
         moved = _doc_of("alice", 1, TEXTS["alice"][1])
-        kw.apply(upserts=[Doc(moved.id, "bob", "bob/MEMORY.md", 9, "fact", moved.text, "h1", 1.0, 1.0, 1.0)])
+        kw.apply(
+            upserts=[
+                Doc(moved.id, "bob", "bob/MEMORY.md", 9, "fact", moved.text, "h1", 1.0, 1.0, 1.0)
+            ]
+        )
         assert "alice-1" not in [d.id for d, _ in kw.bm25("alice", "拉面", 10)]
         assert "alice-1" in [d.id for d, _ in kw.bm25("bob", "豚骨拉面", 10)]
         _check_all(kw, path)
@@ -108,14 +119,21 @@ def test_an_index_from_before_blocks_is_moved_into_them_on_open(tmp_path: Path) 
             "created_at, updated_at, importance) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (rowid, d.id, d.scope, d.path, d.line, d.category, d.text, d.text_hash, 1.0, 1.0, 1.0),
         )
-        con.execute("INSERT INTO fts (rowid, tokens) VALUES (?, ?)", (rowid, " ".join(index_tokens(d.text))))
+        con.execute(
+            "INSERT INTO fts (rowid, tokens) VALUES (?, ?)", (rowid, " ".join(index_tokens(d.text)))
+        )
     con.commit()
     con.close()
 
     kw = KeywordIndex(path)
     try:
         con = sqlite3.connect(path)
-        assert con.execute("SELECT count(*) FROM docs WHERE rowid < ?", (1 << BLOCK_BITS,)).fetchone()[0] == 0
+        assert (
+            con.execute("SELECT count(*) FROM docs WHERE rowid < ?", (1 << BLOCK_BITS,)).fetchone()[
+                0
+            ]
+            == 0
+        )
         assert con.execute("SELECT count(*) FROM fts").fetchone()[0] == len(_interleaved())
         con.close()
         assert [d.id for d in kw.scope_docs("bob")] == ["bob-0", "bob-1", "bob-2"]

@@ -53,7 +53,8 @@ def test_langmem_tools_with_an_explicit_store(store: ChromaMemoryStore) -> None:
     manage.invoke({"action": "delete", "id": memory_id}, _cfg("alice"))
     assert store.get(("memories", "alice"), memory_id) is None
     assert sorted(store.list_namespaces(prefix=("memories",))) == [
-        ("memories", "alice"), ("memories", "bob"),
+        ("memories", "alice"),
+        ("memories", "bob"),
     ]
 
 
@@ -76,7 +77,9 @@ def test_create_agent_with_store_runs_langmem_tools_via_get_store(store: ChromaM
         ]
     )
     agent = create_agent(model, tools=tools, store=store)
-    out = agent.invoke({"messages": [HumanMessage("Remember my favourite colour: teal")]}, _cfg("erin"))
+    out = agent.invoke(
+        {"messages": [HumanMessage("Remember my favourite colour: teal")]}, _cfg("erin")
+    )
     tool_msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert [m.name for m in tool_msgs] == ["manage_memory", "search_memory"]
     assert all(m.status == "success" for m in tool_msgs)

@@ -91,7 +91,9 @@ def test_docstring_examples_run(obj: Any, tmp_path: Path, monkeypatch: pytest.Mo
     loop = asyncio.new_event_loop()
     try:
         for src in blocks:
-            code = compile(src, f"<{obj.__name__} example>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            code = compile(
+                src, f"<{obj.__name__} example>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+            )
             result = eval(code, ns)
             if inspect.iscoroutine(result):
                 loop.run_until_complete(result)

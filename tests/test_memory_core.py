@@ -216,7 +216,9 @@ def test_deleting_index_loses_nothing(memory: Memory, settings: Settings) -> Non
     shutil.rmtree(settings.workspace / ".index")
     with Memory(settings=settings) as again:
         after = {q: [(h.id, h.score) for h in again.search(q, k=3)] for q in queries}
-    assert {q: [i for i, _ in v] for q, v in after.items()} == {q: [i for i, _ in v] for q, v in before.items()}
+    assert {q: [i for i, _ in v] for q, v in after.items()} == {
+        q: [i for i, _ in v] for q, v in before.items()
+    }
     for q in queries:  # scores differ only by the clock (recency, decay)
         assert [s for _, s in after[q]] == pytest.approx([s for _, s in before[q]], abs=1e-4)
 

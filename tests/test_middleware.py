@@ -40,7 +40,9 @@ def _system(seen: list[BaseMessage]) -> str:
 
 def _run(user: str, text: str, **kwargs: Any) -> ScriptedChatModel:
     model = ScriptedChatModel.of(["ok"])
-    agent = create_agent(model, system_prompt="You are helpful.", middleware=[MemoryMiddleware(_mem(), **kwargs)])
+    agent = create_agent(
+        model, system_prompt="You are helpful.", middleware=[MemoryMiddleware(_mem(), **kwargs)]
+    )
     agent.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"user_id": user}})
     return model
 

@@ -11,8 +11,9 @@ from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.fusion import fuse_rrf, fuse_weighted
 
 RS = RetrievalSettings()
-WV, WB = RS.vector_weight / (RS.vector_weight + RS.bm25_weight), RS.bm25_weight / (
-    RS.vector_weight + RS.bm25_weight
+WV, WB = (
+    RS.vector_weight / (RS.vector_weight + RS.bm25_weight),
+    RS.bm25_weight / (RS.vector_weight + RS.bm25_weight),
 )
 
 

@@ -89,7 +89,10 @@ def test_scope_from_config_field_and_call() -> None:
     scoped = MemoryRetriever(memory=_mem(), scope="user_alice")
     assert [d.metadata["scope"] for d in scoped.invoke("ramen")] == ["user_alice"]
     # The run's config wins over the field; an explicit call keyword wins over both.
-    assert all(d.metadata["scope"] == "main" for d in scoped.invoke("ramen", {"configurable": {"scope": "main"}}))
+    assert all(
+        d.metadata["scope"] == "main"
+        for d in scoped.invoke("ramen", {"configurable": {"scope": "main"}})
+    )
     assert [d.metadata["scope"] for d in r.invoke("ramen", scope="user_alice")] == ["user_alice"]
 
 

@@ -79,7 +79,9 @@ def test_appends_keep_the_index_equal_to_the_file(fake_memory: Memory) -> None:
     for i, cat in enumerate(["core", "fact", "episode", "core", "system", "fact", "core"]):
         m.add(f"entry {i} in {cat}", category=cat)
         assert _index_of(m, rel) == _parsed(m, rel)
-    m.add_many(["one more core", "one more fact", "an episode"], category=["core", "fact", "episode"])
+    m.add_many(
+        ["one more core", "one more fact", "an episode"], category=["core", "fact", "episode"]
+    )
     assert _index_of(m, rel) == _parsed(m, rel)
     hits = m.search("entry 3 in core", k=3)
     assert hits and hits[0].text == "entry 3 in core"

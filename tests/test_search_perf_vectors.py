@@ -30,7 +30,14 @@ TEXTS = [
     "我的妹妹在上海当老师",
     "Remind me to call David on Monday",
 ]
-QUERIES = ["green tea", "拉面", "who works in Berlin", "coffee at the office", "老师", "Monday call"]
+QUERIES = [
+    "green tea",
+    "拉面",
+    "who works in Berlin",
+    "coffee at the office",
+    "老师",
+    "Monday call",
+]
 
 
 def _hits(memory: Memory, query: str, **kw: Any) -> list[tuple[str, float, dict[str, float]]]:

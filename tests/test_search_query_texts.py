@@ -40,7 +40,9 @@ def filled(fake_memory: Memory) -> Memory:
     return fake_memory
 
 
-def test_query_texts_are_what_a_search_embeds(filled: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_query_texts_are_what_a_search_embeds(
+    filled: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = filled.engine
     assert engine.query_texts(COMPOUND) == [COMPOUND, "我妹妹在哪里工作？", "Alice喜欢喝什么茶？"]
     repaired = "今天天气不错。等等，我真正想问的是：我妹妹在哪里工作？"

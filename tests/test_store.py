@@ -87,7 +87,9 @@ def test_deleted_index_is_rebuilt_on_search(tmp_path: Path) -> None:
     mem2.close()
 
 
-def test_memory_reindex_does_not_lose_store_vectors(memory: Memory, store: ChromaMemoryStore) -> None:
+def test_memory_reindex_does_not_lose_store_vectors(
+    memory: Memory, store: ChromaMemoryStore
+) -> None:
     memory.add("User likes ramen")
     store.put(("docs",), "a", {"text": "The cat sleeps on the sofa"})
     memory.reindex()
@@ -171,10 +173,14 @@ def test_ttl_refresh_and_sweep(store: ChromaMemoryStore, monkeypatch: pytest.Mon
     assert store.memory.workspace.ledger.query("SELECT count(*) FROM store_items")[0][0] == 0
 
 
-def test_ttl_config_default_and_expired_item_restarts(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ttl_config_default_and_expired_item_restarts(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = [2_000_000.0]
     monkeypatch.setattr("langmem_ext.store.time.time", lambda: clock[0])
-    s = create_memory_store(memory, fields=["text"], ttl={"default_ttl": 1, "refresh_on_read": False})
+    s = create_memory_store(
+        memory, fields=["text"], ttl={"default_ttl": 1, "refresh_on_read": False}
+    )
     s.put(("t",), "k", {"text": "v1"})
     first = s.get(("t",), "k")
     clock[0] += 30
@@ -195,7 +201,9 @@ def test_item_texts_paths() -> None:
     value = {"content": {"title": "T", "body": "B"}, "tags": ["x", "y"], "n": 3, "flag": True}
     assert item_texts(value, ["$"]) == [("$", "T\nB\nx\ny\n3")]
     assert item_texts(value, ["content.title", "tags[*]"]) == [
-        ("content.title", "T"), ("tags[*].0", "x"), ("tags[*].1", "y"),
+        ("content.title", "T"),
+        ("tags[*].0", "x"),
+        ("tags[*].1", "y"),
     ]
     assert item_texts(value, ["missing"]) == []
 
@@ -238,9 +246,17 @@ def test_large_namespaces_use_nearest_neighbours(
 ) -> None:
     monkeypatch.setattr("langmem_ext.store._EXACT_VECTOR_LIMIT", 2)
     store.batch(
-        [PutOp(("big",), f"k{i}", {"text": t}) for i, t in enumerate(
-            ["The cat sleeps on the sofa", "Stock markets fell", "Rain is expected", "Bread recipe"]
-        )]
+        [
+            PutOp(("big",), f"k{i}", {"text": t})
+            for i, t in enumerate(
+                [
+                    "The cat sleeps on the sofa",
+                    "Stock markets fell",
+                    "Rain is expected",
+                    "Bread recipe",
+                ]
+            )
+        ]
     )
     res = store.search(("big",), query="kitten napping on a couch", limit=4)
     assert res[0].key == "k0" and len(res) == 4

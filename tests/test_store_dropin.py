@@ -54,7 +54,9 @@ def store(memory: Memory) -> ChromaMemoryStore:
 # -- scores on LangGraph's scale ------------------------------------------------------------
 
 
-def test_query_score_is_the_cosine_of_query_and_item(memory: Memory, store: ChromaMemoryStore) -> None:
+def test_query_score_is_the_cosine_of_query_and_item(
+    memory: Memory, store: ChromaMemoryStore
+) -> None:
     docs = {
         "ramen": "Alice loves eating ramen noodles",
         "bike": "Alice rides a red bicycle to work",
@@ -170,7 +172,9 @@ ROWS: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("query", [None, "alpha"])
-def test_dotted_filter_keys_reach_nested_fields(store: ChromaMemoryStore, query: str | None) -> None:
+def test_dotted_filter_keys_reach_nested_fields(
+    store: ChromaMemoryStore, query: str | None
+) -> None:
     for k, v in ROWS.items():
         store.put(("f",), k, v)
 
@@ -290,7 +294,9 @@ def test_concurrent_aputs_share_one_embedding_call_and_transaction(memory: Memor
     )
 
     async def run() -> None:
-        await asyncio.gather(*(store.aput(("b",), f"k{i}", {"text": f"t{i} ab"}) for i in range(200)))
+        await asyncio.gather(
+            *(store.aput(("b",), f"k{i}", {"text": f"t{i} ab"}) for i in range(200))
+        )
 
     asyncio.run(run())
     memory.workspace.ledger._conn.set_trace_callback(None)
@@ -360,16 +366,49 @@ def test_sql_filters_agree_with_the_python_semantics() -> None:
     from langmem_ext._store_filters import compile_filter, matches_filter
 
     leaves: list[Any] = [
-        None, True, False, 0, 1, 1.0, 2.5, -1, 2**70, "a", "b", "1", "", "2026-01-01", [1], {"x": 1},
+        None,
+        True,
+        False,
+        0,
+        1,
+        1.0,
+        2.5,
+        -1,
+        2**70,
+        "a",
+        "b",
+        "1",
+        "",
+        "2026-01-01",
+        [1],
+        {"x": 1},
     ]
-    values: list[dict[str, Any]] = [{}] + [{"f": v} for v in leaves] + [{"m": {"f": v}} for v in leaves]
+    values: list[dict[str, Any]] = (
+        [{}] + [{"f": v} for v in leaves] + [{"m": {"f": v}} for v in leaves]
+    )
     args: list[Any] = [
-        None, True, False, 0, 1, 2.5, -1, 2**70, "a", "1", "2026", float("inf"), float("nan"),
+        None,
+        True,
+        False,
+        0,
+        1,
+        2.5,
+        -1,
+        2**70,
+        "a",
+        "1",
+        "2026",
+        float("inf"),
+        float("nan"),
     ]
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, value TEXT)")
-    db.executemany("INSERT INTO t VALUES (?, ?)", [(i, json.dumps(v)) for i, v in enumerate(values)])
-    for key, op, arg in itertools.product(["f", "m.f"], ["=", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte"], args):
+    db.executemany(
+        "INSERT INTO t VALUES (?, ?)", [(i, json.dumps(v)) for i, v in enumerate(values)]
+    )
+    for key, op, arg in itertools.product(
+        ["f", "m.f"], ["=", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte"], args
+    ):
         flt = {key: arg if op == "=" else {op: arg}}
         sql, params, rest = compile_filter(flt)
         ids = {r[0] for r in db.execute(f"SELECT id FROM t WHERE {sql}", params)}

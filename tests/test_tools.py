@@ -144,18 +144,44 @@ class _Forget(_Params):
 
 
 class TestSearchUnit(_Search, ToolsUnitTests): ...
+
+
 class TestSearchIntegration(_Search, ToolsIntegrationTests): ...
+
+
 class TestGetUnit(_Get, ToolsUnitTests): ...
+
+
 class TestGetIntegration(_Get, ToolsIntegrationTests): ...
+
+
 class TestSaveUnit(_Save, ToolsUnitTests): ...
+
+
 class TestSaveIntegration(_Save, ToolsIntegrationTests): ...
+
+
 class TestConfirmUnit(_Confirm, ToolsUnitTests): ...
+
+
 class TestConfirmIntegration(_Confirm, ToolsIntegrationTests): ...
+
+
 class TestRejectUnit(_Reject, ToolsUnitTests): ...
+
+
 class TestRejectIntegration(_Reject, ToolsIntegrationTests): ...
+
+
 class TestUpdateUnit(_Update, ToolsUnitTests): ...
+
+
 class TestUpdateIntegration(_Update, ToolsIntegrationTests): ...
+
+
 class TestForgetUnit(_Forget, ToolsUnitTests): ...
+
+
 class TestForgetIntegration(_Forget, ToolsIntegrationTests): ...
 
 
@@ -165,15 +191,20 @@ class TestForgetIntegration(_Forget, ToolsIntegrationTests): ...
 def test_factories_build_each_tool() -> None:
     mem = _mem()
     factories = [
-        create_memory_search_tool, create_memory_get_tool, create_memory_save_tool,
-        create_memory_confirm_tool, create_memory_reject_tool, create_memory_update_tool,
+        create_memory_search_tool,
+        create_memory_get_tool,
+        create_memory_save_tool,
+        create_memory_confirm_tool,
+        create_memory_reject_tool,
+        create_memory_update_tool,
         create_memory_forget_tool,
     ]
     names = [f(mem, scope="team_a").name for f in factories]
     assert names == list(TOOL_NAMES)
     assert all(f(mem, scope="team_a").scope == "team_a" for f in factories)  # type: ignore[attr-defined]
     assert [t.name for t in create_memory_tools(mem, include=["memory_get", "memory_search"])] == [
-        "memory_search", "memory_get",
+        "memory_search",
+        "memory_get",
     ]
     with pytest.raises(ValueError, match="Unknown memory tool"):
         create_memory_tools(mem, include=["memory_drop_table"])
@@ -184,7 +215,9 @@ def test_factories_build_each_tool() -> None:
 def test_schemas_have_no_scope_or_user_field() -> None:
     for tool in create_memory_tools(_mem()):
         props = set(tool.tool_call_schema.model_json_schema()["properties"])  # type: ignore[union-attr]
-        assert not props & {"scope", "user_id", "user", "config", "namespace", "thread_id"}, tool.name
+        assert not props & {"scope", "user_id", "user", "config", "namespace", "thread_id"}, (
+            tool.name
+        )
         assert tool.description and len(tool.description) > 80
 
 
@@ -203,7 +236,9 @@ def test_descriptions_follow_the_seed_rules() -> None:
 
 def test_save_confirm_search_get_round_trip() -> None:
     t = _tools()
-    saved = t["memory_save"].invoke(_tc("memory_save", {"text": "Carol's birthday is 3 May"}), ALICE)
+    saved = t["memory_save"].invoke(
+        _tc("memory_save", {"text": "Carol's birthday is 3 May"}), ALICE
+    )
     assert saved.status == "success" and "NOT stored yet" in saved.content
     assert "ask the user" in saved.content.lower()
     pid = saved.artifact["id"]
@@ -228,7 +263,9 @@ def test_search_confirm_and_update_cite_the_anchor_with_the_line() -> None:
     assert entry.anchor == f"memory/scopes/user_alice/LONG_TERM.md#^{entry.id}"
     assert shown in confirmed.content
     assert confirmed.artifact["anchor"] == entry.anchor
-    found = t["memory_search"].invoke(_tc("memory_search", {"query": "Dave favourite colour"}), ALICE)
+    found = t["memory_search"].invoke(
+        _tc("memory_search", {"query": "Dave favourite colour"}), ALICE
+    )
     assert f"[{shown}]" in found.content
     assert "anchor" in found.content.splitlines()[-1]  # the footer says to cite by anchor
     updated = t["memory_update"].invoke(
@@ -478,7 +515,10 @@ def test_agent_saves_confirms_searches_and_gets(memory: Memory) -> None:
     out = graph.invoke({"messages": [HumanMessage("What's my favourite food?")]}, config)
     tool_msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert [m.name for m in tool_msgs] == [
-        "memory_save", "memory_confirm", "memory_search", "memory_get",
+        "memory_save",
+        "memory_confirm",
+        "memory_search",
+        "memory_get",
     ]
     assert all(m.status == "success" for m in tool_msgs)
     final = out["messages"][-1]

@@ -191,9 +191,7 @@ def build_memory_graph(
     # checkpoint threshold counts them, so compaction inside a turn stays the exception.
     fixed_tokens = count_message_tokens([SystemMessage(SYSTEM_PROMPT)]) + tools_tokens
     fitter = CallFitter(st, summarizer_within(chat, st), tools_tokens)
-    record = create_checkpoint_recorder(
-        memory, default_scope=scope, session_log=log, writer=writer
-    )
+    record = create_checkpoint_recorder(memory, default_scope=scope, session_log=log, writer=writer)
     g.add_node(
         ANSWER, create_answer_node(chat, all_tools, after=boost, fitter=fitter, record=record)
     )

@@ -81,23 +81,6 @@ logger = logging.getLogger(__name__)
 Role = Literal["user", "assistant", "summary"]
 ROLES: tuple[str, ...] = get_args(Role)
 
-SESSION_EVENTS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS session_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    scope TEXT NOT NULL,
-    thread_id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    text TEXT NOT NULL,
-    at REAL NOT NULL,
-    path TEXT NOT NULL,
-    line INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS session_events_scope_at ON session_events(scope, at);
-CREATE INDEX IF NOT EXISTS session_events_thread_at ON session_events(scope, thread_id, at);
-CREATE VIRTUAL TABLE IF NOT EXISTS session_events_fts
-    USING fts5(tokens, tokenize = 'ascii', detail = 'none');
-"""
-"""Ledger schema of the hot log (created with ``Ledger.ensure_schema``)."""
 
 DEFAULT_MAX_RESULTS = 6
 """Session hits one search returns at most (seed 003 ``session_events_max_results``)."""
@@ -367,7 +350,6 @@ class SessionLog:
         self.max_results = max_results
         self._clock = clock
         self._ledger = memory.workspace.ledger
-        self._ledger.ensure_schema(SESSION_EVENTS_SCHEMA)
         self._line_cache: dict[Path, tuple[int, int]] = {}
         self._last_purge = 0.0
         self._index_missing()
@@ -811,7 +793,6 @@ class SessionLog:
 __all__ = [
     "DEFAULT_MAX_RESULTS",
     "ROLES",
-    "SESSION_EVENTS_SCHEMA",
     "NewEvent",
     "QueryFocus",
     "Role",

@@ -92,47 +92,6 @@ from langmem_ext.workspace.layout import check_scope
 
 logger = logging.getLogger(__name__)
 
-SESSION_SCHEMA = """
-CREATE TABLE IF NOT EXISTS session_messages (
-    scope TEXT NOT NULL,
-    thread_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    message_id TEXT NOT NULL,
-    message TEXT NOT NULL,
-    at REAL NOT NULL,
-    compacted INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (scope, thread_id, seq)
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    scope TEXT NOT NULL,
-    thread_id TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    last_seq INTEGER NOT NULL DEFAULT 0,
-    summarized_seq INTEGER NOT NULL DEFAULT 0,
-    flushed_seq INTEGER NOT NULL DEFAULT 0,
-    first_turn_at REAL,
-    episode_id TEXT,
-    episode_day TEXT,
-    PRIMARY KEY (scope, thread_id)
-);
-CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated_at);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    scope TEXT NOT NULL,
-    thread_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    cut_seq INTEGER NOT NULL,
-    compacted INTEGER NOT NULL,
-    used_fallback INTEGER NOT NULL,
-    flushed INTEGER NOT NULL,
-    created_at REAL NOT NULL,
-    conversation_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS checkpoints_thread ON checkpoints(scope, thread_id, id);
-"""
-"""Ledger schema of sessions (created with ``Ledger.ensure_schema``)."""
 
 DAILY_NOTES_HEADER = (
     "Daily notes of today and yesterday (background only; search memory before quoting details):"
@@ -375,7 +334,6 @@ class SessionManager:
         self.log = log if log is not None else SessionLog(memory, clock=clock).attach()
         self._clock = clock
         self._ledger = memory.workspace.ledger
-        self._ledger.ensure_schema(SESSION_SCHEMA)
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._locks_guard = threading.Lock()
 
@@ -965,7 +923,6 @@ class SessionManager:
 
 __all__ = [
     "DAILY_NOTES_HEADER",
-    "SESSION_SCHEMA",
     "CheckpointResult",
     "EpisodeResult",
     "MemoryContext",

@@ -190,7 +190,9 @@ def importance_weight(
         New candidates, re-sorted; ``debug["importance"]`` is the factor (0.8 for a
         default memory of importance 1.0, 1.0 for a core memory).
     """
-    return _adjusted(candidates, [_multiply("importance", _importance_factor(settings, importance_scale))])
+    return _adjusted(
+        candidates, [_multiply("importance", _importance_factor(settings, importance_scale))]
+    )
 
 
 def length_norm(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:

@@ -53,9 +53,7 @@ class _Run(Generic[Request, Reply, Result]):
         self._resume, self._value = self._steps.throw, error
 
 
-def run_steps(
-    steps: Generator[Request, Reply, Result], call: Callable[[Request], Reply]
-) -> Result:
+def run_steps(steps: Generator[Request, Reply, Result], call: Callable[[Request], Reply]) -> Result:
     """Run ``steps`` to its return value, answering each request with ``call``.
 
     An exception of ``call`` is thrown into ``steps`` at its ``yield``.

@@ -127,9 +127,7 @@ def tool_result_share(
     return max(_MIN_SHARE_TOKENS, min(settings.tool_result_budget(), share))
 
 
-def budget_tool_message(
-    result: ToolMessage, max_tokens: int, *, hint: str = ""
-) -> ToolMessage:
+def budget_tool_message(result: ToolMessage, max_tokens: int, *, hint: str = "") -> ToolMessage:
     """``result`` with its content cut to ``max_tokens`` tokens and marked.
 
     Args:
@@ -176,8 +174,8 @@ def budget_step_result(
 
 
 def _state_messages(state: Any) -> list[BaseMessage]:
-    messages = state.get("messages", []) if isinstance(state, dict) else getattr(
-        state, "messages", []
+    messages = (
+        state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
     )
     return list(messages) if isinstance(messages, list) else []
 

@@ -423,7 +423,6 @@ async def asummarize_message(
     return (await summarizer.asummarize_message(message)).text
 
 
-
 def summarizer_within(model: BaseChatModel | None, settings: ShortTermSettings) -> Summarizer:
     """The checkpoint summariser whose model calls fit one call's budget.
 
@@ -447,6 +446,7 @@ def summarizer_within(model: BaseChatModel | None, settings: ShortTermSettings) 
         return Summarizer(model, max_chars=max_chars, max_input_tokens=budget)
     except InvalidInputError:  # the window is too small for chunked input: send it whole
         return Summarizer(model)
+
 
 __all__ = [
     "CHECKPOINT_SUMMARY_PROMPT",

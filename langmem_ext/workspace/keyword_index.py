@@ -98,13 +98,17 @@ class KeywordIndex(DocTable):
         # FTS5 ranks inside the scope's rowid block first (`ORDER BY rank LIMIT` is
         # its own top-k; `rank` is bm25() by default) and only those rows are joined
         # to `docs`: the join no longer touches every match of a large scope.
-        rows = self._reader().execute(  # not under the index lock: see __init__
-            f"SELECT {_D_COLS}, t.s FROM ("
-            "SELECT rowid, rank AS s FROM fts "
-            "WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
-            ") t JOIN docs d ON d.rowid = t.rowid WHERE d.scope = ? ORDER BY t.s",
-            (match, *block_range(block), limit, scope),
-        ).fetchall()
+        rows = (
+            self._reader()
+            .execute(  # not under the index lock: see __init__
+                f"SELECT {_D_COLS}, t.s FROM ("
+                "SELECT rowid, rank AS s FROM fts "
+                "WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
+                ") t JOIN docs d ON d.rowid = t.rowid WHERE d.scope = ? ORDER BY t.s",
+                (match, *block_range(block), limit, scope),
+            )
+            .fetchall()
+        )
         return [(_doc(r[:10]), -float(r[10])) for r in rows]
 
     def bm25_full(self, query: str) -> float:

@@ -1,8 +1,9 @@
 """The SQLite ledger (``state.db``): what Markdown cannot hold.
 
 Pending items, per-entry state (importance, created / updated / last access,
-source, verified), the edit history of entries, and (added by other layers through
-:meth:`Ledger.ensure_schema`) session events, checkpoints and boosts. The ledger is
+source, verified), the edit history of entries, boosts, sessions, checkpoints,
+session events and store items; the schema and its migrations are
+:mod:`langmem_ext.workspace.schema`, run when the ledger opens. The ledger is
 backed up with the workspace; it is never "derived". WAL mode with
 ``synchronous=FULL`` makes a committed transaction durable when ``commit`` returns
 (``transaction(durable=False)`` skips the wait, for the session hot log only).
@@ -20,60 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from langmem_ext.workspace._sql import in_chunks
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
-    id TEXT PRIMARY KEY,
-    scope TEXT NOT NULL,
-    path TEXT NOT NULL,
-    category TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    importance REAL NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    last_access REAL,
-    access_count INTEGER NOT NULL DEFAULT 0,
-    source TEXT NOT NULL DEFAULT 'user',
-    verified INTEGER NOT NULL DEFAULT 0,
-    deleted_at REAL
-);
-CREATE INDEX IF NOT EXISTS entries_scope ON entries(scope, deleted_at);
-CREATE TABLE IF NOT EXISTS entry_history (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    entry_id TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    op TEXT NOT NULL,
-    old_text TEXT,
-    new_text TEXT,
-    at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entry_history_entry ON entry_history(entry_id);
-CREATE TABLE IF NOT EXISTS pending (
-    id TEXT PRIMARY KEY,
-    scope TEXT NOT NULL,
-    text TEXT NOT NULL,
-    target TEXT NOT NULL,
-    category TEXT NOT NULL,
-    importance REAL NOT NULL,
-    source TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    status TEXT NOT NULL,
-    entry_id TEXT NOT NULL,
-    resolved_at REAL,
-    said_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS pending_scope ON pending(scope, status);
-CREATE TABLE IF NOT EXISTS boosts (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    entry_id TEXT NOT NULL,
-    amount REAL NOT NULL,
-    at REAL NOT NULL,
-    reason TEXT
-);
-CREATE INDEX IF NOT EXISTS boosts_entry ON boosts(entry_id, at);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+from langmem_ext.workspace.schema import migrate
 
 
 @dataclass(frozen=True)
@@ -132,17 +80,12 @@ class Ledger:
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._lock = threading.RLock()
-        self.ensure_schema(_SCHEMA)
+        migrate(self._conn)
 
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
             self._conn.close()
-
-    def ensure_schema(self, script: str) -> None:
-        """Run idempotent ``CREATE ... IF NOT EXISTS`` statements (used by other layers)."""
-        with self._lock:
-            self._conn.executescript(script)
 
     @contextmanager
     def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:

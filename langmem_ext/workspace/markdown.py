@@ -215,9 +215,7 @@ def insert_entries_tracked(
             shifts.append((block.start, added))
             blocks = [b.moved(added) if b.start >= block.start else b for b in blocks]
         blocks.append(block)
-    entries = [
-        e for b in sorted(blocks) for e in _parse_lines(lines, b.start, b.end, b.category)
-    ]
+    entries = [e for b in sorted(blocks) for e in _parse_lines(lines, b.start, b.end, b.category)]
     return Insertion("\n".join(lines).rstrip("\n") + "\n", entries, shifts)
 
 

@@ -121,7 +121,9 @@ class ScopeMatrix:
             return [[] for _ in queries]
         q = np.array(queries, dtype=np.float32)  # a copy: normalised in place
         if q.ndim != 2 or q.shape[1] != self.dimension:
-            raise ValueError(f"queries of shape {q.shape}, the index has {self.dimension} dimensions")
+            raise ValueError(
+                f"queries of shape {q.shape}, the index has {self.dimension} dimensions"
+            )
         norms = np.linalg.norm(q, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         q /= norms

@@ -1,0 +1,253 @@
+"""The ledger's schema (``state.db``) and its versioned migrations.
+
+One module knows every table of the ledger. A database records the version it
+was migrated to in ``PRAGMA user_version``; opening applies, in one transaction
+each, the migrations above it, so an old workspace is migrated once and a new one
+is created by the same path. A workspace written before versions existed is at
+version 0 with some or all of version 1's tables: version 1 only creates what is
+missing (``IF NOT EXISTS``), so it migrates such a workspace without touching a row.
+
+To change the schema, append a :class:`Migration`; never edit a released one.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+
+from langmem_ext.errors import SchemaVersionError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the schema.
+
+    Attributes:
+        version: The ``user_version`` after this step (1, 2, ...).
+        description: What the step adds, for the log.
+        statements: SQL statements run in order inside one transaction.
+    """
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_ENTRIES = (
+    """CREATE TABLE IF NOT EXISTS entries (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    path TEXT NOT NULL,
+    category TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    importance REAL NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_access REAL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT 'user',
+    verified INTEGER NOT NULL DEFAULT 0,
+    deleted_at REAL
+)""",
+    "CREATE INDEX IF NOT EXISTS entries_scope ON entries(scope, deleted_at)",
+    """CREATE TABLE IF NOT EXISTS entry_history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    op TEXT NOT NULL,
+    old_text TEXT,
+    new_text TEXT,
+    at REAL NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS entry_history_entry ON entry_history(entry_id)",
+)
+
+_PENDING = (
+    """CREATE TABLE IF NOT EXISTS pending (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    text TEXT NOT NULL,
+    target TEXT NOT NULL,
+    category TEXT NOT NULL,
+    importance REAL NOT NULL,
+    source TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    resolved_at REAL,
+    said_at REAL NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS pending_scope ON pending(scope, status)",
+)
+
+_BOOSTS_META = (
+    """CREATE TABLE IF NOT EXISTS boosts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    entry_id TEXT NOT NULL,
+    amount REAL NOT NULL,
+    at REAL NOT NULL,
+    reason TEXT
+)""",
+    "CREATE INDEX IF NOT EXISTS boosts_entry ON boosts(entry_id, at)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+_SESSION_EVENTS = (
+    """CREATE TABLE IF NOT EXISTS session_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at REAL NOT NULL,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS session_events_scope_at ON session_events(scope, at)",
+    "CREATE INDEX IF NOT EXISTS session_events_thread_at ON session_events(scope, thread_id, at)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS session_events_fts "
+    "USING fts5(tokens, tokenize = 'ascii', detail = 'none')",
+)
+
+_SESSIONS = (
+    """CREATE TABLE IF NOT EXISTS session_messages (
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    at REAL NOT NULL,
+    compacted INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (scope, thread_id, seq)
+)""",
+    """CREATE TABLE IF NOT EXISTS sessions (
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    summarized_seq INTEGER NOT NULL DEFAULT 0,
+    flushed_seq INTEGER NOT NULL DEFAULT 0,
+    first_turn_at REAL,
+    episode_id TEXT,
+    episode_day TEXT,
+    PRIMARY KEY (scope, thread_id)
+)""",
+    "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated_at)",
+    """CREATE TABLE IF NOT EXISTS checkpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    cut_seq INTEGER NOT NULL,
+    compacted INTEGER NOT NULL,
+    used_fallback INTEGER NOT NULL,
+    flushed INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    conversation_at REAL NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS checkpoints_thread ON checkpoints(scope, thread_id, id)",
+)
+
+_STORE = (
+    """CREATE TABLE IF NOT EXISTS store_items (
+    id INTEGER PRIMARY KEY,
+    ns TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    ttl_minutes REAL,
+    expires_at REAL,
+    UNIQUE (ns, key)
+)""",
+    "CREATE INDEX IF NOT EXISTS store_items_expires ON store_items(expires_at)",
+    """CREATE TABLE IF NOT EXISTS store_texts (
+    item_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    ns TEXT NOT NULL,
+    vec_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vec_hash TEXT,
+    PRIMARY KEY (item_id, path)
+)""",
+    "CREATE INDEX IF NOT EXISTS store_texts_ns ON store_texts(ns, vec_hash)",
+    "CREATE INDEX IF NOT EXISTS store_texts_vec ON store_texts(vec_id)",
+)
+
+LEDGER_MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "entries, history, pending, boosts, meta, session events, sessions, "
+        "checkpoints, store items",
+        _ENTRIES + _PENDING + _BOOSTS_META + _SESSION_EVENTS + _SESSIONS + _STORE,
+    ),
+)
+"""Every step of the ledger's schema, oldest first."""
+
+LEDGER_VERSION = LEDGER_MIGRATIONS[-1].version
+"""The version this code writes and reads."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The version a database is at (``PRAGMA user_version``; 0 when never migrated)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(
+    conn: sqlite3.Connection, migrations: tuple[Migration, ...] = LEDGER_MIGRATIONS
+) -> list[int]:
+    """Bring a database to the newest version, one transaction per step.
+
+    Args:
+        conn: An autocommit connection (``isolation_level=None``).
+        migrations: The steps, oldest first.
+
+    Returns:
+        The versions applied (empty when the database was current).
+
+    Raises:
+        SchemaVersionError: The database is at a version this code does not know.
+    """
+    current = schema_version(conn)
+    newest = migrations[-1].version if migrations else 0
+    if current > newest:
+        raise SchemaVersionError(
+            f"the database is at schema version {current}, newer than this package's "
+            f"{newest}: upgrade langmem-ext"
+        )
+    applied: list[int] = []
+    for step in migrations:
+        if step.version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if schema_version(conn) >= step.version:  # another process got here first
+                conn.execute("ROLLBACK")
+                continue
+            for statement in step.statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {int(step.version)}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        applied.append(step.version)
+        logger.info("ledger migrated to schema version %d: %s", step.version, step.description)
+    return applied
+
+
+__all__ = [
+    "LEDGER_MIGRATIONS",
+    "LEDGER_VERSION",
+    "Migration",
+    "migrate",
+    "schema_version",
+]
