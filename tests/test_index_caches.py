@@ -19,7 +19,7 @@ import pytest
 
 from langmem_ext import Memory
 from langmem_ext.workspace.docs import Doc
-from langmem_ext.workspace.keyword_index import KeywordIndex
+from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 
 MODEL = "test-model"
 
@@ -143,7 +143,7 @@ def test_another_connection_s_write_is_seen(index: KeywordIndex) -> None:
 def test_another_process_s_write_is_seen(index: KeywordIndex) -> None:
     _check(index)
     code = (
-        "import sys; from langmem_ext.workspace.keyword_index import KeywordIndex\n"
+        "import sys; from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex\n"
         "kw = KeywordIndex(__import__('pathlib').Path(sys.argv[1]))\n"
         "kw.set_importance('m-005', 4.0); kw.apply(deletes=[('m-004', 'main')]); kw.close()\n"
     )

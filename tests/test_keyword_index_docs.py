@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from langmem_ext.workspace.docs import _DOC_COLS, Doc, _doc
-from langmem_ext.workspace.keyword_index import KeywordIndex
+from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 
 
 def test_fast_doc_equals_a_constructed_doc() -> None:

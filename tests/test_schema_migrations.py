@@ -11,7 +11,7 @@ import pytest
 from langmem_ext import Memory, SchemaVersionError, Settings
 from langmem_ext.memory.session import SessionManager
 from langmem_ext.store import ChromaMemoryStore
-from langmem_ext.workspace.schema import LEDGER_VERSION, migrate, schema_version
+from langmem_ext.workspace.sqlite.schema import LEDGER_VERSION, migrate, schema_version
 
 V0 = Path(__file__).parent / "data" / "workspace_v0"
 """A workspace written by commit 50780a6, before schema versions (tests/data/make_workspace_v0.py)."""
@@ -62,7 +62,7 @@ def test_v0_workspace_opens_migrated_with_everything_kept(tmp_path: Path) -> Non
 
 def test_migration_runs_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root = _copy_v0(tmp_path)
-    with caplog.at_level("INFO", logger="langmem_ext.workspace.schema"):
+    with caplog.at_level("INFO", logger="langmem_ext.workspace.sqlite.schema"):
         Memory(settings=_settings(root)).close()
         first = [r for r in caplog.records if "migrated" in r.getMessage()]
         caplog.clear()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langmem_ext.workspace.docs import Doc
-from langmem_ext.workspace.keyword_index import KeywordIndex
+from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 
 Anchor = tuple[str, str, int, str]
 

@@ -45,8 +45,13 @@ from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
-from langmem_ext.workspace.ledger import PendingRow, pending_row, record_history, upsert_entry
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
+from langmem_ext.workspace.records import PendingRow
+from langmem_ext.workspace.sqlite.ledger import (
+    pending_row,
+    record_history,
+    upsert_entry,
+)
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ contextual vector). Both used to be SQL queries, a third of the search's own tim
 at 10k memories; against this map they are dictionary lookups.
 
 A section is one file's entries of one category, ordered by line (then id, for
-entries on one line), as :meth:`~langmem_ext.workspace.keyword_index.KeywordIndex.neighbours`
+entries on one line), as :meth:`~langmem_ext.workspace.sqlite.keyword_index.KeywordIndex.neighbours`
 documents. The doc table builds a map per scope on first use and drops it when
 the docs table changes (see ``KeywordIndex._sections_of``).
 """

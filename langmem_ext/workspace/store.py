@@ -35,7 +35,6 @@ from langmem_ext.errors import (
     LangmemError,
     MemoryFileError,
 )
-from langmem_ext.workspace._sql import in_chunks
 from langmem_ext.workspace.docs import Doc, FileStamp
 from langmem_ext.workspace.files import (
     AppendJournal,
@@ -43,9 +42,7 @@ from langmem_ext.workspace.files import (
     atomic_write_text,
     remove_stale_temp_files,
 )
-from langmem_ext.workspace.keyword_index import KeywordIndex
 from langmem_ext.workspace.layout import Layout
-from langmem_ext.workspace.ledger import EntryState, Ledger, record_history, upsert_entry
 from langmem_ext.workspace.markdown import (
     Insertion,
     Outline,
@@ -57,6 +54,10 @@ from langmem_ext.workspace.markdown import (
     parse_entries,
     replace_entry,
 )
+from langmem_ext.workspace.records import EntryState
+from langmem_ext.workspace.sqlite._sql import in_chunks
+from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
+from langmem_ext.workspace.sqlite.ledger import Ledger, record_history, upsert_entry
 
 if TYPE_CHECKING:
     from langmem_ext.workspace.vector_search import VectorSearch

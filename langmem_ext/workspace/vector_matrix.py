@@ -1,7 +1,7 @@
 """Exact nearest neighbours over a scope's kept vectors, in memory.
 
 For a scope whose every embedded entry has a kept vector (the copy of what Chroma
-holds, see :mod:`~langmem_ext.workspace.doc_table`), the cosine of the query
+holds, see :mod:`~langmem_ext.workspace.sqlite.doc_table`), the cosine of the query
 with all of them is one matrix-vector product: at a few thousand memories several
 times faster than Chroma's HNSW query (at 10k of 512 dimensions about the same),
 and exact (HNSW is approximate, and its answer can change with insertion order). The

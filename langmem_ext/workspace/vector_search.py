@@ -2,7 +2,7 @@
 
 A scope whose embedded entries all have kept copies, and that has at most
 ``index.exact_search_max_entries`` of them, is searched exactly in memory
-(:meth:`~langmem_ext.workspace.doc_table.DocTable.nearest_many`,
+(:meth:`~langmem_ext.workspace.sqlite.doc_table.DocTable.nearest_many`,
 :mod:`~langmem_ext.workspace.vector_matrix`); any other scope by the vector index
 (:mod:`~langmem_ext.workspace.vector_index`), which stays the index of record.
 Callers ask this facade and never choose between the two themselves.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langmem_ext.workspace.doc_table import DocTable
+from langmem_ext.workspace.sqlite.doc_table import DocTable
 from langmem_ext.workspace.vector_index import VectorHit, VectorIndex
 
 

@@ -1,9 +1,9 @@
 """The FTS5 keyword index of ``.index/index.db``: BM25 and substring search.
 
 ``fts`` holds language-aware tokens (:mod:`langmem_ext.text`) ranked with FTS5's
-BM25, written with the docs they belong to (:mod:`~langmem_ext.workspace.fts`); a
+BM25, written with the docs they belong to (:mod:`~langmem_ext.workspace.sqlite.fts`); a
 search reads only its scope's rowid block. :class:`KeywordIndex` is the doc table
-(:class:`~langmem_ext.workspace.doc_table.DocTable`) plus these searches, which run
+(:class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`) plus these searches, which run
 on reader connections of their own.
 """
 
@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 
 from langmem_ext.text import index_tokens, query_tokens
-from langmem_ext.workspace.doc_table import _CACHE_KIB, DocTable
 from langmem_ext.workspace.docs import _D_COLS, _DOC_COLS, Doc, _doc
-from langmem_ext.workspace.fts import BLOCK_BITS, block_range
+from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB, DocTable
+from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range
 
 
 class KeywordIndex(DocTable):
@@ -25,8 +25,8 @@ class KeywordIndex(DocTable):
 
     Args:
         path: ``.index/index.db``.
-        cache_max_entries: See :class:`~langmem_ext.workspace.doc_table.DocTable`.
-        exact_max_entries: See :class:`~langmem_ext.workspace.doc_table.DocTable`.
+        cache_max_entries: See :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`.
+        exact_max_entries: See :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`.
     """
 
     def __init__(

@@ -2,9 +2,9 @@
 
 ``fts`` holds each doc's language-aware tokens (:mod:`langmem_ext.text`) under the
 doc's rowid, and a scope's docs have rowids in the scope's block (:data:`BLOCK_BITS`).
-The doc table (:mod:`~langmem_ext.workspace.doc_table`) runs these statements inside
+The doc table (:mod:`~langmem_ext.workspace.sqlite.doc_table`) runs these statements inside
 its own transactions, so a doc and its tokens change together; the keyword index
-(:mod:`~langmem_ext.workspace.keyword_index`) searches them.
+(:mod:`~langmem_ext.workspace.sqlite.keyword_index`) searches them.
 """
 
 from __future__ import annotations

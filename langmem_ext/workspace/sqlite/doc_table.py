@@ -11,7 +11,7 @@ return embeddings, which costs more than the nearest-neighbour query itself) whe
 that hash is the doc's ``vec_hash`` — the text whose vector Chroma holds — so a
 stale copy is never used. The same copies answer exact vector search for small
 scopes (:meth:`DocTable.nearest`, :mod:`~langmem_ext.workspace.vector_matrix`).
-A doc's keyword tokens (:mod:`~langmem_ext.workspace.fts`) change in the same
+A doc's keyword tokens (:mod:`~langmem_ext.workspace.sqlite.fts`) change in the same
 transaction as the doc. Everything here can be deleted and rebuilt from Markdown +
 ledger.
 """
@@ -40,8 +40,13 @@ from langmem_ext.workspace.docs import (
     _entry,
     vector_blob,
 )
-from langmem_ext.workspace.fts import index_doc, move_to_scope_blocks, next_rowid, unindex_doc
 from langmem_ext.workspace.sections import ScopeSections
+from langmem_ext.workspace.sqlite.fts import (
+    index_doc,
+    move_to_scope_blocks,
+    next_rowid,
+    unindex_doc,
+)
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
 
 _SCHEMA = """

@@ -3,7 +3,7 @@
 Pending items, per-entry state (importance, created / updated / last access,
 source, verified), the edit history of entries, boosts, sessions, checkpoints,
 session events and store items; the schema and its migrations are
-:mod:`langmem_ext.workspace.schema`, run when the ledger opens. The ledger is
+:mod:`langmem_ext.workspace.sqlite.schema`, run when the ledger opens. The ledger is
 backed up with the workspace; it is never "derived". WAL mode with
 ``synchronous=FULL`` makes a committed transaction durable when ``commit`` returns
 (``transaction(durable=False)`` skips the wait, for the session hot log only).
@@ -16,51 +16,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from langmem_ext.workspace._sql import in_chunks
-from langmem_ext.workspace.schema import migrate
-
-
-@dataclass(frozen=True)
-class EntryState:
-    """Ledger state of one entry."""
-
-    id: str
-    scope: str
-    path: str
-    category: str
-    text_hash: str
-    importance: float
-    created_at: float
-    updated_at: float
-    last_access: float | None
-    access_count: int
-    source: str
-    verified: bool
-    deleted_at: float | None
-
-
-@dataclass(frozen=True)
-class PendingRow:
-    """Ledger row of one pending item."""
-
-    id: str
-    scope: str
-    text: str
-    target: str
-    category: str
-    importance: float
-    source: str
-    created_at: float
-    expires_at: float
-    status: str
-    entry_id: str
-    resolved_at: float | None
-    said_at: float
-    """When the fact was stated (the memory's ``created_at`` once confirmed)."""
+from langmem_ext.workspace.records import EntryState, MetaRepository, PendingRow
+from langmem_ext.workspace.sqlite._sql import in_chunks
+from langmem_ext.workspace.sqlite.meta import SqliteMeta
+from langmem_ext.workspace.sqlite.schema import migrate
 
 
 class Ledger:
@@ -81,6 +44,8 @@ class Ledger:
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._lock = threading.RLock()
         migrate(self._conn)
+        self.meta: MetaRepository = SqliteMeta(self._conn, self._lock)
+        """Workspace settings (``meta``)."""
 
     def close(self) -> None:
         """Close the connection."""
@@ -185,16 +150,6 @@ class Ledger:
                 )
         return ids
 
-    def get_meta(self, key: str) -> str | None:
-        """Read a meta value."""
-        rows = self.query("SELECT value FROM meta WHERE key = ?", (key,))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        """Write a meta value (durably)."""
-        with self.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
 
 def upsert_entry(conn: sqlite3.Connection, st: EntryState) -> None:
     """Insert or replace an entry's state inside a transaction."""
@@ -259,9 +214,7 @@ def _entry(row: Sequence[Any]) -> EntryState:
 
 
 __all__ = [
-    "EntryState",
     "Ledger",
-    "PendingRow",
     "pending_row",
     "record_history",
     "upsert_entry",

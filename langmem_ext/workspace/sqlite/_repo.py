@@ -1,0 +1,42 @@
+"""Base of the SQLite repositories of the ledger."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+class SqliteRepo:
+    """A repository's access to the ledger's one connection.
+
+    Every statement holds the ledger's re-entrant lock, so a repository method
+    called inside ``Ledger.transaction()`` (same thread) joins that transaction,
+    and one called outside it commits on its own (autocommit).
+
+    Args:
+        conn: The ledger's connection (autocommit, ``check_same_thread=False``).
+        lock: The ledger's lock.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        self._conn = conn
+        self._lock = lock
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._conn.execute(sql, params).fetchall())
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        with self._lock:
+            row = self._conn.execute(sql, params).fetchone()
+        return tuple(row) if row is not None else None
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            return self._conn.execute(sql, params)
+
+    def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._lock:
+            self._conn.executemany(sql, rows)
