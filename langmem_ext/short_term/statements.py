@@ -1,0 +1,244 @@
+"""Explicit first-person statements, found without a model, with their slot.
+
+The deterministic fallback of the background extractor (seed 001's 后台小祥 without
+a model): a user sentence such as ``我住在上海`` / ``I moved to Berlin last month`` /
+``我对花生过敏`` / ``my favourite colour is green`` becomes a :class:`Statement`
+(subject, predicate, object, negation). Its :attr:`Statement.slot` says what a
+later statement replaces: one value per slot for single-valued predicates (where
+one lives, one's name, job, employer, partner, a favourite), one slot per object
+for the others (liking or being allergic to one thing), so "I no longer like
+coffee" replaces "I like coffee" but "I like tea" does not.
+
+Only explicit statements count: questions, hypotheticals ("if I lived in…") and
+reported speech are skipped; a sentence with no pattern gives nothing. Pure: no
+I/O, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from langmem_ext.short_term.content import message_text
+from langmem_ext.short_term.extractive import is_question, normalize_quotes, split_sentences
+
+USER = "user"
+"""The subject of every first-person statement (the scope's user)."""
+
+SINGLE_VALUED = frozenset(
+    {"name", "lives_in", "from", "works_as", "works_at", "partner", "age", "favourite"}
+)
+"""Predicates with one current value: a new statement supersedes the old one."""
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One explicit statement of the user about themself.
+
+    Attributes:
+        text: The sentence, as said (trimmed).
+        subject: Always :data:`USER` for first-person statements.
+        predicate: ``name``, ``lives_in``, ``from``, ``works_as``, ``works_at``,
+            ``partner``, ``age``, ``favourite``, ``likes``, ``allergic_to``.
+        object: The value (``上海``, ``Berlin``, ``peanuts``).
+        negated: ``True`` for "I don't like…" / "我不再对…过敏".
+        qualifier: Refines the predicate: the kind of favourite (``colour``,
+            ``颜色``) or of partner (``wife``, ``女朋友``); empty otherwise.
+        lang: ``"zh"`` or ``"en"``.
+    """
+
+    text: str
+    subject: str
+    predicate: str
+    object: str
+    negated: bool = False
+    qualifier: str = ""
+    lang: str = "en"
+
+    @property
+    def slot(self) -> str:
+        """What this statement replaces when it changes.
+
+        ``user|lives_in`` for single-valued predicates (``user|favourite|colour``
+        with a qualifier), ``user|likes|coffee`` for the others: the object is part
+        of the slot, the negation is not.
+        """
+        parts = [self.subject, self.predicate]
+        if self.qualifier:
+            parts.append(_norm_key(self.qualifier))
+        if self.predicate not in SINGLE_VALUED:
+            parts.append(_norm_key(self.object))
+        return "|".join(parts)
+
+
+def _norm_key(text: str) -> str:
+    return re.sub(r"\s+", " ", text.casefold()).strip()
+
+
+_ZH_OBJ = r"(?P<o>[^，,。！!？?；;：:\s]{1,20}?)"
+_ZH_END = r"(?:了|啦|呢|哦|喔|呀|的)?(?=$|[，,。！!？?；;\s])"
+_ZH_WHEN = r"(?:现在|目前|如今|已经|刚刚|刚|最近|上个月|上周|上星期|去年|今年|前几天|昨天)?"
+_EN_OBJ = r"(?P<o>[^,.;:!?]{1,40}?)"
+_EN_END = (
+    r"(?:\s+(?:now|these days|since \w+|last (?:week|month|year)|this (?:week|month|year)"
+    r"|recently|anymore|any more|a while ago|\w+ (?:days|weeks|months|years) ago))?"
+    r"\s*(?=$|[,.;:!?])"
+)
+_EN_WHEN = r"(?:(?:now|currently|recently|just|actually|finally|also)\s+)?"
+_ART = r"(?:(?:a|an|the)\s+)?"
+
+# (pattern, predicate, negated); named groups: o (object), q (qualifier), n (negation)
+_ZH_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), pred)
+    for p, pred in (
+        (rf"我{_ZH_WHEN}(?:的名字)?(?:叫|名叫|的名字是){_ZH_OBJ}{_ZH_END}", "name"),
+        (rf"我{_ZH_WHEN}(?:住在|住|定居在|定居于){_ZH_OBJ}{_ZH_END}", "lives_in"),
+        (rf"我{_ZH_WHEN}(?:已经)?(?:搬到|搬去|搬家到|迁到){_ZH_OBJ}(?:住|居住|生活)?{_ZH_END}", "lives_in"),
+        (rf"我{_ZH_WHEN}(?:来自|來自|老家在|是){_ZH_OBJ}人{_ZH_END}", "from"),
+        (rf"我{_ZH_WHEN}(?:来自|來自|老家在){_ZH_OBJ}{_ZH_END}", "from"),
+        (rf"我{_ZH_WHEN}(?:的工作|的职业)是{_ZH_OBJ}{_ZH_END}", "works_as"),
+        (rf"我{_ZH_WHEN}(?:是|当|做)(?:了)?(?:一名|一个|一位|名){_ZH_OBJ}{_ZH_END}", "works_as"),
+        (rf"我{_ZH_WHEN}(?:换工作)?(?:在|去|到){_ZH_OBJ}(?:工作|上班|任职){_ZH_END}", "works_at"),
+        (rf"我{_ZH_WHEN}(?:跳槽|换工作)(?:到|去)了?{_ZH_OBJ}{_ZH_END}", "works_at"),
+        (rf"我(?:的)?(?P<q>女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|太太|先生|对象)"
+         rf"{_ZH_WHEN}(?:是|叫){_ZH_OBJ}{_ZH_END}", "partner"),
+        (rf"我{_ZH_WHEN}(?P<o>\d{{1,3}})岁{_ZH_END}", "age"),
+        (rf"我{_ZH_WHEN}最(?:喜欢|爱)的(?P<q>[^，,。！？\s]{{1,6}}?)(?:是|叫){_ZH_OBJ}{_ZH_END}",
+         "favourite"),
+        (rf"我{_ZH_WHEN}(?P<n>不再|已经不|不|没有|没)?对{_ZH_OBJ}过敏{_ZH_END}", "allergic_to"),
+        (rf"我{_ZH_WHEN}(?P<n>不再|已经不|不太|不|讨厌|討厭)?(?:很|非常|特别|超级|超|挺|真的|也)?"
+         rf"(?:喜欢|喜歡|爱|愛|讨厌|討厭)(?:吃|喝|看|玩|听|聽)?{_ZH_OBJ}{_ZH_END}", "likes"),
+    )
+)  # fmt: skip
+
+_EN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), pred)
+    for p, pred in (
+        (rf"\bmy name is (?:now )?{_EN_OBJ}{_EN_END}", "name"),
+        (rf"\b(?:please )?call me {_EN_OBJ}{_EN_END}", "name"),
+        (rf"\bi(?:'m| am) called {_EN_OBJ}{_EN_END}", "name"),
+        (rf"\bi {_EN_WHEN}live in {_EN_OBJ}{_EN_END}", "lives_in"),
+        (rf"\bi(?:'m| am) {_EN_WHEN}living in {_EN_OBJ}{_EN_END}", "lives_in"),
+        (rf"\bi(?:'ve| have)? {_EN_WHEN}(?:moved|relocated) (?:to|into) {_EN_OBJ}{_EN_END}",
+         "lives_in"),
+        (rf"\bi(?:'m| am) (?:originally )?from {_EN_OBJ}{_EN_END}", "from"),
+        (rf"\bi {_EN_WHEN}work as {_ART}{_EN_OBJ}{_EN_END}", "works_as"),
+        (rf"\bi(?:'m| am) {_EN_WHEN}working as {_ART}{_EN_OBJ}{_EN_END}", "works_as"),
+        (rf"\bmy (?:job|profession|occupation) is {_ART}{_EN_OBJ}{_EN_END}", "works_as"),
+        (rf"\bi(?:'ve| have)? {_EN_WHEN}became {_ART}{_EN_OBJ}{_EN_END}", "works_as"),
+        (rf"\bi {_EN_WHEN}work (?:at|for) {_EN_OBJ}{_EN_END}", "works_at"),
+        (rf"\bi(?:'m| am) {_EN_WHEN}working (?:at|for) {_EN_OBJ}{_EN_END}", "works_at"),
+        (rf"\bi(?:'ve| have)? {_EN_WHEN}(?:joined|started (?:working )?at|started a (?:new )?job at"
+         rf"|got a (?:new )?job at) {_EN_OBJ}{_EN_END}", "works_at"),
+        (rf"\bmy (?P<q>girlfriend|boyfriend|wife|husband|partner|fiancée?)(?:'s name)? is "
+         rf"(?:now )?{_EN_OBJ}{_EN_END}", "partner"),
+        (rf"\bi(?:'m| am) {_EN_WHEN}(?P<o>\d{{1,3}})(?: years old)?{_EN_END}", "age"),
+        (rf"\bmy (?:new )?favou?rite (?P<q>[a-z ]{{1,20}}?) is (?:now )?{_EN_OBJ}{_EN_END}",
+         "favourite"),
+        (rf"\bi(?:'m| am) (?P<n>not |no longer )?{_EN_WHEN}allergic to {_EN_OBJ}{_EN_END}",
+         "allergic_to"),
+        (rf"\bi (?P<n>don't |do not |no longer |never )?{_EN_WHEN}(?:really )?"
+         rf"(?:like|love|enjoy|hate|dislike) {_EN_OBJ}{_EN_END}", "likes"),
+    )
+)  # fmt: skip
+
+_NEGATIVE_VERBS = re.compile(r"\b(?:hate|dislike)\b|讨厌|討厭", re.IGNORECASE)
+_SKIP_ZH = re.compile(
+    r"如果|假如|要是|假设|假設|他说|她说|他們|他们|她们|朋友说|是不是|吗|嗎|哪|什么|什麼|谁|誰|几|幾|多少|怎么|怎麼|为什么|為什麼"
+)
+_SKIP_EN = re.compile(
+    r"^\s*(?:if|when|suppose|maybe|perhaps)\b|\b(?:he|she|they) (?:said|says|told)\b"
+    r"|\bwould\b|\bcould\b|\bused to\b|\bwish\b",
+    re.IGNORECASE,
+)
+_TRAIL_EN = re.compile(
+    r"\s+(?:too|as well|a lot|very much|so much|now|originally|anymore)$", re.IGNORECASE
+)
+_CLAUSES = re.compile(r"[，,；;]\s*|\s+(?:and|but|so)\s+(?=(?:i|my)\b)", re.IGNORECASE)
+_MAX_OBJECT_WORDS = 6
+
+
+def _clean_object(text: str, lang: str) -> str:
+    text = text.strip(" \t'\"“”‘’「」『』")
+    if lang == "en":
+        text = _TRAIL_EN.sub("", text).strip()
+    else:
+        text = re.sub(r"(?:了|啦|呢|哦|的)$", "", text)
+    return text
+
+
+def _match(sentence: str, lang: str) -> Statement | None:
+    patterns = _ZH_PATTERNS if lang == "zh" else _EN_PATTERNS
+    for pattern, predicate in patterns:
+        m = pattern.search(sentence)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        obj = _clean_object(groups.get("o") or "", lang)
+        if not obj or (lang == "en" and len(obj.split()) > _MAX_OBJECT_WORDS):
+            continue
+        negated = bool(groups.get("n")) or (
+            predicate == "likes" and bool(_NEGATIVE_VERBS.search(m.group(0)))
+        )
+        return Statement(
+            text=sentence.strip(),
+            subject=USER,
+            predicate=predicate,
+            object=obj,
+            negated=negated,
+            qualifier=(groups.get("q") or "").strip(),
+            lang=lang,
+        )
+    return None
+
+
+def _lang(sentence: str) -> str:
+    return "zh" if re.search(r"[\u4e00-\u9fff]", sentence) else "en"
+
+
+def extract_statements(text: str) -> list[Statement]:
+    """Explicit first-person statements in ``text``, in order.
+
+    Args:
+        text: What the user said (Chinese, English or both).
+
+    Returns:
+        One :class:`Statement` per sentence (or clause) that states a fact about
+        the user; questions and hypotheticals give none.
+
+    Example:
+        .. code-block:: python
+
+            [s.slot for s in extract_statements("我叫李雷，我上个月搬到深圳了。")]
+            # ['user|name', 'user|lives_in']
+    """
+    out: list[Statement] = []
+    for sentence in split_sentences(normalize_quotes(text)):
+        if is_question(sentence):
+            continue
+        for clause in _CLAUSES.split(sentence):
+            lang = _lang(clause)
+            if not clause.strip() or (_SKIP_ZH if lang == "zh" else _SKIP_EN).search(clause):
+                continue
+            found = _match(clause, lang)
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def statements_in(messages: Sequence[BaseMessage]) -> list[Statement]:
+    """Statements of the user's (human) messages, oldest first; a later statement of
+    the same slot replaces an earlier one within the list."""
+    latest: dict[str, Statement] = {}
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            for st in extract_statements(message_text(message)):
+                latest.pop(st.slot, None)
+                latest[st.slot] = st
+    return list(latest.values())
+
+
+__all__ = ["SINGLE_VALUED", "USER", "Statement", "extract_statements", "statements_in"]
