@@ -80,11 +80,11 @@ def _norm_key(text: str) -> str:
 
 _ZH_OBJ = r"(?P<o>[^，,。！!？?；;：:\s]{1,20}?)"
 _ZH_END = r"(?:了|啦|呢|哦|喔|呀|的)?(?=$|[，,。！!？?；;\s])"
-_ZH_WHEN = r"(?:现在|目前|如今|已经|刚刚|刚|最近|上个月|上周|上星期|去年|今年|前几天|昨天)?"
+_ZH_WHEN = r"(?:现在|目前|如今|已经|刚刚|刚|最近|上个月|上周|上星期|这个月|本月|这周|去年|今年|前几天|昨天)?"
 _EN_OBJ = r"(?P<o>[^,.;:!?]{1,40}?)"
 _EN_END = (
     r"(?:\s+(?:now|these days|since \w+|last (?:week|month|year)|this (?:week|month|year)"
-    r"|recently|anymore|any more|a while ago|\w+ (?:days|weeks|months|years) ago))?"
+    r"|recently|anymore|any more|a while ago|from now on|\w+ (?:days|weeks|months|years) ago))?"
     r"\s*(?=$|[,.;:!?])"
 )
 _EN_WHEN = r"(?:(?:now|currently|recently|just|actually|finally|also)\s+)?"
@@ -103,7 +103,7 @@ _ZH_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"我{_ZH_WHEN}(?:是|当|做)(?:了)?(?:一名|一个|一位|名){_ZH_OBJ}{_ZH_END}", "works_as"),
         (rf"我{_ZH_WHEN}(?:换工作)?(?:在|去|到){_ZH_OBJ}(?:工作|上班|任职){_ZH_END}", "works_at"),
         (rf"我{_ZH_WHEN}(?:跳槽|换工作)(?:到|去)了?{_ZH_OBJ}{_ZH_END}", "works_at"),
-        (rf"我(?:的)?(?P<q>女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|太太|先生|对象)"
+        (rf"我{_ZH_WHEN}(?:的)?(?P<q>女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|太太|先生|对象)"
          rf"{_ZH_WHEN}(?:是|叫){_ZH_OBJ}{_ZH_END}", "partner"),
         (rf"我{_ZH_WHEN}(?P<o>\d{{1,3}})岁{_ZH_END}", "age"),
         (rf"我{_ZH_WHEN}最(?:喜欢|爱)的(?P<q>[^，,。！？\s]{{1,6}}?)(?:是|叫){_ZH_OBJ}{_ZH_END}",
