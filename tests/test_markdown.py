@@ -4,7 +4,9 @@ from langmem_ext.workspace.markdown import (
     assign_missing_ids,
     insert_entries,
     parse_entries,
+    render_bullet,
     replace_entry,
+    supersede_entry,
 )
 
 
@@ -57,3 +59,28 @@ def test_replace_and_remove() -> None:
     assert found and [e.text for e in parse_entries(c3)] == ["a2"]
     _, found = replace_entry(c3, "m-nope1", "x")
     assert not found
+
+
+def test_struck_bullets_are_superseded_versions() -> None:
+    content = "## Facts\n- ~~I live in Berlin~~ ^m-aaaa1\n- I live in Munich ^m-bbbb2\n"
+    old, new = parse_entries(content)
+    assert (old.text, old.superseded, old.category) == ("I live in Berlin", True, "fact")
+    assert (new.text, new.superseded) == ("I live in Munich", False)
+    multi = render_bullet("line one\nline two", "m-cccc3", superseded=True)
+    assert multi == ["- ~~line one", "  line two~~ ^m-cccc3"]
+    (parsed,) = parse_entries("\n".join(multi))
+    assert (parsed.text, parsed.superseded) == ("line one\nline two", True)
+
+
+def test_supersede_entry_strikes_and_writes_below_in_the_same_section() -> None:
+    content = "# M\n\n## Facts\n- I live in Berlin ^m-aaaa1\n- I like tea ^m-dddd4\n\n## Core\n- x ^m-eeee5\n"
+    out, new = supersede_entry(content, "m-aaaa1", "m-bbbb2", "I moved to Munich")
+    assert out == (
+        "# M\n\n## Facts\n- ~~I live in Berlin~~ ^m-aaaa1\n- I moved to Munich ^m-bbbb2\n"
+        "- I like tea ^m-dddd4\n\n## Core\n- x ^m-eeee5\n"
+    )
+    assert new is not None and (new.line, new.category, new.superseded) == (5, "fact", False)
+    assert supersede_entry(content, "m-zzzz9", "m-bbbb2", "x") == (content, None)
+    # an edit of a superseded version keeps it struck
+    edited, found = replace_entry(out, "m-aaaa1", "I lived in Berlin")
+    assert found and "- ~~I lived in Berlin~~ ^m-aaaa1" in edited

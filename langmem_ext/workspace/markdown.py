@@ -33,6 +33,8 @@ ID_PREFIX = "m-"
 _BLOCK_ID_RE = re.compile(r"\s*\^(m-[0-9a-z]{4,32})\s*$")
 _BULLET_RE = re.compile(r"^[-*] (.*)$")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_STRUCK_RE = re.compile(r"^~~(.+)~~$", re.DOTALL)
+"""A struck-through bullet (``- ~~I live in Berlin~~ ^m-…``) is a superseded version."""
 
 SECTION_TITLES: dict[str, str] = {
     "system": "System",
@@ -78,6 +80,8 @@ class ParsedEntry:
         category: From the section heading above it.
         line: 1-based line of the bullet.
         end_line: 1-based last line of the bullet (continuations included).
+        superseded: The bullet is struck through (``~~…~~``): a version that is no
+            longer current (its text is given without the ``~~``).
     """
 
     id: str | None
@@ -85,6 +89,7 @@ class ParsedEntry:
     category: str
     line: int
     end_line: int
+    superseded: bool = False
 
 
 def parse_entries(content: str) -> list[ParsedEntry]:
@@ -123,10 +128,19 @@ def _parse_lines(lines: list[str], start: int, end: int, category: str) -> list[
             parts.append(lines[i].strip())
             i += 1
         text, entry_id = split_block_id("\n".join(parts))
-        if text.strip():
+        text = text.strip()
+        struck = _STRUCK_RE.match(text)
+        if struck:
+            text = struck.group(1).strip()
+        if text:
             entries.append(
                 ParsedEntry(
-                    id=entry_id, text=text.strip(), category=category, line=first + 1, end_line=i
+                    id=entry_id,
+                    text=text,
+                    category=category,
+                    line=first + 1,
+                    end_line=i,
+                    superseded=struck is not None,
                 )
             )
     return entries
@@ -148,10 +162,16 @@ def split_block_id(text: str) -> tuple[str, str | None]:
     return text[: m.start()], m.group(1)
 
 
-def render_bullet(text: str, entry_id: str) -> list[str]:
-    """Render one entry as bullet lines (continuations indented by two spaces)."""
+def render_bullet(text: str, entry_id: str, *, superseded: bool = False) -> list[str]:
+    """Render one entry as bullet lines (continuations indented by two spaces).
+
+    A superseded version is struck through: ``- ~~text~~ ^id``.
+    """
     parts = [p.strip() for p in text.strip().splitlines()]
     parts = [p for p in parts if p] or [""]
+    if superseded:
+        parts[0] = "~~" + parts[0]
+        parts[-1] += "~~"
     out = [f"- {parts[0]}"] + [f"  {p}" for p in parts[1:]]
     out[-1] = f"{out[-1]} ^{entry_id}"
     return out
@@ -372,6 +392,8 @@ def append_entries(before: Outline, items: Iterable[tuple[str, str, str]]) -> Ap
 def replace_entry(content: str, entry_id: str, new_text: str | None) -> tuple[str, bool]:
     """Replace (or with ``new_text=None`` remove) the bullet carrying ``entry_id``.
 
+    The bullet keeps its struck-through state.
+
     Returns:
         ``(new content, found)``.
     """
@@ -379,10 +401,36 @@ def replace_entry(content: str, entry_id: str, new_text: str | None) -> tuple[st
     for entry in parse_entries(content):
         if entry.id != entry_id:
             continue
-        repl = [] if new_text is None else render_bullet(new_text, entry_id)
+        repl = (
+            []
+            if new_text is None
+            else render_bullet(new_text, entry_id, superseded=entry.superseded)
+        )
         lines[entry.line - 1 : entry.end_line] = repl
         return "\n".join(lines).rstrip("\n") + "\n", True
     return content, False
+
+
+def supersede_entry(
+    content: str, old_id: str, new_id: str, new_text: str
+) -> tuple[str, ParsedEntry | None]:
+    """Strike the bullet ``old_id`` through and write ``new_text`` (as ``new_id``)
+    right below it, in the same section.
+
+    Returns:
+        ``(new content, the new entry as parsed)``; ``(content, None)`` when
+        ``old_id`` is not in the file.
+    """
+    lines = content.splitlines()
+    for entry in parse_entries(content):
+        if entry.id != old_id:
+            continue
+        old = render_bullet(entry.text, old_id, superseded=True)
+        lines[entry.line - 1 : entry.end_line] = old + render_bullet(new_text, new_id)
+        new_content = "\n".join(lines).rstrip("\n") + "\n"
+        new = next(e for e in parse_entries(new_content) if e.id == new_id)
+        return new_content, new
+    return content, None
 
 
 def assign_missing_ids(content: str, taken: set[str]) -> tuple[str, list[ParsedEntry]]:
@@ -442,4 +490,5 @@ __all__ = [
     "render_bullet",
     "replace_entry",
     "split_block_id",
+    "supersede_entry",
 ]
