@@ -304,9 +304,9 @@ def _notes(memory: Any, before: set[str], scope: str) -> list[str]:
     gone = before - now_pending
     notes = []
     for pid in sorted(gone):
-        row = memory.workspace.ledger.query("SELECT status, text FROM pending WHERE id = ?", (pid,))
-        if row:
-            notes.append(f"{row[0][0]} {pid}: {row[0][1]}")
+        row = memory.workspace.ledger.pending.get(pid)
+        if row is not None:
+            notes.append(f"{row.status} {pid}: {row.text}")
     return notes
 
 

@@ -58,9 +58,7 @@ def _already_known(memory: Memory, scope: str, text: str) -> bool:
     """Proposed before (pending, confirmed or rejected), or already stored verbatim."""
     key = normalise_text(text)
     ws = memory.workspace
-    if ws.ledger.query("SELECT 1 FROM pending WHERE scope = ? AND text = ? LIMIT 1", (scope, key)):
-        return True
-    return ws.keyword.has_text(scope, key)
+    return ws.ledger.pending.has_text(scope, key) or ws.keyword.has_text(scope, key)
 
 
 def _save(memory: Memory, scope: str, text: str, category: str, result: FlushResult) -> str:

@@ -15,7 +15,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -46,12 +46,7 @@ from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
-from langmem_ext.workspace.records import PendingRow
-from langmem_ext.workspace.sqlite.ledger import (
-    pending_row,
-    record_history,
-    upsert_entry,
-)
+from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
 
 logger = logging.getLogger(__name__)
@@ -238,7 +233,7 @@ class Memory:
         ledger = self.workspace.ledger
         while True:
             entry_id = new_entry_id()
-            if entry_id in taken or ledger.query("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
+            if entry_id in taken or ledger.entries.exists(entry_id):
                 continue
             taken.add(entry_id)
             return entry_id
@@ -305,8 +300,7 @@ class Memory:
             None,
             said,
         )
-        with self.workspace.ledger.transaction() as conn:
-            conn.execute("INSERT INTO pending VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", astuple(row))
+        self.workspace.ledger.pending.insert(row)
         return self._pending_item(row)
 
     @staticmethod
@@ -324,15 +318,12 @@ class Memory:
         )
 
     def _load_pending(self, pending_id: str, scope: str) -> PendingRow:
-        rows = self.workspace.ledger.query(
-            "SELECT * FROM pending WHERE id = ? AND scope = ?", (str(pending_id).strip(), scope)
-        )
-        if not rows:
+        row = self.workspace.ledger.pending.get(str(pending_id).strip(), scope=scope)
+        if row is None:
             raise PendingNotFoundError(
                 f"No pending memory {pending_id!r} in this scope. List pending items with "
                 "list_pending() (or `langmem-ext pending`)."
             )
-        row = pending_row(rows[0])
         if row.status == "pending" and self._settle([row], scope):
             raise PendingAlreadyResolvedError(
                 f"Pending memory {row.id!r} was already confirmed (its entry {row.entry_id} "
@@ -370,42 +361,20 @@ class Memory:
         paths = {self._file_for(scope, self._target(r.target), r.said_at)[0] for r in rows}
         with ws.lock.hold():
             ws.sync_files(scope, sorted(paths))  # confirms the items of new entries
-            ws.ledger.confirm_written_pending(scope)  # and of entries already in the ledger
-            ids = [r.id for r in rows]
-            done = {
-                str(r[0])
-                for i in range(0, len(ids), 500)
-                for r in ws.ledger.query(
-                    "SELECT id FROM pending WHERE status = 'confirmed' AND id IN "
-                    f"({','.join('?' * len(ids[i : i + 500]))})",
-                    ids[i : i + 500],
-                )
-            }
+            ws.ledger.pending.confirm_written(scope)  # and of entries already in the ledger
+            done = ws.ledger.pending.ids_with_status([r.id for r in rows], "confirmed")
         if done:
             logger.info("pending item(s) %s were already written: marked confirmed", done)
         return done
 
     def _expire(self, ids: Sequence[str]) -> None:
-        if not ids:
-            return
-        now = time.time()
-        with self.workspace.ledger.transaction() as conn:
-            conn.executemany(
-                "UPDATE pending SET status = 'expired', resolved_at = ? "
-                "WHERE id = ? AND status = 'pending'",
-                [(now, i) for i in ids],
-            )
+        if ids:
+            self.workspace.ledger.pending.expire(ids, time.time())
 
     def list_pending(self, *, scope: str | None = None) -> list[PendingItem]:
         """Pending items of a scope, oldest first (expired ones are expired now)."""
         scope = self._scope(scope)
-        rows = [
-            pending_row(r)
-            for r in self.workspace.ledger.query(
-                "SELECT * FROM pending WHERE scope = ? AND status = 'pending' ORDER BY created_at",
-                (scope,),
-            )
-        ]
+        rows = self.workspace.ledger.pending.of_scope(scope, "pending")
         done = self._settle(rows, scope)
         rows = [r for r in rows if r.id not in done]
         now = time.time()
@@ -442,11 +411,7 @@ class Memory:
                 title=title,
             )
             entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
-            with ws.ledger.transaction() as conn:
-                conn.execute(
-                    "UPDATE pending SET status = 'confirmed', resolved_at = ? WHERE id = ?",
-                    (time.time(), row.id),
-                )
+            ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()
         return entry
 
@@ -455,16 +420,9 @@ class Memory:
         scope = self._scope(scope)
         with self.workspace.lock.hold():
             row = self._load_pending(pending_id, scope)
-            with self.workspace.ledger.transaction() as conn:
-                conn.execute(
-                    "UPDATE pending SET status = 'rejected', resolved_at = ? WHERE id = ?",
-                    (time.time(), row.id),
-                )
-        return self._pending_item(
-            pending_row(
-                self.workspace.ledger.query("SELECT * FROM pending WHERE id = ?", (row.id,))[0]
-            )
-        )
+            now = time.time()
+            self.workspace.ledger.pending.resolve(row.id, "rejected", now)
+        return self._pending_item(replace(row, status="rejected", resolved_at=now))
 
     # -- direct writes -----------------------------------------------------
 
@@ -587,14 +545,11 @@ class Memory:
             path = ws.layout.root / st.path
             old = ws.rewrite_entry(scope, path, st.id, clean)
             now = time.time()
-            with ws.ledger.transaction() as conn:
-                upsert_entry(
-                    conn,
-                    st.__class__(
-                        **{**st.__dict__, "text_hash": text_hash(clean), "updated_at": now}
-                    ),
+            with ws.ledger.transaction():
+                ws.ledger.entries.upsert(replace(st, text_hash=text_hash(clean), updated_at=now))
+                ws.ledger.entries.record_history(
+                    HistoryRow(st.id, scope, "update", old, clean, now)
                 )
-                record_history(conn, st.id, scope, "update", old, clean, now)
             ws.reconcile_after_write(scope, path)
         ws.flush_vectors()
         return self._entry(st.id, scope)
@@ -608,27 +563,26 @@ class Memory:
             path = ws.layout.root / st.path
             old = ws.rewrite_entry(scope, path, st.id, None)
             now = time.time()
-            with ws.ledger.transaction() as conn:
-                conn.execute("UPDATE entries SET deleted_at = ? WHERE id = ?", (now, st.id))
-                record_history(conn, st.id, scope, "delete", old, None, now)
+            with ws.ledger.transaction():
+                ws.ledger.entries.mark_deleted(st.id, now)
+                ws.ledger.entries.record_history(HistoryRow(st.id, scope, "delete", old, None, now))
             ws.reconcile_after_write(scope, path)
         ws.flush_vectors()
 
     def history(self, entry_id: str, *, scope: str | None = None) -> list[dict[str, Any]]:
         """The edit history of an entry (oldest first)."""
         scope = self._scope(scope)
-        rows = self.workspace.ledger.query(
-            "SELECT op, old_text, new_text, at FROM entry_history WHERE entry_id = ? AND scope = ? "
-            "ORDER BY seq",
-            (entry_id, scope),
-        )
+        rows = self.workspace.ledger.entries.history(entry_id, scope)
         if not rows:
             raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
-        return [{"op": r[0], "old_text": r[1], "new_text": r[2], "at": to_dt(r[3])} for r in rows]
+        return [
+            {"op": r.op, "old_text": r.old_text, "new_text": r.new_text, "at": to_dt(r.at)}
+            for r in rows
+        ]
 
-    def _live_state(self, entry_id: str, scope: str) -> Any:
+    def _live_state(self, entry_id: str, scope: str) -> EntryState:
         self._maybe_sync(scope)
-        st = self.workspace.ledger.entry(str(entry_id).strip())
+        st = self.workspace.ledger.entries.get(str(entry_id).strip())
         if st is None or st.scope != scope:
             raise EntryNotFoundError(
                 f"No memory {entry_id!r} in this scope. Find ids with search() or list()."
@@ -642,7 +596,7 @@ class Memory:
             self.workspace.sync([scope])
 
     def _entry(self, entry_id: str, scope: str) -> MemoryEntry:
-        st = self.workspace.ledger.entry(entry_id)
+        st = self.workspace.ledger.entries.get(entry_id)
         doc = self.workspace.keyword.docs([entry_id]).get(entry_id)
         if st is None or doc is None or st.scope != scope:
             raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
@@ -660,7 +614,7 @@ class Memory:
         cat = self._category(category) if category else None
         self._maybe_sync(scope)
         docs = self.workspace.keyword.scope_docs(scope, cat)
-        states = self.workspace.ledger.entries([d.id for d in docs])
+        states = self.workspace.ledger.entries.many([d.id for d in docs])
         return [
             _to_entry(
                 d,
@@ -818,27 +772,17 @@ class Memory:
         ws = self.workspace
         with ws.lock.hold():
             st = self._live_state(entry_id, scope)
-            last = ws.ledger.query("SELECT max(at) FROM boosts WHERE entry_id = ?", (st.id,))[0][0]
-            if last is not None and now - float(last) < lc.boost_cooldown_hours * 3600:
+            last = ws.ledger.boosts.last_at(st.id)
+            if last is not None and now - last < lc.boost_cooldown_hours * 3600:
                 return 0.0
-            today = ws.ledger.query(
-                "SELECT coalesce(sum(amount), 0) FROM boosts WHERE entry_id = ? AND at > ?",
-                (st.id, now - 86400),
-            )[0][0]
-            amount = min(lc.boost_amount, lc.boost_daily_cap - float(today))
+            today = ws.ledger.boosts.total_since(st.id, now - 86400)
+            amount = min(lc.boost_amount, lc.boost_daily_cap - today)
             if amount <= 1e-9:
                 return 0.0
             new_importance = st.importance + amount
-            with ws.ledger.transaction() as conn:
-                conn.execute(
-                    "INSERT INTO boosts (entry_id, amount, at, reason) VALUES (?,?,?,?)",
-                    (st.id, amount, now, reason),
-                )
-                conn.execute(
-                    "UPDATE entries SET importance = ?, last_access = ?, access_count = access_count + 1 "
-                    "WHERE id = ?",
-                    (new_importance, now, st.id),
-                )
+            with ws.ledger.transaction():
+                ws.ledger.boosts.record(st.id, amount, now, reason)
+                ws.ledger.entries.touch(st.id, importance=new_importance, at=now)
             ws.keyword.set_importance(st.id, new_importance)
         if st.importance < lc.core_review_at <= new_importance:
             logger.info(
@@ -869,14 +813,8 @@ class Memory:
         for s in scopes:
             self._maybe_sync(s)
             cats = {c: 0 for c in CATEGORIES}
-            for r in ws.keyword._q(
-                "SELECT category, count(*) FROM docs WHERE scope = ? GROUP BY category", (s,)
-            ):
-                cats[r[0]] = int(r[1])
-            pending = ws.ledger.query(
-                "SELECT count(*) FROM pending WHERE scope = ? AND status = 'pending' AND expires_at > ?",
-                (s, time.time()),
-            )[0][0]
+            cats.update(ws.keyword.category_counts(s))
+            pending = ws.ledger.pending.count_open(s, time.time())
             out["scopes"][s] = {
                 "entries": sum(cats.values()),
                 "by_category": cats,

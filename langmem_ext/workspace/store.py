@@ -54,10 +54,9 @@ from langmem_ext.workspace.markdown import (
     parse_entries,
     replace_entry,
 )
-from langmem_ext.workspace.records import EntryState
-from langmem_ext.workspace.sqlite._sql import in_chunks
+from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
 from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
-from langmem_ext.workspace.sqlite.ledger import Ledger, record_history, upsert_entry
+from langmem_ext.workspace.sqlite.ledger import Ledger
 
 if TYPE_CHECKING:
     from langmem_ext.workspace.vector_search import VectorSearch
@@ -254,7 +253,7 @@ class Workspace:
                         len(removed),
                         ", ".join(self.layout.rel(p) for p in removed),
                     )
-        confirmed = self.ledger.confirm_written_pending()
+        confirmed = self.ledger.pending.confirm_written()
         if confirmed:
             logger.info(
                 "marked %d pending item(s) confirmed: their entries were already written (%s)",
@@ -377,10 +376,9 @@ class Workspace:
 
     def _record_added(self, scope: str, rel: str, entries: Sequence[NewEntry], now: float) -> None:
         """Commit the ledger rows of entries just written to ``rel``."""
-        with self.ledger.transaction() as conn:
+        with self.ledger.transaction():
             for e in entries:
-                upsert_entry(
-                    conn,
+                self.ledger.entries.upsert(
                     EntryState(
                         id=e.id,
                         scope=scope,
@@ -397,7 +395,9 @@ class Workspace:
                         deleted_at=None,
                     ),
                 )
-                record_history(conn, e.id, scope, "add", None, e.text, now)
+                self.ledger.entries.record_history(
+                    HistoryRow(e.id, scope, "add", None, e.text, now)
+                )
 
     def _append_entries(self, scope: str, path: Path, entries: Sequence[NewEntry]) -> bool:
         """Write entries by appending them, in O(new entries), when that is possible.
@@ -642,7 +642,7 @@ class Workspace:
                     report.skipped[rel] = f"{rel} is {why}; it is not read."
                 report.files_scanned += len(files)
                 self._sync_paths(scope, files, report=report, drop_missing=True, trusted=True)
-                self.ledger.confirm_written_pending(scope)
+                self.ledger.pending.confirm_written(scope)
         self.flush_vectors(progress=progress, report=report)
         return report
 
@@ -732,14 +732,7 @@ class Workspace:
                 self._reconcile(scope, self.layout.root / rel, "", report=report)
 
     def _ids_elsewhere(self, path: Path) -> set[str]:
-        rel = self.layout.rel(path)
-        live = {
-            r[0]
-            for r in self.ledger.query(
-                "SELECT id FROM entries WHERE deleted_at IS NULL AND path != ?", (rel,)
-            )
-        }
-        return live
+        return self.ledger.entries.live_ids_outside(self.layout.rel(path))
 
     def _reconcile(
         self, scope: str, path: Path, content: str, *, report: SyncReport | None = None
@@ -748,8 +741,10 @@ class Workspace:
         rel = self.layout.rel(path)
         parsed = [e for e in parse_entries(content) if e.id is not None]
         old_docs = self.keyword.docs_of_path(rel)
-        states = self.ledger.entries([e.id for e in parsed if e.id])
-        pending = self._pending_by_entry([e.id for e in parsed if e.id and e.id not in states])
+        states = self.ledger.entries.many([e.id for e in parsed if e.id])
+        pending = self.ledger.pending.by_entry(
+            [e.id for e in parsed if e.id and e.id not in states]
+        )
         now = time.time()
         file_day = _day_of(path)
         upserts: list[Doc] = []
@@ -760,19 +755,19 @@ class Workspace:
             st = states.get(e.id)
             if st is None:
                 p = pending.get(e.id)
-                created = p[0] if p else (file_day or now)
+                created = p.said_at if p else (file_day or now)
                 st = EntryState(
                     id=e.id,
                     scope=scope,
                     path=rel,
                     category=e.category,
                     text_hash=h,
-                    importance=p[1] if p else 1.0,
+                    importance=p.importance if p else 1.0,
                     created_at=created,
                     updated_at=now,
                     last_access=None,
                     access_count=0,
-                    source=p[2] if p else "hand-edit",
+                    source=p.source if p else "hand-edit",
                     verified=bool(p),
                     deleted_at=None,
                 )
@@ -802,32 +797,9 @@ class Workspace:
         present = {e.id for e in parsed}
         removed = [i for i in old_docs if i not in present]
         # Entries the ledger places in this file but the file no longer has.
-        removed_ledger = [
-            r[0]
-            for r in self.ledger.query(
-                "SELECT id FROM entries WHERE path = ? AND deleted_at IS NULL", (rel,)
-            )
-            if r[0] not in present
-        ]
+        removed_ledger = [i for i in self.ledger.entries.live_ids_of_path(rel) if i not in present]
         if new_ledger or removed_ledger:
-            with self.ledger.transaction() as conn:
-                for st, op, old_text, new_text in new_ledger:
-                    upsert_entry(conn, st)
-                    record_history(conn, st.id, scope, op, old_text, new_text, now)
-                for entry_id in removed_ledger:
-                    moved = conn.execute(
-                        "SELECT path FROM entries WHERE id = ?", (entry_id,)
-                    ).fetchone()
-                    if moved and moved[0] != rel:
-                        continue
-                    conn.execute("UPDATE entries SET deleted_at = ? WHERE id = ?", (now, entry_id))
-                    record_history(conn, entry_id, scope, "removed", None, None, now)
-                if pending:
-                    conn.executemany(
-                        "UPDATE pending SET status = 'confirmed', resolved_at = ? "
-                        "WHERE entry_id = ? AND status = 'pending'",
-                        [(now, i) for i in pending],
-                    )
+            self._record_reconciled(scope, rel, new_ledger, removed_ledger, pending, now)
         if report is not None:
             report.removed += len(removed)
         stamp: list[FileStamp] = []
@@ -842,18 +814,30 @@ class Workspace:
         )
         self.bump_generation()
 
-    def _pending_by_entry(self, entry_ids: Sequence[str]) -> dict[str, tuple[float, float, str]]:
-        if not entry_ids:
-            return {}
-        out: dict[str, tuple[float, float, str]] = {}
-        for chunk, marks in in_chunks(entry_ids):
-            for entry_id, created, imp, src in self.ledger.query(
-                f"SELECT entry_id, said_at, importance, source FROM pending "
-                f"WHERE entry_id IN ({marks})",
-                chunk,
-            ):
-                out[entry_id] = (float(created), float(imp), str(src))
-        return out
+    def _record_reconciled(
+        self,
+        scope: str,
+        rel: str,
+        changed: Sequence[tuple[EntryState, str, str | None, str]],
+        removed: Sequence[str],
+        pending: dict[str, PendingRow],
+        now: float,
+    ) -> None:
+        """Commit, in one transaction, what :meth:`_reconcile` found in ``rel``: the
+        ``changed`` entries (state, op, old text, new text), the ``removed`` ones (unless
+        they moved to another file meanwhile) and the confirmed ``pending`` items."""
+        entries = self.ledger.entries
+        with self.ledger.transaction():
+            for st, op, old_text, new_text in changed:
+                entries.upsert(st)
+                entries.record_history(HistoryRow(st.id, scope, op, old_text, new_text, now))
+            for entry_id in removed:
+                moved = entries.get(entry_id, include_deleted=True)
+                if moved is not None and moved.path != rel:
+                    continue
+                entries.mark_deleted(entry_id, now)
+                entries.record_history(HistoryRow(entry_id, scope, "removed", None, None, now))
+            self.ledger.pending.confirm_entries(pending, now)
 
     # -- vectors -----------------------------------------------------------
 

@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction of an autocommit connection: ``BEGIN IMMEDIATE`` …
+    ``COMMIT``, rolled back when the block raises. The caller holds the lock."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 class SqliteRepo:
@@ -40,3 +54,14 @@ class SqliteRepo:
     def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._lock:
             self._conn.executemany(sql, rows)
+
+    @contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """Make several statements one write: they join the open transaction of
+        ``Ledger.transaction()`` (this thread holds the lock), or run in one of their own."""
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+            else:
+                with immediate(self._conn):
+                    yield

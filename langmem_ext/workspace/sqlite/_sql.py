@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 T = TypeVar("T")
+_Row = TypeVar("_Row", bound="DataclassInstance")
 
 IN_CHUNK = 500
 """Values bound per ``IN (...)`` query: well under SQLite's bound-parameter limit."""
@@ -22,3 +27,17 @@ def in_chunks(values: Sequence[T], size: int = IN_CHUNK) -> Iterator[tuple[Seque
     for start in range(0, len(values), size):
         chunk = values[start : start + size]
         yield chunk, ",".join("?" * len(chunk))
+
+
+_FROM_SQLITE: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bool": bool}
+"""How a column comes back to its field's type; others (``str``, nullable) stay as read."""
+
+
+def from_row(cls: type[_Row], row: Sequence[Any]) -> _Row:
+    """A row dataclass from a row whose columns are its fields, in order (a ``SELECT *``
+    of its table, or the columns named in field order)."""
+    values = (
+        _FROM_SQLITE.get(str(f.type), lambda v: v)(value)
+        for f, value in zip(fields(cls), row, strict=False)
+    )
+    return cls(*values)

@@ -400,6 +400,13 @@ class DocTable:
             self._q("SELECT 1 FROM docs WHERE scope = ? AND text = ? LIMIT 1", (scope, text))
         )
 
+    def category_counts(self, scope: str) -> dict[str, int]:
+        """Number of docs of a scope per category (categories without docs are left out)."""
+        rows = self._q(
+            "SELECT category, count(*) FROM docs WHERE scope = ? GROUP BY category", (scope,)
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
     def count(self, scope: str | None = None) -> int:
         """Number of docs (in a scope)."""
         if scope:

@@ -1,0 +1,109 @@
+"""Repository of the ledger's ``entries`` and ``entry_history`` tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from langmem_ext.workspace.records import EntryState, HistoryRow
+from langmem_ext.workspace.sqlite._repo import SqliteRepo
+from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
+
+
+class SqliteEntries(SqliteRepo):
+    """:class:`~langmem_ext.workspace.records.EntryRepository` on SQLite."""
+
+    def get(self, entry_id: str, *, include_deleted: bool = False) -> EntryState | None:
+        """The state of one entry (live only unless ``include_deleted``), or ``None``."""
+        sql = "SELECT * FROM entries WHERE id = ?"
+        if not include_deleted:
+            sql += " AND deleted_at IS NULL"
+        row = self._one(sql, (entry_id,))
+        return from_row(EntryState, row) if row else None
+
+    def many(self, ids: Iterable[str]) -> dict[str, EntryState]:
+        """States of many live entries, by id (unknown and deleted ids are left out)."""
+        out: dict[str, EntryState] = {}
+        for chunk, marks in in_chunks(list(ids)):
+            for row in self._all(
+                f"SELECT * FROM entries WHERE deleted_at IS NULL AND id IN ({marks})", chunk
+            ):
+                st = from_row(EntryState, row)
+                out[st.id] = st
+        return out
+
+    def of_scope(self, scope: str) -> list[EntryState]:
+        """All live entries of a scope, oldest first."""
+        rows = self._all(
+            "SELECT * FROM entries WHERE scope = ? AND deleted_at IS NULL ORDER BY created_at",
+            (scope,),
+        )
+        return [from_row(EntryState, r) for r in rows]
+
+    def all_ids(self) -> set[str]:
+        """Every id the ledger knows (live or deleted): never to be reused."""
+        return {str(r[0]) for r in self._all("SELECT id FROM entries")}
+
+    def exists(self, entry_id: str) -> bool:
+        """Whether the ledger knows the id (live or deleted)."""
+        return self._one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None
+
+    def live_ids_of_path(self, path: str) -> list[str]:
+        """Ids of the live entries the ledger places in the file ``path``."""
+        rows = self._all("SELECT id FROM entries WHERE path = ? AND deleted_at IS NULL", (path,))
+        return [str(r[0]) for r in rows]
+
+    def live_ids_outside(self, path: str) -> set[str]:
+        """Ids of the live entries of every other file than ``path``."""
+        rows = self._all("SELECT id FROM entries WHERE deleted_at IS NULL AND path != ?", (path,))
+        return {str(r[0]) for r in rows}
+
+    def upsert(self, state: EntryState) -> None:
+        """Insert or replace an entry's state."""
+        st = state
+        self._run(
+            "INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                st.id,
+                st.scope,
+                st.path,
+                st.category,
+                st.text_hash,
+                st.importance,
+                st.created_at,
+                st.updated_at,
+                st.last_access,
+                st.access_count,
+                st.source,
+                int(st.verified),
+                st.deleted_at,
+            ),
+        )
+
+    def mark_deleted(self, entry_id: str, at: float) -> None:
+        """Mark an entry deleted at ``at`` (its row and history are kept)."""
+        self._run("UPDATE entries SET deleted_at = ? WHERE id = ?", (at, entry_id))
+
+    def touch(self, entry_id: str, *, importance: float, at: float) -> None:
+        """Set an entry's importance and last access, counting one more access."""
+        self._run(
+            "UPDATE entries SET importance = ?, last_access = ?, access_count = access_count + 1 "
+            "WHERE id = ?",
+            (importance, at, entry_id),
+        )
+
+    def record_history(self, row: HistoryRow) -> None:
+        """Append one edit to an entry's history."""
+        self._run(
+            "INSERT INTO entry_history (entry_id, scope, op, old_text, new_text, at) "
+            "VALUES (?,?,?,?,?,?)",
+            (row.entry_id, row.scope, row.op, row.old_text, row.new_text, row.at),
+        )
+
+    def history(self, entry_id: str, scope: str) -> list[HistoryRow]:
+        """The edits of an entry of ``scope``, oldest first (empty when none)."""
+        rows = self._all(
+            "SELECT entry_id, scope, op, old_text, new_text, at FROM entry_history "
+            "WHERE entry_id = ? AND scope = ? ORDER BY seq",
+            (entry_id, scope),
+        )
+        return [from_row(HistoryRow, r) for r in rows]
