@@ -18,7 +18,12 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class EntryState:
-    """Ledger state of one entry."""
+    """Ledger state of one entry (one version of a memory).
+
+    A version is current while ``valid_to`` is ``None``; an update closes it
+    (``valid_to``) and opens a new version whose ``supersedes`` names it. It was
+    valid from its ``created_at`` (when it was said).
+    """
 
     id: str
     scope: str
@@ -33,6 +38,12 @@ class EntryState:
     source: str
     verified: bool
     deleted_at: float | None
+    valid_to: float | None = None
+    """When a newer version replaced it (``None``: current)."""
+    supersedes: str | None = None
+    """The id of the version it replaced."""
+    slot: str | None = None
+    """What a later statement of the same fact replaces (``user|lives_in``)."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,22 @@ class EntryRepository(Protocol):
 
     def upsert(self, state: EntryState) -> None:
         """Insert or replace an entry's state."""
+        ...
+
+    def closed_of_scope(self, scope: str) -> dict[str, float]:
+        """Superseded live versions of a scope: id -> when they were replaced."""
+        ...
+
+    def current_of_slot(self, scope: str, slot: str) -> list[EntryState]:
+        """The current (not superseded) live versions of a slot, oldest first."""
+        ...
+
+    def successor(self, entry_id: str) -> EntryState | None:
+        """The version that replaced ``entry_id`` (live or deleted), or ``None``."""
+        ...
+
+    def set_valid_to(self, entry_id: str, valid_to: float | None) -> None:
+        """Close (a time) or reopen (``None``) a version."""
         ...
 
     def mark_deleted(self, entry_id: str, at: float) -> None:

@@ -61,7 +61,7 @@ class SqliteEntries(SqliteRepo):
         """Insert or replace an entry's state."""
         st = state
         self._run(
-            "INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 st.id,
                 st.scope,
@@ -76,8 +76,41 @@ class SqliteEntries(SqliteRepo):
                 st.source,
                 int(st.verified),
                 st.deleted_at,
+                st.valid_to,
+                st.supersedes,
+                st.slot,
             ),
         )
+
+    def closed_of_scope(self, scope: str) -> dict[str, float]:
+        """Superseded live versions of a scope: id -> when they were replaced."""
+        rows = self._all(
+            "SELECT id, valid_to FROM entries WHERE scope = ? AND valid_to IS NOT NULL "
+            "AND deleted_at IS NULL",
+            (scope,),
+        )
+        return {str(r[0]): float(r[1]) for r in rows}
+
+    def current_of_slot(self, scope: str, slot: str) -> list[EntryState]:
+        """The current (not superseded) live versions of a slot, oldest first."""
+        rows = self._all(
+            "SELECT * FROM entries WHERE scope = ? AND slot = ? AND valid_to IS NULL "
+            "AND deleted_at IS NULL ORDER BY created_at",
+            (scope, slot),
+        )
+        return [from_row(EntryState, r) for r in rows]
+
+    def successor(self, entry_id: str) -> EntryState | None:
+        """The version that replaced ``entry_id`` (live or deleted), or ``None``."""
+        row = self._one(
+            "SELECT * FROM entries WHERE supersedes = ? ORDER BY created_at DESC LIMIT 1",
+            (entry_id,),
+        )
+        return from_row(EntryState, row) if row else None
+
+    def set_valid_to(self, entry_id: str, valid_to: float | None) -> None:
+        """Close (a time) or reopen (``None``) a version."""
+        self._run("UPDATE entries SET valid_to = ? WHERE id = ?", (valid_to, entry_id))
 
     def mark_deleted(self, entry_id: str, at: float) -> None:
         """Mark an entry deleted at ``at`` (its row and history are kept)."""

@@ -189,6 +189,22 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "checkpoints, store items",
         _ENTRIES + _PENDING + _BOOSTS_META + _SESSION_EVENTS + _SESSIONS + _STORE,
     ),
+    Migration(
+        2,
+        "memory versions: entries.valid_to (superseded at), supersedes (the version it "
+        "replaced), slot (what a later statement of the same fact replaces)",
+        (
+            "ALTER TABLE entries ADD COLUMN valid_to REAL",
+            "ALTER TABLE entries ADD COLUMN supersedes TEXT",
+            "ALTER TABLE entries ADD COLUMN slot TEXT",
+            "CREATE INDEX IF NOT EXISTS entries_closed ON entries(scope, valid_to) "
+            "WHERE valid_to IS NOT NULL",
+            "CREATE INDEX IF NOT EXISTS entries_slot ON entries(scope, slot) "
+            "WHERE slot IS NOT NULL",
+            "CREATE INDEX IF NOT EXISTS entries_supersedes ON entries(supersedes) "
+            "WHERE supersedes IS NOT NULL",
+        ),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 
