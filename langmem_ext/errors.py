@@ -76,6 +76,10 @@ class EntryNotFoundError(NotFoundError):
     """No memory entry with that id exists in the caller's scope."""
 
 
+class EntrySupersededError(LangmemError):
+    """The memory is a superseded version: update its current version instead."""
+
+
 class PendingStateError(LangmemError):
     """A pending item can no longer be confirmed or rejected."""
 
@@ -121,6 +125,7 @@ __all__ = [
     "EmbeddingError",
     "EmptyTextError",
     "EntryNotFoundError",
+    "EntrySupersededError",
     "IndexUnavailableError",
     "InvalidCategoryError",
     "InvalidInputError",

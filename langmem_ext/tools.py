@@ -107,8 +107,9 @@ REJECT_DESCRIPTION = (
 )
 UPDATE_DESCRIPTION = (
     "Correct an existing memory that the user says is wrong or outdated. Pass the memory id "
-    "(from memory_search results) and the complete corrected text, which replaces the old "
-    "text; the old text stays in the memory's history. Search first to find the id."
+    "(from memory_search results) and the complete corrected text. It becomes the current "
+    "version with a new id; the old version is kept as superseded (no longer returned by "
+    "searches). Search first to find the id."
 )
 FORGET_DESCRIPTION = (
     "Delete a memory the user asks you to forget. Pass the memory id from memory_search "
@@ -351,14 +352,17 @@ def _render_pending(item: PendingItem) -> ToolOutput:
 
 _CONFIRMED = "Confirmed and stored as memory {id} at {cite}: {text}. Tell the user it is saved."
 _UPDATED = (
-    "Updated memory {id} at {cite}; it now reads {text}. The previous text is kept in its history."
+    "Stored the new version {id} at {cite}: {text}. It supersedes {supersedes}, which is "
+    "kept in its history and no longer returned by searches."
 )
 
 
 def _render_entry(entry: MemoryEntry, template: str) -> ToolOutput:
     """An entry a tool wrote: ``template`` (:data:`_CONFIRMED`, :data:`_UPDATED`) filled
     with its id, citation and quoted text."""
-    text = template.format(id=entry.id, cite=cite(entry), text=_quote(entry.text))
+    text = template.format(
+        id=entry.id, cite=cite(entry), text=_quote(entry.text), supersedes=entry.supersedes
+    )
     return text, entry.model_dump(mode="json")
 
 
@@ -552,7 +556,7 @@ class MemoryGetTool(_MemoryTool):
 
 
 class MemoryUpdateTool(_MemoryTool):
-    """``memory_update``: replace a memory's text; the old text stays in its history.
+    """``memory_update``: a new version of a memory; the old one is kept, superseded.
 
     Setup:
         ``pip install langmem-ext``; the memory id comes from :class:`MemorySearchTool`.
@@ -571,21 +575,24 @@ class MemoryUpdateTool(_MemoryTool):
         .. code-block:: python
 
             print(tool.invoke({"memory_id": memory_id, "text": "User lives in Lyon"}))
-            memory.history(memory_id, scope="main")[-1]["old_text"]   # 'User lives in Paris'
+            [h["op"] for h in memory.history(memory_id, scope="main")]
+            # ['add', 'superseded', 'add']
 
     Async:
         .. code-block:: python
 
-            await tool.ainvoke({"memory_id": memory_id, "text": "User lives in Nice"})
+            current = memory.list(scope="main")[0].id
+            await tool.ainvoke({"memory_id": current, "text": "User lives in Nice"})
 
     Use in a graph:
         In a ``ToolNode`` (see :class:`MemorySearchTool`); the artifact is the
-        updated entry:
+        new version:
 
         .. code-block:: python
 
+            current = memory.list(scope="main")[0].id
             call = {"name": "memory_update", "id": "c1", "type": "tool_call",
-                    "args": {"memory_id": memory_id, "text": "User lives in Lille"}}
+                    "args": {"memory_id": current, "text": "User lives in Lille"}}
             tool.invoke(call).artifact["text"]   # 'User lives in Lille'
     """
 

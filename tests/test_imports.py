@@ -12,6 +12,7 @@ EXPECTED_ALL = [
     "EmbeddingError",
     "EmptyTextError",
     "EntryNotFoundError",
+    "EntrySupersededError",
     "GetResult",
     "IndexUnavailableError",
     "InvalidCategoryError",

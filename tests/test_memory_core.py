@@ -168,11 +168,11 @@ def test_bad_input_is_typed_and_leaves_no_partial_state(fake_memory: Memory) -> 
 
 
 def test_update_keeps_history_and_reembeds(memory: Memory) -> None:
-    eid = memory.add("I live in Berlin")
-    memory.update(eid, "I moved to Munich in 2025")
+    old = memory.add("I live in Berlin")
+    eid = memory.update(old, "I moved to Munich in 2025").id
     assert memory.search("Munich", k=1)[0].id == eid
     hist = memory.history(eid)
-    assert [h["op"] for h in hist] == ["add", "update"]
+    assert [h["op"] for h in hist] == ["add", "superseded", "add"]
     assert hist[1]["old_text"] == "I live in Berlin"
     memory.delete(eid)
     assert memory.search("Munich") == []

@@ -87,10 +87,10 @@ def test_editing_the_entry_before_changes_the_context_at_once(memory: Memory) ->
     query = "What is the name of Caroline's dog?"
     answer = "Caroline: Yes, Biscuit!"
     before = _vector_hits(memory, query, 0.5)[answer]["vector"]
-    memory.update(ids[0], "Melanie: Did you finish the tax forms?")
+    memory.update(ids[0], "Melanie: Did you finish the tax forms?", supersede=False)
     after = _vector_hits(memory, query, 0.5)[answer]["vector"]
     assert after < before - 0.05  # no stale context kept anywhere
-    memory.update(ids[0], _TURNS[0])
+    memory.update(ids[0], _TURNS[0], supersede=False)
     assert _vector_hits(memory, query, 0.5)[answer]["vector"] == pytest.approx(before, abs=1e-4)
 
 

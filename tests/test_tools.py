@@ -272,7 +272,9 @@ def test_search_confirm_and_update_cite_the_anchor_with_the_line() -> None:
         _tc("memory_update", {"memory_id": entry.id, "text": "Dave's favourite colour is navy"}),
         ALICE,
     )
-    assert shown in updated.content
+    new = mem.get_entry(updated.artifact["id"], scope="user_alice")
+    assert f"{new.anchor} (line {new.line})" in updated.content
+    assert updated.artifact["supersedes"] == entry.id and entry.id in updated.content
 
 
 def test_descriptions_teach_the_anchor() -> None:
@@ -325,7 +327,9 @@ def test_update_keeps_history_and_forget_deletes() -> None:
         _tc("memory_update", {"memory_id": mid, "text": "User's car is green"}), ALICE
     )
     assert out.status == "success" and "green" in out.content
-    assert mem.history(mid, scope="user_alice")[-1]["old_text"] == "User's car is blue"
+    assert mem.history(mid, scope="user_alice")[1]["old_text"] == "User's car is blue"
+    texts = [e.text for e in mem.list(scope="user_alice")]
+    assert "User's car is green" in texts and "User's car is blue" not in texts
     gone = t["memory_forget"].invoke(_tc("memory_forget", {"memory_id": mid}), ALICE)
     assert gone.status == "success" and gone.artifact == {"id": mid, "deleted": True}
     assert all(e.id != mid for e in mem.list(scope="user_alice"))

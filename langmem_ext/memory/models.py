@@ -57,6 +57,17 @@ class MemoryEntry(_Cited):
     last_access: datetime | None = None
     source: str = "user"
     verified: bool = False
+    valid_to: datetime | None = None
+    """When a newer version replaced this one (``None``: it is current). It was valid
+    from ``created_at``."""
+    supersedes: str | None = None
+    """The id of the version this one replaced."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def current(self) -> bool:
+        """Whether this is the current version (not superseded)."""
+        return self.valid_to is None
 
 
 class PendingItem(BaseModel):
@@ -90,6 +101,9 @@ class SearchHit(_Cited):
     scope: str
     source: Literal["memory", "session"] = "memory"
     """``memory`` for entries, ``session`` for session-log events."""
+    valid_to: datetime | None = None
+    """When a newer version replaced this memory (only in searches with ``as_of`` or
+    ``include_superseded``; ``None``: current)."""
     debug: dict[str, float] = Field(default_factory=dict)
     """How the score was built, stage by stage."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,8 @@ class IndexNeighbours:
     model: str | None = None
     """The embedder whose doc cache to read docs from (see
     :meth:`KeywordIndex.docs_with_vectors`); ``None`` reads ``index.db``."""
+    keeps: Callable[[Candidate], bool] | None = None
+    """When set, only candidates it keeps are materialised (e.g. current versions)."""
 
     def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
         """See :meth:`langmem_ext.retrieval.context.NeighbourSource.neighbours`."""
@@ -56,13 +58,14 @@ class IndexNeighbours:
         else:
             found = self.keyword.docs_with_vectors(list(ids), self.model, self.scope)
             docs = {i: d for i, (d, _v) in found.items()}
-        return [
+        out = [
             doc_candidate(d)
             for i in ids
             if (d := docs.get(i)) is not None
             and d.scope == self.scope
             and (self.category is None or d.category == self.category)
         ]
+        return out if self.keeps is None else [c for c in out if self.keeps(c)]
 
 
 __all__ = ["IndexNeighbours", "doc_candidate"]

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
@@ -73,6 +74,24 @@ def _keyword_pool() -> ThreadPoolExecutor:
 
 def _of(category: str, cands: list[Candidate]) -> list[Candidate]:
     return [c for c in cands if c.category == category]
+
+
+@dataclass(frozen=True)
+class Validity:
+    """The versions a search may return.
+
+    Attributes:
+        closed: The scope's superseded versions: id -> when they were replaced.
+        keeps: Whether a candidate may be returned (``None``: every one).
+    """
+
+    closed: dict[str, float]
+    keeps: Callable[[Candidate], bool] | None
+
+    def filter(self, cands: list[Candidate]) -> list[Candidate]:
+        """The candidates this validity keeps (order unchanged)."""
+        keeps = self.keeps
+        return cands if keeps is None else [c for c in cands if keeps(c)]
 
 
 class SearchEngine:
@@ -143,6 +162,8 @@ class SearchEngine:
         intent: RecallIntent | None = None,
         options: PipelineOptions | None = None,
         now: float | None = None,
+        as_of: float | None = None,
+        include_superseded: bool = False,
     ) -> list[SearchHit]:
         """Search one scope. See :meth:`langmem_ext.Memory.search`.
 
@@ -162,6 +183,7 @@ class SearchEngine:
             "scope": scope, "k": k, "mode": mode, "category": category,
             "intent": intent, "options": options,
             "now": time.time() if now is None else now,
+            "valid": self._validity(scope, as_of, include_superseded),
         }  # fmt: skip
         texts = self.query_texts(query)
         return self._search_texts(texts or [query], **args)  # none left: the query's error
@@ -177,6 +199,7 @@ class SearchEngine:
         intent: RecallIntent | None,
         options: PipelineOptions | None,
         now: float,
+        valid: Validity,
     ) -> list[SearchHit]:
         """Search ``texts``: the query, then (a compound message) each of its questions.
 
@@ -234,6 +257,9 @@ class SearchEngine:
         if category:
             vectors = None if vectors is None else [_of(category, v) for v in vectors]
             keywords = None if keywords is None else [_of(category, kw) for kw in keywords]
+        if valid.keeps is not None:
+            vectors = None if vectors is None else [valid.filter(v) for v in vectors]
+            keywords = None if keywords is None else [valid.filter(kw) for kw in keywords]
         if len(qs) == 1:
             vector = None if vectors is None else vectors[0]
             keyword = None if keywords is None else keywords[0]
@@ -249,7 +275,11 @@ class SearchEngine:
             intent=intent,
             full_match_cosine=rs.vector_full_match,
             context=IndexNeighbours(
-                self.workspace.keyword, scope, category, self.workspace.vectors.model_name
+                self.workspace.keyword,
+                scope,
+                category,
+                self.workspace.vectors.model_name,
+                keeps=valid.keeps,
             ),
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
@@ -258,7 +288,7 @@ class SearchEngine:
         )
         if len(qs) > 1:  # every question gets a hit when the ranking has one for it
             ranked = cover_questions(ranked, k, len(qs) - 1)
-        hits = [self._hit(c, scope) for c in ranked]
+        hits = [self._hit(c, scope, valid.closed.get(c.id)) for c in ranked]
         for source in self._sources:
             try:
                 extra = source(q, scope, k, intent)
@@ -426,8 +456,22 @@ class SearchEngine:
             out.append(c)
         return out
 
+    def _validity(self, scope: str, as_of: float | None, include_superseded: bool) -> Validity:
+        """Which versions a search may return: current ones (default), those valid at
+        ``as_of``, or all (``include_superseded``)."""
+        closed = self.workspace.ledger.entries.closed_of_scope(scope)
+        if as_of is not None:
+            t = as_of
+            return Validity(
+                closed,
+                lambda c: c.created_at <= t and closed.get(c.id, float("inf")) > t,
+            )
+        if include_superseded or not closed:
+            return Validity(closed, None)
+        return Validity(closed, lambda c: c.id not in closed)
+
     @staticmethod
-    def _hit(c: Candidate, scope: str) -> SearchHit:
+    def _hit(c: Candidate, scope: str, valid_to: float | None) -> SearchHit:
         return SearchHit(
             id=c.id,
             text=c.text,
@@ -439,8 +483,9 @@ class SearchEngine:
             updated_at=to_dt(float(c.metadata["updated_at"])),  # type: ignore[arg-type]
             importance=c.importance,
             scope=scope,
+            valid_to=to_dt(valid_to),
             debug={key: round(float(v), 6) for key, v in c.debug.items()},
         )
 
 
-__all__ = ["COVER_DEPTH", "MODES", "ExtraSource", "SearchEngine"]
+__all__ = ["COVER_DEPTH", "MODES", "ExtraSource", "SearchEngine", "Validity"]

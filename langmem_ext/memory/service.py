@@ -27,6 +27,7 @@ from langmem_ext.embeddings import CachedEmbeddings, create_embeddings, model_na
 from langmem_ext.errors import (
     EmptyTextError,
     EntryNotFoundError,
+    EntrySupersededError,
     InvalidCategoryError,
     InvalidInputError,
     InvalidPathError,
@@ -40,6 +41,7 @@ from langmem_ext.errors import (
 from langmem_ext.memory._utils import async_method
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.search import SearchEngine
+from langmem_ext.memory.versions import version_chain
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
@@ -203,6 +205,11 @@ class Memory:
                 "Settings.max_text_chars."
             )
         self._check_unicode(clean, what)
+        if clean.startswith("~~") and clean.endswith("~~"):
+            raise InvalidInputError(
+                f"{what} is wrapped in ~~: that marks a superseded version in the Markdown. "
+                "Remove the ~~ (use update() to replace a memory)."
+            )
         return clean
 
     @staticmethod
@@ -535,24 +542,89 @@ class Memory:
             ws.flush_vectors(progress=progress)
         return ids
 
-    def update(self, entry_id: str, text: str, *, scope: str | None = None) -> MemoryEntry:
-        """Replace an entry's text; the old text is kept in the ledger's history."""
+    def update(
+        self,
+        entry_id: str,
+        text: str,
+        *,
+        scope: str | None = None,
+        at: datetime | float | None = None,
+        supersede: bool = True,
+        source: str | None = None,
+        verified: bool | None = None,
+    ) -> MemoryEntry:
+        """Replace a memory by a new version; the old one is kept, superseded.
+
+        The old version is struck through in its Markdown file (``- ~~…~~``) and
+        closed (``valid_to``); the new version is written right below it with a new
+        id, ``supersedes`` naming the old one. Searches return current versions
+        unless asked for another time (``as_of``) or for every version
+        (``include_superseded``); :meth:`history` shows the chain.
+
+        Args:
+            entry_id: The current version's id.
+            text: The new text.
+            scope: Whose memory.
+            at: When the change happened (default now): the old version is valid
+                until then, the new one from then.
+            supersede: ``False`` edits the text in place (a typo fix: no new
+                version; the old text stays in :meth:`history`).
+            source: Provenance of the new version (default: the old one's).
+            verified: Whether the user confirmed it (default: the old one's).
+
+        Returns:
+            The new version (the same entry, edited, with ``supersede=False``).
+
+        Raises:
+            EntryNotFoundError: No such memory in the scope.
+            EntrySupersededError: ``entry_id`` is itself superseded.
+        """
         scope = self._scope(scope)
         clean = self._text(text)
+        when = time.time() if at is None else float(_epoch(at) or 0.0)
         ws = self.workspace
         with ws.lock.hold():
             st = self._live_state(entry_id, scope)
-            path = ws.layout.root / st.path
-            old = ws.rewrite_entry(scope, path, st.id, clean)
-            now = time.time()
-            with ws.ledger.transaction():
-                ws.ledger.entries.upsert(replace(st, text_hash=text_hash(clean), updated_at=now))
-                ws.ledger.entries.record_history(
-                    HistoryRow(st.id, scope, "update", old, clean, now)
+            if st.valid_to is not None:
+                newest = version_chain(ws.ledger.entries, st.id)[-1]
+                raise EntrySupersededError(
+                    f"Memory {st.id!r} was superseded: its current version is {newest!r}."
                 )
-            ws.reconcile_after_write(scope, path)
+            path = ws.layout.root / st.path
+            if text_hash(clean) == st.text_hash:
+                return self._entry(st.id, scope)
+            if not supersede:
+                self._edit_in_place(st, path, clean)
+                new_id = st.id
+            else:
+                new_id = self._fresh_id(set())
+                ws.supersede(
+                    scope,
+                    path,
+                    st.id,
+                    NewEntry(
+                        id=new_id,
+                        text=clean,
+                        category=st.category,
+                        importance=st.importance,
+                        created_at=when,
+                        source=st.source if source is None else source,
+                        verified=st.verified if verified is None else verified,
+                        supersedes=st.id,
+                        slot=st.slot,
+                    ),
+                )
         ws.flush_vectors()
-        return self._entry(st.id, scope)
+        return self._entry(new_id, scope)
+
+    def _edit_in_place(self, st: EntryState, path: Path, clean: str) -> None:
+        ws = self.workspace
+        old = ws.rewrite_entry(st.scope, path, st.id, clean)
+        now = time.time()
+        with ws.ledger.transaction():
+            ws.ledger.entries.upsert(replace(st, text_hash=text_hash(clean), updated_at=now))
+            ws.ledger.entries.record_history(HistoryRow(st.id, st.scope, "update", old, clean, now))
+        ws.reconcile_after_write(st.scope, path)
 
     def delete(self, entry_id: str, *, scope: str | None = None) -> None:
         """Forget an entry: its bullet is removed and the index entry dropped."""
@@ -570,15 +642,26 @@ class Memory:
         ws.flush_vectors()
 
     def history(self, entry_id: str, *, scope: str | None = None) -> list[dict[str, Any]]:
-        """The edit history of an entry (oldest first)."""
+        """The history of a memory: every version of its chain, oldest first.
+
+        Each row has the version's ``id``, the ``op`` (``add``, ``update``,
+        ``superseded``, ``hand-edit``, ``delete`` …), ``old_text``, ``new_text`` and
+        ``at``. Any version's id gives the whole chain.
+        """
         scope = self._scope(scope)
-        rows = self.workspace.ledger.entries.history(entry_id, scope)
+        entries = self.workspace.ledger.entries
+        rows = [
+            r
+            for vid in version_chain(entries, str(entry_id).strip())
+            for r in entries.history(vid, scope)
+        ]
         if not rows:
             raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
         return [
-            {"op": r.op, "old_text": r.old_text, "new_text": r.new_text, "at": to_dt(r.at)}
+            {"id": r.entry_id, "op": r.op, "old_text": r.old_text, "new_text": r.new_text,
+             "at": to_dt(r.at)}
             for r in rows
-        ]
+        ]  # fmt: skip
 
     def _live_state(self, entry_id: str, scope: str) -> EntryState:
         self._maybe_sync(scope)
@@ -600,7 +683,7 @@ class Memory:
         doc = self.workspace.keyword.docs([entry_id]).get(entry_id)
         if st is None or doc is None or st.scope != scope:
             raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
-        return _to_entry(doc, st.last_access, st.source, st.verified)
+        return _to_entry(doc, st)
 
     def get_entry(self, entry_id: str, *, scope: str | None = None) -> MemoryEntry:
         """One entry by id."""
@@ -608,22 +691,27 @@ class Memory:
         self._maybe_sync(scope)
         return self._entry(str(entry_id).strip(), scope)
 
-    def list(self, *, scope: str | None = None, category: str | None = None) -> list[MemoryEntry]:
-        """All entries of a scope (optionally one category), in file order."""
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        category: str | None = None,
+        include_superseded: bool = False,
+    ) -> list[MemoryEntry]:
+        """The entries of a scope (optionally one category), in file order.
+
+        Args:
+            scope: Whose memory.
+            category: Only this category.
+            include_superseded: Also the superseded versions (default: current only).
+        """
         scope = self._scope(scope)
         cat = self._category(category) if category else None
         self._maybe_sync(scope)
         docs = self.workspace.keyword.scope_docs(scope, cat)
         states = self.workspace.ledger.entries.many([d.id for d in docs])
-        return [
-            _to_entry(
-                d,
-                states[d.id].last_access if d.id in states else None,
-                states[d.id].source if d.id in states else "user",
-                states[d.id].verified if d.id in states else False,
-            )
-            for d in docs
-        ]
+        out = [_to_entry(d, states.get(d.id)) for d in docs]
+        return out if include_superseded else [e for e in out if e.current]
 
     def search(
         self,
@@ -635,6 +723,8 @@ class Memory:
         category: str | None = None,
         intent: RecallIntent | Literal["auto"] | None = "auto",
         now: datetime | float | None = None,
+        as_of: datetime | float | None = None,
+        include_superseded: bool = False,
     ) -> builtins.list[SearchHit]:
         """Search a scope's memories.
 
@@ -648,6 +738,10 @@ class Memory:
                 from the query (``昨天`` / ``last week`` / ``on 2024-03-05`` ...);
                 hits inside it are favoured and session events are searched.
             now: The time the question is asked (default: now).
+            as_of: Search the memory as it was then: versions valid at that time
+                (said before it, not yet superseded). Default: current versions.
+            include_superseded: Return superseded versions too (each hit's
+                ``valid_to`` says until when it held).
 
         Returns:
             Hits, best first, each with ``debug`` showing how its score was built.
@@ -668,8 +762,10 @@ class Memory:
             )
         self._maybe_sync(scope)
         return self.engine.search(
-            query, scope=scope, k=k, mode=mode, category=cat, intent=intent, now=ts
-        )
+            query, scope=scope, k=k, mode=mode, category=cat, intent=intent, now=ts,
+            as_of=None if as_of is None else _epoch(as_of),
+            include_superseded=include_superseded,
+        )  # fmt: skip
 
     def get(
         self,
@@ -857,7 +953,7 @@ class Memory:
     areindex = async_method(reindex)
 
 
-def _to_entry(doc: Doc, last_access: float | None, source: str, verified: bool) -> MemoryEntry:
+def _to_entry(doc: Doc, st: EntryState | None) -> MemoryEntry:
     return MemoryEntry(
         id=doc.id,
         text=doc.text,
@@ -868,9 +964,11 @@ def _to_entry(doc: Doc, last_access: float | None, source: str, verified: bool) 
         importance=doc.importance,
         created_at=to_dt(doc.created_at),  # type: ignore[arg-type]
         updated_at=to_dt(doc.updated_at),  # type: ignore[arg-type]
-        last_access=to_dt(last_access),
-        source=source,
-        verified=verified,
+        last_access=to_dt(st.last_access) if st else None,
+        source=st.source if st else "user",
+        verified=st.verified if st else False,
+        valid_to=to_dt(st.valid_to) if st else None,
+        supersedes=st.supersedes if st else None,
     )
 
 

@@ -53,6 +53,7 @@ from langmem_ext.workspace.markdown import (
     outline,
     parse_entries,
     replace_entry,
+    supersede_entry,
 )
 from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
 from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
@@ -139,6 +140,19 @@ class NewEntry:
     created_at: float
     source: str
     verified: bool = False
+    supersedes: str | None = None
+    """The version this entry replaces (see :meth:`Workspace.supersede`)."""
+    slot: str | None = None
+    """What a later statement of the same fact replaces."""
+
+
+def _reconciled_op(st: EntryState, new_hash: str, struck: bool) -> str:
+    """The history op of an entry a person changed in its file."""
+    if st.text_hash != new_hash:
+        return "hand-edit"
+    if struck != (st.valid_to is not None):
+        return "hand-supersede" if struck else "hand-reopen"
+    return "move"
 
 
 def _doc(
@@ -377,27 +391,31 @@ class Workspace:
     def _record_added(self, scope: str, rel: str, entries: Sequence[NewEntry], now: float) -> None:
         """Commit the ledger rows of entries just written to ``rel``."""
         with self.ledger.transaction():
-            for e in entries:
-                self.ledger.entries.upsert(
-                    EntryState(
-                        id=e.id,
-                        scope=scope,
-                        path=rel,
-                        category=e.category,
-                        text_hash=text_hash(e.text),
-                        importance=e.importance,
-                        created_at=e.created_at,
-                        updated_at=now,
-                        last_access=None,
-                        access_count=0,
-                        source=e.source,
-                        verified=e.verified,
-                        deleted_at=None,
-                    ),
-                )
-                self.ledger.entries.record_history(
-                    HistoryRow(e.id, scope, "add", None, e.text, now)
-                )
+            self._add_states(scope, rel, entries, now)
+
+    def _add_states(self, scope: str, rel: str, entries: Sequence[NewEntry], now: float) -> None:
+        """The ledger rows of new entries (inside the caller's transaction)."""
+        for e in entries:
+            self.ledger.entries.upsert(
+                EntryState(
+                    id=e.id,
+                    scope=scope,
+                    path=rel,
+                    category=e.category,
+                    text_hash=text_hash(e.text),
+                    importance=e.importance,
+                    created_at=e.created_at,
+                    updated_at=now,
+                    last_access=None,
+                    access_count=0,
+                    source=e.source,
+                    verified=e.verified,
+                    deleted_at=None,
+                    supersedes=e.supersedes,
+                    slot=e.slot,
+                ),
+            )
+            self.ledger.entries.record_history(HistoryRow(e.id, scope, "add", None, e.text, now))
 
     def _append_entries(self, scope: str, path: Path, entries: Sequence[NewEntry]) -> bool:
         """Write entries by appending them, in O(new entries), when that is possible.
@@ -614,6 +632,41 @@ class Workspace:
         self._write_file(path, new_content)
         return old.text
 
+    def supersede(self, scope: str, path: Path, old_id: str, new: NewEntry) -> str:
+        """Replace a version by a new one: ``old_id`` is struck through in the file and
+        ``new`` written right below it; the ledger closes the old version at
+        ``new.created_at`` and opens ``new`` (``supersedes`` set) in one transaction.
+
+        Must be called with the lock held. The Markdown is written (fsynced) first: a
+        process killed before the ledger commit leaves a struck bullet and a new one,
+        which the next sync records as a hand edit (nothing is lost, only the link).
+
+        Returns:
+            The old version's text.
+        """
+        self._sync_paths(scope, [path])
+        content = self._read_own(scope, path)
+        old = next((e for e in parse_entries(content) if e.id == old_id), None)
+        if old is None:
+            raise KeyError(old_id)
+        new_content, parsed = supersede_entry(content, old_id, new.id, new.text)
+        if parsed is None or parsed.text != new.text or parsed.superseded:
+            raise MemoryFileError(
+                f"{self.layout.rel(path)}: the new version of {old_id} would not read back "
+                "from the Markdown as written; nothing was stored."
+            )
+        self._write_file(path, new_content)
+        rel = self.layout.rel(path)
+        now = time.time()
+        with self.ledger.transaction():
+            self.ledger.entries.set_valid_to(old_id, new.created_at)
+            self.ledger.entries.record_history(
+                HistoryRow(old_id, scope, "superseded", old.text, new.text, now)
+            )
+            self._add_states(scope, rel, [new], now)
+        self._reconcile(scope, path, new_content)
+        return old.text
+
     def reconcile_after_write(self, scope: str, path: Path) -> None:
         """Bring the index in step with one file after a write (lock held)."""
         self._reconcile(scope, path, self._read_own(scope, path))
@@ -770,11 +823,17 @@ class Workspace:
                     source=p.source if p else "hand-edit",
                     verified=bool(p),
                     deleted_at=None,
+                    valid_to=now if e.superseded else None,
                 )
                 new_ledger.append((st, "add" if p else "hand-add", None, e.text))
-            elif st.text_hash != h or st.category != e.category or st.path != rel:
+            elif (
+                st.text_hash != h
+                or st.category != e.category
+                or st.path != rel
+                or e.superseded != (st.valid_to is not None)
+            ):
                 old_text = old_docs[e.id].text if e.id in old_docs else None
-                op = "hand-edit" if st.text_hash != h else "move"
+                op = _reconciled_op(st, h, e.superseded)
                 st = replace(
                     st,
                     scope=scope,
@@ -783,6 +842,7 @@ class Workspace:
                     text_hash=h,
                     updated_at=now if st.text_hash != h else st.updated_at,
                     deleted_at=None,
+                    valid_to=(st.valid_to or now) if e.superseded else None,
                 )
                 new_ledger.append((st, op, old_text, e.text))
             doc = _doc(scope, rel, e, st, st.updated_at)
