@@ -60,7 +60,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, ClassVar, Literal, cast, get_args
 
 from pydantic import BaseModel
 
@@ -71,6 +71,7 @@ from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.text import STOPWORDS, index_tokens, query_tokens
 from langmem_ext.workspace.files import fsync_dir
 from langmem_ext.workspace.layout import check_scope
+from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
 
 if TYPE_CHECKING:
     from langmem_ext.memory.search import SearchEngine
@@ -237,41 +238,37 @@ class NewEvent:
     at: datetime | float | None = None
 
 
-_COLUMNS = "id, scope, thread_id, role, text, at, path, line"
 BACKFILL_BATCH = 2000
 """Events tokenised per transaction when an older log is indexed on start."""
 
 
+def event_terms(text: str) -> tuple[str, ...]:
+    """The keyword tokens an event is found by: its distinct
+    :func:`~langmem_ext.text.index_tokens` (a stemmed word, a CJK character or
+    bigram each), in order."""
+    return tuple(dict.fromkeys(index_tokens(text)))
+
+
 def event_tokens(text: str) -> str:
-    """The ``session_events_fts`` document of an event: its distinct index tokens.
-
-    The ``ascii`` FTS5 tokenizer splits on the spaces only (the tokens hold no ASCII
-    punctuation, and non-ASCII characters are token characters), so each token of
-    :func:`~langmem_ext.text.index_tokens` — a stemmed word, a CJK character
-    or bigram — is one FTS term.
-    """
-    return " ".join(dict.fromkeys(index_tokens(text)))
-
-
-def _fts_query(tokens: Sequence[str]) -> str:
-    """An FTS5 query matching any of ``tokens`` (each a quoted term)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+    """An event's keyword tokens as one space-separated document (what the
+    ledger's keyword lookup stores for it)."""
+    return " ".join(event_terms(text))
 
 
 SESSION_WEIGHT = 0.6
 """Scale of session-event scores next to memory hits (for topic recall questions)."""
 
 
-def _event(row: Sequence[Any]) -> SessionEvent:
+def _event(row: EventRow) -> SessionEvent:
     return SessionEvent(
-        id=int(row[0]),
-        scope=row[1],
-        thread_id=row[2],
-        role=row[3],
-        text=row[4],
-        at=utc(float(row[5])),
-        path=row[6],
-        line=int(row[7]),
+        id=row.id,
+        scope=row.scope,
+        thread_id=row.thread_id,
+        role=cast(Role, row.role),  # checked when appended; pydantic checks again
+        text=row.text,
+        at=utc(row.at),
+        path=row.path,
+        line=row.line,
     )
 
 
@@ -357,17 +354,11 @@ class SessionLog:
     def _index_missing(self) -> int:
         """Tokenise events logged before ``session_events_fts`` existed (once per log)."""
         done = 0
+        events = self._ledger.events
         while True:
-            with self._ledger.transaction(durable=False) as conn:
-                rows = conn.execute(
-                    "SELECT id, text FROM session_events WHERE id > "
-                    "(SELECT coalesce(max(rowid), 0) FROM session_events_fts) ORDER BY id LIMIT ?",
-                    (BACKFILL_BATCH,),
-                ).fetchall()
-                conn.executemany(
-                    "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
-                    [(int(i), event_tokens(str(t))) for i, t in rows],
-                )
+            with self._ledger.transaction(durable=False):
+                rows = events.unindexed(BACKFILL_BATCH)
+                events.index([(i, event_terms(t)) for i, t in rows])
             done += len(rows)
             if len(rows) < BACKFILL_BATCH:
                 if done:
@@ -475,7 +466,6 @@ class SessionLog:
         for i, path in enumerate(paths):
             by_file.setdefault(path, []).append(i)
         lines: list[int] = [0] * len(prepared)
-        ids: list[int] = []
         with ws.lock.hold():
             for path in by_file:  # refuse a symlinked transcript before writing any
                 layout.check_own(path, scope)
@@ -485,24 +475,19 @@ class SessionLog:
                 for offset, i in enumerate(idxs):
                     lines[i] = first + offset
             rows = [
-                (scope, thread_id, role, text, at, layout.rel(path), line)
+                NewEventRow(
+                    scope, thread_id, role, text, at, layout.rel(path), line, event_terms(text)
+                )
                 for (role, text, at), path, line in zip(prepared, paths, lines, strict=True)
             ]
-            with self._ledger.transaction(durable=False) as conn:
-                for row in rows:
-                    cur = conn.execute(
-                        "INSERT INTO session_events (scope, thread_id, role, text, at, path, line)"
-                        " VALUES (?,?,?,?,?,?,?)",
-                        row,
-                    )
-                    ids.append(int(cur.lastrowid or 0))
-                conn.executemany(
-                    "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
-                    [(i, event_tokens(r[3])) for i, r in zip(ids, rows, strict=True)],
-                )
+            with self._ledger.transaction(durable=False):
+                ids = self._ledger.events.add(rows)
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
-        return [_event((i, *r)) for i, r in zip(ids, rows, strict=True)]
+        return [
+            _event(EventRow(i, r.scope, r.thread_id, r.role, r.text, r.at, r.path, r.line))
+            for i, r in zip(ids, rows, strict=True)
+        ]
 
     @staticmethod
     def _render(thread_id: str, role: str, text: str, at: float) -> str:
@@ -554,14 +539,8 @@ class SessionLog:
         """
         now = float(self._clock()) if now is None else now
         cutoff = now - self.ttl_seconds
-        with self._ledger.transaction(durable=False) as conn:
-            conn.execute(
-                "DELETE FROM session_events_fts WHERE rowid IN "
-                "(SELECT id FROM session_events WHERE at < ?)",
-                (cutoff,),
-            )
-            cur = conn.execute("DELETE FROM session_events WHERE at < ?", (cutoff,))
-            deleted = int(cur.rowcount or 0)
+        with self._ledger.transaction(durable=False):
+            deleted = self._ledger.events.purge(cutoff)
         self._last_purge = now
         if deleted:
             logger.info("purged %d session events older than %s", deleted, utc(cutoff))
@@ -592,31 +571,21 @@ class SessionLog:
             The events (expired rows excluded even before they are purged).
         """
         scope = self._scope(scope)
-        now = float(self._clock())
-        sql = f"SELECT {_COLUMNS} FROM session_events WHERE scope = ? AND at >= ?"
-        params: list[Any] = [scope, now - self.ttl_seconds]
         if thread_id is not None:
-            sql += " AND thread_id = ?"
-            params.append(check_thread_id(thread_id))
-        if since is not None:
-            sql += " AND at >= ?"
-            params.append(to_epoch(since, 0.0))
-        if until is not None:
-            sql += " AND at < ?"
-            params.append(to_epoch(until, 0.0))
-        if role is not None:
-            if role not in ROLES:
-                raise InvalidInputError(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
-            sql += " AND role = ?"
-            params.append(role)
-        sql += " ORDER BY at DESC, id DESC"
-        if limit is not None:
-            if limit < 1:
-                raise InvalidInputError(f"limit must be at least 1, got {limit}.")
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        rows = self._ledger.query(sql, params)
-        return [_event(r) for r in reversed(rows)]
+            thread_id = check_thread_id(thread_id)
+        if role is not None and role not in ROLES:
+            raise InvalidInputError(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
+        if limit is not None and limit < 1:
+            raise InvalidInputError(f"limit must be at least 1, got {limit}.")
+        oldest = float(self._clock()) - self.ttl_seconds
+        where = EventFilter(
+            scope,
+            oldest if since is None else max(oldest, to_epoch(since, 0.0)),
+            until=None if until is None else to_epoch(until, 0.0),
+            thread_id=thread_id,
+            role=role,
+        )
+        return [_event(r) for r in reversed(self._ledger.events.recent(where, limit))]
 
     # -- search source -------------------------------------------------------------
 
@@ -656,7 +625,7 @@ class SessionLog:
         rows = [
             r
             for r in self._candidates(scope, intent, focus, now)
-            if not (r[3] == "user" and _one_line(r[4]).strip().lower() == asked)
+            if not (r.event.role == "user" and _one_line(r.event.text).strip().lower() == asked)
         ]
         if not rows:
             return []
@@ -664,11 +633,10 @@ class SessionLog:
 
     def _candidates(
         self, scope: str, intent: RecallIntent, focus: QueryFocus, now: float
-    ) -> list[tuple[Any, ...]]:
-        """Rows to score: the window's events, else the events sharing a content token.
+    ) -> list[EventMatch]:
+        """Events to score: the window's events, else the events sharing a content token.
 
-        Each row is ``(*_COLUMNS, tokens)``; ``tokens`` (the event's :func:`event_tokens`)
-        is ``None`` for an event that shares no token with the question.
+        An event that shares no token with the question comes with no tokens.
 
         With a window and content tokens, the window's events sharing a token are
         looked up first (in the token index); only when there are none are the
@@ -676,36 +644,23 @@ class SessionLog:
         yesterday ..."). Without a window, the events sharing one of the first
         ``MAX_FILTER_TOKENS`` tokens, newest first; without tokens either, the latest.
         """
+        since, until = now - self.ttl_seconds, None
         windowed = intent.window_start is not None and intent.window_end is not None
-        where = " WHERE e.scope = ? AND e.at >= ?"
-        params: list[Any] = [scope, now - self.ttl_seconds]
-        if windowed:
-            where += " AND e.at >= ? AND e.at < ?"
-            params += [intent.window_start, intent.window_end]
-        if focus.role is not None:
-            where += " AND e.role = ?"
-            params.append(focus.role)
-        order = " ORDER BY e.at DESC, e.id DESC LIMIT ?"
-        cols = "e." + _COLUMNS.replace(", ", ", e.")
+        if intent.window_start is not None and intent.window_end is not None:
+            since, until = max(since, intent.window_start), intent.window_end
+        where = EventFilter(scope, since, until=until, role=focus.role)
+        events = self._ledger.events
         if focus.tokens:
             tokens = focus.tokens if windowed else focus.tokens[:MAX_FILTER_TOKENS]
-            # The token index drives the lookup (CROSS JOIN fixes the loop order):
-            # one rowid probe per matching event.
-            sql = (
-                f"SELECT {cols}, f.tokens FROM session_events_fts f "
-                f"CROSS JOIN session_events e ON e.id = f.rowid{where} "
-                f"AND session_events_fts MATCH ?{order}"
-            )
-            rows = self._ledger.query(sql, [*params, _fts_query(tokens), WINDOW_SCAN_LIMIT])
-            if rows or not windowed:
-                return rows
+            matches = events.matching(where, tokens, WINDOW_SCAN_LIMIT)
+            if matches or not windowed:
+                return matches
         limit = WINDOW_SCAN_LIMIT if windowed else LATEST_SCAN_LIMIT
-        sql = f"SELECT {cols}, NULL FROM session_events e{where}{order}"
-        return self._ledger.query(sql, [*params, limit])
+        return [EventMatch(r, frozenset()) for r in events.recent(where, limit)]
 
     def _score(
         self,
-        rows: Sequence[tuple[Any, ...]],
+        rows: Sequence[EventMatch],
         intent: RecallIntent,
         focus: QueryFocus,
         now: float,
@@ -722,24 +677,24 @@ class SessionLog:
         weight = 1.0 if focus.role is not None else SESSION_WEIGHT
         summary_bonus = 0.03 if focus.role is None else 0.0
         # (weighted score, at, overlap, recency, row); debug is built for the hits only
-        scored: list[tuple[float, float, float, float, tuple[Any, ...]]] = []
-        for row in rows:
-            at = float(row[5])
+        scored: list[tuple[float, float, float, float, EventRow]] = []
+        for match in rows:
+            row = match.event
+            at = row.at
             if start is not None and windowed:
                 recency = min(1.0, max(0.0, (at - start) / span))
             else:
                 recency = math.exp(-max(0.0, now - at) / 86400.0 / 14.0)
             overlap = 0.0
-            if tokens and row[8] is not None:  # no stored tokens: none is shared
-                have = set(str(row[8]).split())
-                overlap = sum(1 for t in tokens if t in have) / len(tokens)
+            if tokens and match.tokens:  # no stored tokens: none is shared
+                overlap = sum(1 for t in tokens if t in match.tokens) / len(tokens)
             if tokens and overlap > 0:
                 score = 0.5 + 0.4 * overlap + 0.1 * recency
             elif tokens:
                 score = 0.36 + 0.05 * recency  # in the window, but not about the topic
             else:
                 score = (0.55 if windowed else 0.5) + 0.1 * recency
-            if row[3] == "summary":
+            if row.role == "summary":
                 score += summary_bonus
             scored.append((min(score, 1.0) * weight, at, overlap, recency, row))
         if tokens:
@@ -753,7 +708,7 @@ class SessionLog:
         for score, at, overlap, recency, row in scored:
             if len(hits) >= limit:
                 break
-            key = _one_line(row[4]).lower()
+            key = _one_line(row.text).lower()
             if key in seen:
                 continue
             seen.add(key)
@@ -766,16 +721,16 @@ class SessionLog:
             }
             hits.append(
                 SearchHit(
-                    id=f"ev-{int(row[0])}",
-                    text=f"{_ROLE_LABEL.get(row[3], row[3])}: {row[4]}",
+                    id=f"ev-{row.id}",
+                    text=f"{_ROLE_LABEL.get(row.role, row.role)}: {row.text}",
                     score=round(score, 6),
-                    path=row[6],
-                    line=int(row[7]),
+                    path=row.path,
+                    line=row.line,
                     category="episode",
                     created_at=when,
                     updated_at=when,
                     importance=1.0,
-                    scope=row[1],
+                    scope=row.scope,
                     source="session",
                     debug={k: round(v, 6) for k, v in debug.items()},
                 )

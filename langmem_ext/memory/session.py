@@ -60,7 +60,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -89,6 +88,7 @@ from langmem_ext.short_term.flush import is_flush_message, is_no_reply
 from langmem_ext.short_term.summarizer import Summarizer, summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index, validate_messages
 from langmem_ext.workspace.layout import check_scope
+from langmem_ext.workspace.records import CheckpointRow, SessionRow
 
 logger = logging.getLogger(__name__)
 
@@ -265,6 +265,18 @@ def _decode(raw: str) -> BaseMessage:
     return messages_from_dict([json.loads(raw)])[0]
 
 
+def _info(row: SessionRow) -> SessionInfo:
+    return SessionInfo(
+        row.scope,
+        row.thread_id,
+        utc(row.created_at),
+        utc(row.updated_at),
+        row.last_seq,
+        row.summarized_seq,
+        row.episode_id,
+    )
+
+
 def _strip_ids(notes: str) -> str:
     lines = [_BLOCK_ID_RE.sub("", line) for line in notes.splitlines()]
     return "\n".join(line for line in lines if not line.startswith("# ")).strip()
@@ -357,30 +369,15 @@ class SessionManager:
 
     def _load(self, scope: str, thread_id: str, *, full: bool = False) -> _State:
         """The conversation's live messages and running summary (all messages if ``full``)."""
-        sql = "SELECT seq, message, at, compacted FROM session_messages WHERE scope = ? AND thread_id = ?"
-        if not full:
-            sql += " AND compacted = 0"
-        rows = self._ledger.query(sql + " ORDER BY seq", (scope, thread_id))
-        cps = self._ledger.query(
-            "SELECT id, summary FROM checkpoints WHERE scope = ? AND thread_id = ? "
-            "ORDER BY id DESC LIMIT 1",
-            (scope, thread_id),
-        )
-        stored = [(_Stored(int(r[0]), _decode(r[1]), float(r[2])), bool(r[3])) for r in rows]
+        rows = self._ledger.conversations.messages(scope, thread_id, include_compacted=full)
+        latest = self._ledger.conversations.latest_checkpoint(scope, thread_id)
+        stored = [(_Stored(r.seq, _decode(r.message), r.at), r.compacted) for r in rows]
         return _State(
             live=[s for s, compacted in stored if not compacted],
-            summary=str(cps[0][1]) if cps else None,
-            last_checkpoint_id=int(cps[0][0]) if cps else 0,
+            summary=latest.summary if latest else None,
+            last_checkpoint_id=latest.id if latest else 0,
             full=[s.message for s, _ in stored] if full else [],
         )
-
-    def _session_row(self, scope: str, thread_id: str) -> tuple[Any, ...] | None:
-        rows = self._ledger.query(
-            "SELECT created_at, updated_at, last_seq, summarized_seq, first_turn_at, "
-            "episode_id, episode_day, flushed_seq FROM sessions WHERE scope = ? AND thread_id = ?",
-            (scope, thread_id),
-        )
-        return rows[0] if rows else None
 
     # -- query ---------------------------------------------------------------------
 
@@ -468,30 +465,12 @@ class SessionManager:
         turn = [h, *tool_messages, a]
         validate_messages(turn)
         turn = [m if m.id else m.model_copy(update={"id": f"msg-{uuid.uuid4().hex}"}) for m in turn]
+        encoded = [(str(m.id), _encode(m)) for m in turn]
         with self._conversation(scope, thread_id):
-            with self._ledger.transaction() as conn:
-                last = int(
-                    conn.execute(
-                        "SELECT COALESCE(MAX(seq), 0) FROM session_messages "
-                        "WHERE scope = ? AND thread_id = ?",
-                        (scope, thread_id),
-                    ).fetchone()[0]
-                )
-                conn.executemany(
-                    "INSERT INTO session_messages (scope, thread_id, seq, message_id, message, at)"
-                    " VALUES (?,?,?,?,?,?)",
-                    [
-                        (scope, thread_id, last + i + 1, str(m.id), _encode(m), when)
-                        for i, m in enumerate(turn)
-                    ],
-                )
-                conn.execute(
-                    "INSERT INTO sessions (scope, thread_id, created_at, updated_at, last_seq) "
-                    "VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
-                    "updated_at = MAX(updated_at, excluded.updated_at), "
-                    "last_seq = excluded.last_seq",
-                    (scope, thread_id, when, when, last + len(turn)),
-                )
+            with self._ledger.transaction():
+                first = self._ledger.conversations.append(scope, thread_id, encoded, when)
+                last = first - 1
+                self._ledger.sessions.record_turn(scope, thread_id, when, last + len(turn))
             events = [
                 NewEvent(role, text, when)
                 for role, text in (("user", message_text(h)), ("assistant", message_text(a)))
@@ -513,28 +492,21 @@ class SessionManager:
         )
 
     def _mode(self, scope: str, thread_id: str) -> MemoryMode:
-        rows = self._ledger.query(
-            "SELECT 1 FROM checkpoints WHERE scope = ? AND thread_id = ? LIMIT 1",
-            (scope, thread_id),
-        )
-        return MemoryMode.SUMMARY_N if rows else MemoryMode.FULL_HISTORY
+        latest = self._ledger.conversations.latest_checkpoint(scope, thread_id)
+        return MemoryMode.SUMMARY_N if latest is not None else MemoryMode.FULL_HISTORY
 
     # -- flush ---------------------------------------------------------------------
 
     def _flush(self, scope: str, thread_id: str, state: _State) -> FlushResult | None:
         """Flush the messages no earlier flush has seen; saves are committed on return."""
-        row = self._session_row(scope, thread_id)
-        flushed_seq = int(row[7]) if row is not None else 0
+        row = self._ledger.sessions.get(scope, thread_id)
+        flushed_seq = row.flushed_seq if row is not None else 0
         fresh = [s for s in state.live if s.seq > flushed_seq]
         if not fresh:
             return None
         result = flush_to_pending(self.memory, scope, [s.message for s in fresh], self.model)
-        with self._ledger.transaction() as conn:
-            conn.execute(
-                "UPDATE sessions SET flushed_seq = MAX(flushed_seq, ?) "
-                "WHERE scope = ? AND thread_id = ?",
-                (fresh[-1].seq, scope, thread_id),
-            )
+        with self._ledger.transaction():
+            self._ledger.sessions.mark_flushed(scope, thread_id, fresh[-1].seq)
         logger.info(
             "flush of %s/%s: %d pending saves%s",
             scope,
@@ -652,35 +624,26 @@ class SessionManager:
             raise RuntimeError("checkpoint removed messages other than the oldest ones")
         cut_seq = removed[-1].seq if removed else 0
         conversation_at = max((s.at for s in removed), default=float(self._clock()))
-        with self._ledger.transaction() as conn:
-            latest = conn.execute(
-                "SELECT COALESCE(MAX(id), 0) FROM checkpoints WHERE scope = ? AND thread_id = ?",
-                (scope, thread_id),
-            ).fetchone()[0]
-            if int(latest) != state.last_checkpoint_id:
+        row = CheckpointRow(
+            scope=scope,
+            thread_id=thread_id,
+            kind=kind,
+            summary=cp.summary,
+            cut_seq=cut_seq,
+            compacted=len(removed),
+            used_fallback=cp.used_fallback,
+            flushed=len(flush.pending_ids) if flush else 0,
+            created_at=float(self._clock()),
+            conversation_at=conversation_at,
+        )
+        conversations = self._ledger.conversations
+        with self._ledger.transaction():
+            latest = conversations.latest_checkpoint(scope, thread_id)
+            if (latest.id if latest else 0) != state.last_checkpoint_id:
                 raise _Conflict
-            cur = conn.execute(
-                "INSERT INTO checkpoints (scope, thread_id, kind, summary, cut_seq, compacted, "
-                "used_fallback, flushed, created_at, conversation_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    scope,
-                    thread_id,
-                    kind,
-                    cp.summary,
-                    cut_seq,
-                    len(removed),
-                    int(cp.used_fallback),
-                    len(flush.pending_ids) if flush else 0,
-                    float(self._clock()),
-                    conversation_at,
-                ),
-            )
-            conn.executemany(
-                "UPDATE session_messages SET compacted = 1 "
-                "WHERE scope = ? AND thread_id = ? AND seq = ? AND compacted = 0",
-                [(scope, thread_id, s.seq) for s in removed],
-            )
-        return int(cur.lastrowid or 0), removed
+            cp_id = conversations.add_checkpoint(row)
+            conversations.mark_compacted(scope, thread_id, [s.seq for s in removed])
+        return cp_id, removed
 
     def _log_summary(self, scope: str, thread_id: str, summary: str, at: float) -> None:
         if not summary.strip():
@@ -697,32 +660,23 @@ class SessionManager:
             f"Conversation {thread_id} on {day}, summary:\n{summary.strip()}",
             self.settings.max_text_chars,
         )
-        row = self._session_row(scope, thread_id)
-        if row is not None and row[5] and row[6] == day:
+        row = self._ledger.sessions.get(scope, thread_id)
+        if row is not None and row.episode_id and row.episode_day == day:
             try:
-                self.memory.update(str(row[5]), text, scope=scope)
-                return str(row[5])
+                self.memory.update(row.episode_id, text, scope=scope)
+                return row.episode_id
             except EntryNotFoundError:
-                logger.info("episode %s was deleted; storing a new one", row[5])
+                logger.info("episode %s was deleted; storing a new one", row.episode_id)
         entry_id = self.memory.add(
             text, scope=scope, category="episode", target="daily", created_at=at, source="session"
         )
-        with self._ledger.transaction() as conn:
-            conn.execute(
-                "INSERT INTO sessions (scope, thread_id, created_at, updated_at, episode_id, "
-                "episode_day) VALUES (?,?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
-                "episode_id = excluded.episode_id, episode_day = excluded.episode_day",
-                (scope, thread_id, at, at, entry_id, day),
-            )
+        with self._ledger.transaction():
+            self._ledger.sessions.set_episode(scope, thread_id, entry_id, day, at)
         return entry_id
 
     def _mark_summarized(self, scope: str, thread_id: str, seq: int) -> None:
-        with self._ledger.transaction() as conn:
-            conn.execute(
-                "UPDATE sessions SET summarized_seq = MAX(summarized_seq, ?) "
-                "WHERE scope = ? AND thread_id = ?",
-                (seq, scope, thread_id),
-            )
+        with self._ledger.transaction():
+            self._ledger.sessions.mark_summarized(scope, thread_id, seq)
 
     def _episode_or_none(
         self, scope: str, thread_id: str, summary: str, at: float, seq: int
@@ -754,8 +708,8 @@ class SessionManager:
         """
         scope, thread_id = self._ids(scope, thread_id)
         with self._conversation(scope, thread_id):
-            row = self._session_row(scope, thread_id)
-            if row is None or int(row[2]) <= int(row[3]):
+            row = self._ledger.sessions.get(scope, thread_id)
+            if row is None or row.last_seq <= row.summarized_seq:
                 return None
             state = self._load(scope, thread_id)
             if not state.live:
@@ -773,7 +727,7 @@ class SessionManager:
                     _, removed = self._commit(scope, thread_id, state, cp, None, "final")
                 except _Conflict:
                     logger.info("a checkpoint of %s/%s landed meanwhile", scope, thread_id)
-            self._mark_summarized(scope, thread_id, int(row[2]))
+            self._mark_summarized(scope, thread_id, row.last_seq)
             self._log_summary(scope, thread_id, cp.summary, last.at)
         logger.info("session %s/%s summarised into episode %s", scope, thread_id, episode_id)
         return EpisodeResult(
@@ -792,24 +746,7 @@ class SessionManager:
         cutoff = to_epoch(now, float(self._clock())) - (
             float(self.settings.short_term.idle_episode_hours) * 3600.0
         )
-        rows = self._ledger.query(
-            "SELECT scope, thread_id, created_at, updated_at, last_seq, summarized_seq, episode_id"
-            " FROM sessions WHERE updated_at <= ? AND last_seq > summarized_seq "
-            "ORDER BY updated_at",
-            (cutoff,),
-        )
-        return [
-            SessionInfo(
-                r[0],
-                r[1],
-                utc(r[2]),
-                utc(r[3]),
-                int(r[4]),
-                int(r[5]),
-                r[6],
-            )
-            for r in rows
-        ]
+        return [_info(r) for r in self._ledger.sessions.idle(cutoff)]
 
     def summarize_idle(self, now: datetime | float | None = None) -> list[EpisodeResult]:
         """Turn every idle conversation into an episode, once (seed 000).
@@ -856,18 +793,13 @@ class SessionManager:
         when = to_epoch(now, float(self._clock()))
         budget = int(self.settings.injection.first_turn_daily_chars)
         with self._conversation(scope, thread_id):
-            row = self._session_row(scope, thread_id)
-            if row is not None and row[4] is not None:
+            row = self._ledger.sessions.get(scope, thread_id)
+            if row is not None and row.first_turn_at is not None:
                 return ""
             today = datetime.fromtimestamp(when).date()
             notes = self._daily_block(scope, today, budget)
-            with self._ledger.transaction() as conn:
-                conn.execute(
-                    "INSERT INTO sessions (scope, thread_id, created_at, updated_at, first_turn_at)"
-                    " VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
-                    "first_turn_at = excluded.first_turn_at",
-                    (scope, thread_id, when, when, when),
-                )
+            with self._ledger.transaction():
+                self._ledger.sessions.mark_first_turn(scope, thread_id, when)
         return notes
 
     def _daily_block(self, scope: str, today: date, budget: int) -> str:
@@ -896,18 +828,8 @@ class SessionManager:
     def session_info(self, scope: str | None, thread_id: str) -> SessionInfo | None:
         """Bookkeeping of one conversation, or ``None`` when it has none."""
         scope, thread_id = self._ids(scope, thread_id)
-        row = self._session_row(scope, thread_id)
-        if row is None:
-            return None
-        return SessionInfo(
-            scope,
-            thread_id,
-            utc(row[0]),
-            utc(row[1]),
-            int(row[2]),
-            int(row[3]),
-            row[5],
-        )
+        row = self._ledger.sessions.get(scope, thread_id)
+        return _info(row) if row is not None else None
 
     # -- async twins ---------------------------------------------------------------
 

@@ -20,10 +20,19 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from langmem_ext.workspace.records import EntryState, MetaRepository, PendingRow
+from langmem_ext.workspace.records import (
+    ConversationRepository,
+    EntryState,
+    EventRepository,
+    MetaRepository,
+    PendingRow,
+    SessionRepository,
+)
 from langmem_ext.workspace.sqlite._sql import in_chunks
+from langmem_ext.workspace.sqlite.events import SqliteEvents
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.schema import migrate
+from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
 
 
 class Ledger:
@@ -46,6 +55,12 @@ class Ledger:
         migrate(self._conn)
         self.meta: MetaRepository = SqliteMeta(self._conn, self._lock)
         """Workspace settings (``meta``)."""
+        self.sessions: SessionRepository = SqliteSessions(self._conn, self._lock)
+        """Per-conversation bookkeeping (``sessions``)."""
+        self.conversations: ConversationRepository = SqliteConversations(self._conn, self._lock)
+        """Conversations' messages and checkpoints (``session_messages``, ``checkpoints``)."""
+        self.events: EventRepository = SqliteEvents(self._conn, self._lock)
+        """The session hot log (``session_events`` and its FTS5 table)."""
 
     def close(self) -> None:
         """Close the connection."""
