@@ -161,6 +161,8 @@ class EventMatch:
     event: EventRow
     tokens: frozenset[str]
     """The event's stored keyword tokens."""
+    bm25: float
+    """Its BM25 score for the query: positive, bigger is better."""
 
 
 class MetaRepository(Protocol):
@@ -270,7 +272,13 @@ class EventRepository(Protocol):
         ...
 
     def matching(self, where: EventFilter, tokens: Sequence[str], limit: int) -> list[EventMatch]:
-        """The events ``where`` selects that hold any of ``tokens``, newest first."""
+        """The best ``limit`` events ``where`` selects that hold any of ``tokens``:
+        BM25 over the events' tokens, best first (ties: newest first)."""
+        ...
+
+    def bm25_full(self, tokens: Sequence[str]) -> float:
+        """The BM25 score of an event of average length holding each of ``tokens``
+        once (the sum of their IDFs): what a match of the whole query scores."""
         ...
 
 

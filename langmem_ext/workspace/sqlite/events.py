@@ -8,11 +8,13 @@ token — a stemmed word, a CJK character or bigram — is one FTS term.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
+from langmem_ext.workspace.sqlite._sql import in_chunks
 
 _COLS = "e.id, e.scope, e.thread_id, e.role, e.text, e.at, e.path, e.line"
 
@@ -114,19 +116,46 @@ class SqliteEvents(SqliteRepo):
         return [_event(r) for r in self._all(sql, params)]
 
     def matching(self, where: EventFilter, tokens: Sequence[str], limit: int) -> list[EventMatch]:
-        """The events ``where`` selects that hold any of ``tokens``, newest first."""
+        """The best ``limit`` events ``where`` selects that hold any of ``tokens``:
+        BM25 over the events' tokens, best first (ties: newest first)."""
         if not tokens:
             return []
         cond, params = _where(where)
         # The token index drives the lookup (CROSS JOIN fixes the loop order): one
-        # rowid probe per matching event.
+        # rowid probe per matching event. ``rank`` is FTS5's bm25(), smaller is better.
         rows = self._all(
-            f"SELECT {_COLS}, f.tokens FROM session_events_fts f "
+            f"SELECT {_COLS}, f.tokens, f.rank FROM session_events_fts f "
             f"CROSS JOIN session_events e ON e.id = f.rowid WHERE {cond} "
-            f"AND session_events_fts MATCH ?{_NEWEST} LIMIT ?",
+            "AND session_events_fts MATCH ? ORDER BY f.rank, e.at DESC, e.id DESC LIMIT ?",
             [*params, match_any(tokens), int(limit)],
         )
-        return [EventMatch(_event(r), frozenset(str(r[8]).split())) for r in rows]
+        return [EventMatch(_event(r), frozenset(str(r[8]).split()), -float(r[9])) for r in rows]
+
+    def bm25_full(self, tokens: Sequence[str]) -> float:
+        """The BM25 score of an event of average length holding each of ``tokens``
+        once (the sum of their IDFs): what a match of the whole query scores.
+
+        IDFs as FTS5 computes them, ``log((N - n + 0.5) / (n + 0.5))`` (at least 1e-6),
+        with ``N`` events and ``n`` holding the token; statistics are global, like FTS5's.
+        """
+        terms = list(dict.fromkeys(tokens))
+        if not terms:
+            return 0.0
+        df: dict[str, int] = {}
+        with self._lock:
+            self._run(  # document frequencies (temp: not in the file)
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.session_events_vocab "
+                "USING fts5vocab(main, session_events_fts, row)"
+            )
+            row = self._one("SELECT count(*) FROM session_events_fts")
+            for chunk, marks in in_chunks(terms):
+                sql = f"SELECT term, doc FROM temp.session_events_vocab WHERE term IN ({marks})"
+                df.update((str(t), int(n)) for t, n in self._all(sql, chunk))
+        n_docs = int(row[0]) if row else 0
+        return sum(
+            max(1e-6, math.log(max(1e-12, (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))))
+            for t in terms
+        )
 
 
 __all__ = ["SqliteEvents", "match_any"]
