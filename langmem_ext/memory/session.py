@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -70,7 +71,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 
-from langmem_ext.config import Settings
+from langmem_ext.config import Settings, ShortTermSettings
 from langmem_ext.errors import EntryNotFoundError, InvalidInputError, LangmemError
 from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.events import NewEvent, SessionLog, check_thread_id
@@ -257,6 +258,121 @@ class _State:
         return [s.message for s in self.live]
 
 
+# --- the checkpoint routine -------------------------------------------------------
+
+
+class CheckpointTarget(Protocol):
+    """Where :func:`record_checkpoint` puts a checkpoint, step by step.
+
+    The session engine's target compacts the conversation's stored messages and
+    keeps one episode per conversation and day; the memory graph's removes the
+    messages from its state.
+    """
+
+    def commit(self, cp: Checkpoint) -> float | None:
+        """Remove what ``cp`` summarised (compact the stored messages, or drop them
+        from a state).
+
+        Returns:
+            The time the summary is dated to, or ``None`` when nothing could be
+            removed (then nothing is recorded).
+
+        Raises:
+            Exception: To abort the checkpoint; nothing is recorded.
+        """
+        ...
+
+    def store_episode(self, summary: str, at: float) -> str:
+        """Store ``summary`` as an ``episode`` memory; returns its id."""
+        ...
+
+    def log_summary(self, summary: str, at: float) -> None:
+        """Log ``summary`` to the session hot log."""
+        ...
+
+
+@dataclass(frozen=True)
+class RecordedCheckpoint:
+    """What :func:`record_checkpoint` did.
+
+    Attributes:
+        checkpoint: The checkpoint.
+        at: The time its summary is dated to.
+        episode_id: The episode holding the summary (``None`` when storing it failed).
+    """
+
+    checkpoint: Checkpoint
+    at: float
+    episode_id: str | None
+
+
+def run_checkpoint(
+    messages: Sequence[BaseMessage],
+    running_summary: str | None,
+    summarizer: Summarizer,
+    settings: ShortTermSettings,
+    target: CheckpointTarget,
+    *,
+    system_tokens: int = 0,
+) -> RecordedCheckpoint | None:
+    """The one checkpoint routine: summarise, remove, store the episode, log.
+
+    :func:`~langmem_ext.short_term.checkpoint.make_checkpoint` of ``messages`` (a
+    graph's state, or a conversation's stored live messages), then
+    :func:`record_checkpoint`.
+
+    Args:
+        messages: The history, oldest first.
+        running_summary: The summary of the last checkpoint, or ``None``.
+        summarizer: Writes the summary.
+        settings: Window, ratios, kept turns.
+        target: Where the checkpoint goes.
+        system_tokens: Tokens sent besides the history.
+
+    Returns:
+        What was recorded, or ``None`` when nothing was removed.
+
+    Raises:
+        Exception: What the summarizer or ``target.commit`` raised; nothing is recorded.
+    """
+    cp = make_checkpoint(
+        messages, running_summary, summarizer, settings, system_tokens=system_tokens
+    )
+    return record_checkpoint(cp, target)
+
+
+def record_checkpoint(cp: Checkpoint, target: CheckpointTarget) -> RecordedCheckpoint | None:
+    """Commit a checkpoint, store its summary as an episode, log it to the hot log.
+
+    Once committed the checkpoint stands: an episode that could not be stored or a
+    summary the hot log could not take is logged as an error, never raised (the
+    session engine's :meth:`SessionManager.finalize_session` stores the episode later).
+
+    Args:
+        cp: The checkpoint (made here by :func:`run_checkpoint`, or inside a turn).
+        target: Where it goes.
+
+    Returns:
+        What was recorded, or ``None`` when it removes nothing.
+    """
+    if cp.removed_count == 0:
+        return None
+    at = target.commit(cp)
+    if at is None:
+        return None
+    episode_id: str | None = None
+    try:
+        episode_id = target.store_episode(cp.summary, at)
+    except Exception as e:
+        logger.error("checkpoint summary not stored as an episode: %s", e)
+    if cp.summary.strip():
+        try:
+            target.log_summary(cp.summary, at)
+        except Exception as e:
+            logger.error("checkpoint summary not logged to the session log: %s", e)
+    return RecordedCheckpoint(cp, at, episode_id)
+
+
 def _encode(message: BaseMessage) -> str:
     return json.dumps(messages_to_dict([message])[0], ensure_ascii=False)
 
@@ -280,6 +396,43 @@ def _info(row: SessionRow) -> SessionInfo:
 def _strip_ids(notes: str) -> str:
     lines = [_BLOCK_ID_RE.sub("", line) for line in notes.splitlines()]
     return "\n".join(line for line in lines if not line.startswith("# ")).strip()
+
+
+class _LedgerTarget:
+    """The session engine's :class:`CheckpointTarget`: the stored conversation."""
+
+    def __init__(
+        self,
+        manager: SessionManager,
+        scope: str,
+        thread_id: str,
+        state: _State,
+        flush: FlushResult | None,
+    ) -> None:
+        self._manager = manager
+        self._scope = scope
+        self._thread_id = thread_id
+        self._state = state
+        self._flush = flush
+        self.checkpoint_id = 0
+        self.removed: list[_Stored] = []
+
+    def commit(self, cp: Checkpoint) -> float | None:
+        """Store the checkpoint and mark its messages compacted (or raise ``_Conflict``)."""
+        self.checkpoint_id, self.removed = self._manager._commit(
+            self._scope, self._thread_id, self._state, cp, self._flush, "checkpoint"
+        )
+        return max(s.at for s in self.removed)
+
+    def store_episode(self, summary: str, at: float) -> str:
+        """The conversation's episode of the day, then its messages count as summarised."""
+        episode_id = self._manager._store_episode(self._scope, self._thread_id, summary, at)
+        self._manager._mark_summarized(self._scope, self._thread_id, self.removed[-1].seq)
+        return episode_id
+
+    def log_summary(self, summary: str, at: float) -> None:
+        """Log the summary, dated to the conversation."""
+        self._manager.log.append(self._scope, self._thread_id, "summary", summary, at=at)
 
 
 # --- the manager ------------------------------------------------------------------
@@ -565,13 +718,16 @@ class SessionManager:
                 except Exception as e:  # the pending store could not be written
                     logger.exception("flush could not save: checkpoint postponed")
                     return CheckpointResult(False, "failed", error=f"flush: {e}")
+            target = _LedgerTarget(self, scope, thread_id, state, flush)
             try:
-                cp = make_checkpoint(
-                    messages, state.summary, self.summarizer, st, system_tokens=system_tokens
+                done = run_checkpoint(
+                    messages,
+                    state.summary,
+                    self.summarizer,
+                    st,
+                    target,
+                    system_tokens=system_tokens,
                 )
-                if cp.removed_count == 0:
-                    return CheckpointResult(False, "nothing_to_compact", flush=flush)
-                cp_id, removed = self._commit(scope, thread_id, state, cp, flush, "checkpoint")
             except _Conflict:
                 logger.warning(
                     "another checkpoint of %s/%s landed first; skipped", scope, thread_id
@@ -582,11 +738,9 @@ class SessionManager:
                 return CheckpointResult(
                     False, "failed", flush=flush, error=f"{type(e).__name__}: {e}"
                 )
-            conversation_at = max(s.at for s in removed)
-            self._log_summary(scope, thread_id, cp.summary, conversation_at)
-            episode_id = self._episode_or_none(
-                scope, thread_id, cp.summary, conversation_at, removed[-1].seq
-            )
+            if done is None:
+                return CheckpointResult(False, "nothing_to_compact", flush=flush)
+        cp, removed = done.checkpoint, target.removed
         logger.info(
             "checkpoint of %s/%s: %d messages compacted, summary %d chars%s",
             scope,
@@ -601,8 +755,8 @@ class SessionManager:
             summary=cp.summary,
             compacted=len(removed),
             cut_seq=removed[-1].seq,
-            checkpoint_id=cp_id,
-            episode_id=episode_id,
+            checkpoint_id=target.checkpoint_id,
+            episode_id=done.episode_id,
             flush=flush,
             summary_used_fallback=cp.used_fallback,
         )
@@ -677,17 +831,6 @@ class SessionManager:
     def _mark_summarized(self, scope: str, thread_id: str, seq: int) -> None:
         with self._ledger.transaction():
             self._ledger.sessions.mark_summarized(scope, thread_id, seq)
-
-    def _episode_or_none(
-        self, scope: str, thread_id: str, summary: str, at: float, seq: int
-    ) -> str | None:
-        try:
-            episode_id = self._store_episode(scope, thread_id, summary, at)
-        except Exception as e:  # the checkpoint stands; finalize_session stores it later
-            logger.error("checkpoint summary not stored as an episode (%s); will retry", e)
-            return None
-        self._mark_summarized(scope, thread_id, seq)
-        return episode_id
 
     # -- finalize / idle -----------------------------------------------------------
 
@@ -846,9 +989,13 @@ class SessionManager:
 __all__ = [
     "DAILY_NOTES_HEADER",
     "CheckpointResult",
+    "CheckpointTarget",
     "EpisodeResult",
     "MemoryContext",
+    "RecordedCheckpoint",
     "SessionInfo",
     "SessionManager",
     "TurnResult",
+    "record_checkpoint",
+    "run_checkpoint",
 ]
