@@ -13,6 +13,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -38,15 +39,11 @@ from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.models import cite
+from langmem_ext.memory.session import record_checkpoint, run_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
-from langmem_ext.short_term.checkpoint import (
-    Checkpoint,
-    make_checkpoint,
-    plan_context,
-    summary_message,
-)
+from langmem_ext.short_term.checkpoint import Checkpoint, plan_context, summary_message
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.text import index_tokens, query_tokens
@@ -501,23 +498,25 @@ def create_checkpoint_node(
     logged to the session hot log when one is given (through ``writer`` when given,
     so it follows the turns queued there). ``system_tokens`` are sent with every
     call besides the history and the memory block (system prompt, tool schemas):
-    the kept turns are chosen to fit next to them.
+    the kept turns are chosen to fit next to them. The session engine's routine
+    (:func:`~langmem_ext.memory.session.run_checkpoint`) does the work.
     """
     s = settings or memory.settings
     summarizer = summarizer_within(model, s.short_term)
-    record = create_checkpoint_recorder(
-        memory, settings=s, default_scope=default_scope, session_log=session_log, writer=writer
-    )
+    target = _state_target(memory, s, default_scope, session_log, writer)
 
     def checkpoint_summarize(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         messages = state.get("messages", [])
         fixed = system_tokens + _text_tokens(str(state.get("memory_context", "")))
-        cp = make_checkpoint(
-            messages, state.get("summary"), summarizer, s.short_term, system_tokens=fixed
+        done = run_checkpoint(
+            messages,
+            state.get("summary"),
+            summarizer,
+            s.short_term,
+            target(config),
+            system_tokens=fixed,
         )
-        if not cp.removed_ids:
-            return {}
-        return record(cp, state, config)
+        return {} if done is None else _checkpoint_update(done.checkpoint, state)
 
     return checkpoint_summarize
 
@@ -535,39 +534,88 @@ def create_checkpoint_recorder(
     The summary is stored as an ``episode`` memory and logged to the session hot
     log (through ``writer`` when given); the update removes the summarised messages
     and sets the summary, the checkpoint count, the mode and the token count.
-    Used by the checkpoint node between turns and by the answer node's compaction
-    inside a turn, so both keep what they remove.
+    Used by the answer node's compaction inside a turn
+    (:func:`~langmem_ext.memory.session.record_checkpoint`, as the checkpoint node
+    between turns), so both keep what they remove.
     """
-    s = settings or memory.settings
+    target = _state_target(memory, settings or memory.settings, default_scope, session_log, writer)
 
     def record(cp: Checkpoint, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        scope = _scope(config, default_scope)
-        try:
-            memory.add(
-                cp.summary[: s.max_text_chars],
-                scope=scope,
-                category="episode",
-                target="daily",
-                source="checkpoint",
-                created_at=time.time(),
-            )
-        except LangmemError as e:
-            logger.warning("checkpoint summary not stored as an episode: %s", e)
-        if session_log is not None:
-            log, thread, summary = session_log, _thread(config), cp.summary
-            if writer is None:
-                log.append(scope, thread, "summary", summary)
-            else:
-                writer.submit(scope, lambda: log.append(scope, thread, "summary", summary))
-        return {
-            "messages": cp.remove_messages(),
-            "summary": cp.summary,
-            "checkpoints": int(state.get("checkpoints", 0) or 0) + 1,
-            "mode": "SUMMARY_N",
-            "token_count": cp.estimated_tokens,
-        }
+        done = record_checkpoint(cp, target(config))
+        return {} if done is None else _checkpoint_update(cp, state)
 
     return record
+
+
+@dataclass(frozen=True)
+class _StateTarget:
+    """The graph's :class:`~langmem_ext.memory.session.CheckpointTarget`: the
+    summarised messages leave the state (the update does it)."""
+
+    memory: Memory
+    max_text_chars: int
+    scope: str
+    thread_id: str
+    session_log: SessionLog | None
+    writer: TurnWriter | None
+
+    def commit(self, cp: Checkpoint) -> float | None:
+        """Nothing to store: the state update removes the messages (those with an id)."""
+        return time.time() if cp.removed_ids else None
+
+    def store_episode(self, summary: str, at: float) -> str:
+        """A new ``episode`` memory of the summary."""
+        return self.memory.add(
+            summary[: self.max_text_chars],
+            scope=self.scope,
+            category="episode",
+            target="daily",
+            source="checkpoint",
+            created_at=at,
+        )
+
+    def log_summary(self, summary: str, at: float) -> None:
+        """Log it (through the background writer when there is one)."""
+        log, scope, thread = self.session_log, self.scope, self.thread_id
+        if log is None:
+            return
+        if self.writer is None:
+            log.append(scope, thread, "summary", summary, at=at)
+        else:
+            self.writer.submit(scope, lambda: log.append(scope, thread, "summary", summary, at=at))
+
+
+def _state_target(
+    memory: Memory,
+    settings: Settings,
+    default_scope: str,
+    session_log: SessionLog | None,
+    writer: TurnWriter | None,
+) -> Callable[[RunnableConfig], _StateTarget]:
+    """The checkpoint target of a run, from its config (scope and thread)."""
+
+    def target(config: RunnableConfig) -> _StateTarget:
+        return _StateTarget(
+            memory,
+            settings.max_text_chars,
+            _scope(config, default_scope),
+            _thread(config),
+            session_log,
+            writer,
+        )
+
+    return target
+
+
+def _checkpoint_update(cp: Checkpoint, state: MemoryState) -> dict[str, Any]:
+    """The state update of a recorded checkpoint."""
+    return {
+        "messages": cp.remove_messages(),
+        "summary": cp.summary,
+        "checkpoints": int(state.get("checkpoints", 0) or 0) + 1,
+        "mode": "SUMMARY_N",
+        "token_count": cp.estimated_tokens,
+    }
 
 
 _TOKEN_CACHE_MAX = 4096

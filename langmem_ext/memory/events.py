@@ -29,9 +29,11 @@ the question's time window; with no window ("上次" / "previously") the events 
 the whole TTL that share a keyword token with the question (looked up in
 ``session_events_fts``), or the latest events when it has none ("上次我们聊了什么").
 It keeps the role the question asks about ("what did *I* ask" → user events,
-"你上次推荐了什么" → assistant events) and scores the events by keyword overlap with
-the rest of the question plus recency. Overlap is computed from the stored tokens,
-and only for the events the index matched (the others share no token).
+"你上次推荐了什么" → assistant events). The events are the keyword candidates of
+the question — BM25 over their tokens (``ledger.events``), or, for a question with
+no topic, the latest events, which all match it — and are ranked by the pipeline
+that ranks memories (:func:`langmem_ext.retrieval.pipeline.rank`: fusion with the
+vector side unknown, thresholds, recency, time decay, the time window, noise).
 
 Example:
     .. code-block:: python
@@ -49,7 +51,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
 import threading
@@ -60,17 +61,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, ClassVar, Literal, cast, get_args
 
 from pydantic import BaseModel
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.models import SearchHit
+from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
+from langmem_ext.retrieval.pipeline import WORKING_SET, rank
 from langmem_ext.text import STOPWORDS, index_tokens, query_tokens
 from langmem_ext.workspace.files import fsync_dir
 from langmem_ext.workspace.layout import check_scope
+from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
 
 if TYPE_CHECKING:
     from langmem_ext.memory.search import SearchEngine
@@ -86,10 +90,9 @@ DEFAULT_MAX_RESULTS = 6
 """Session hits one search returns at most (seed 003 ``session_events_max_results``)."""
 PURGE_INTERVAL_S = 600.0
 """An append purges expired rows at most this often (seed 003: every 10 minutes)."""
-WINDOW_SCAN_LIMIT = 2000
-"""Events read per search (the newest first) for a window or a topic."""
-LATEST_SCAN_LIMIT = 200
-"""Events read when the question names neither a time window nor a topic."""
+POOL_FACTOR = 2
+"""A search reads this many times the candidates the pipeline's stages look at
+(``max(WORKING_SET * k, 40)``): room for repeated texts, dropped before ranking."""
 MAX_FILTER_TOKENS = 16
 """Content tokens used to look up the events of a question without a window."""
 MAX_THREAD_ID_CHARS = 200
@@ -237,41 +240,39 @@ class NewEvent:
     at: datetime | float | None = None
 
 
-_COLUMNS = "id, scope, thread_id, role, text, at, path, line"
 BACKFILL_BATCH = 2000
 """Events tokenised per transaction when an older log is indexed on start."""
 
 
+def event_terms(text: str) -> tuple[str, ...]:
+    """The keyword tokens an event is found by: its distinct
+    :func:`~langmem_ext.text.index_tokens` (a stemmed word, a CJK character or
+    bigram each), in order."""
+    return tuple(dict.fromkeys(index_tokens(text)))
+
+
 def event_tokens(text: str) -> str:
-    """The ``session_events_fts`` document of an event: its distinct index tokens.
-
-    The ``ascii`` FTS5 tokenizer splits on the spaces only (the tokens hold no ASCII
-    punctuation, and non-ASCII characters are token characters), so each token of
-    :func:`~langmem_ext.text.index_tokens` — a stemmed word, a CJK character
-    or bigram — is one FTS term.
-    """
-    return " ".join(dict.fromkeys(index_tokens(text)))
-
-
-def _fts_query(tokens: Sequence[str]) -> str:
-    """An FTS5 query matching any of ``tokens`` (each a quoted term)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+    """An event's keyword tokens as one space-separated document (what the
+    ledger's keyword lookup stores for it)."""
+    return " ".join(event_terms(text))
 
 
 SESSION_WEIGHT = 0.6
-"""Scale of session-event scores next to memory hits (for topic recall questions)."""
+"""Scale of session-event scores next to memory hits (for topic recall questions):
+a confirmed memory outranks what was merely said, unless the question is about the
+conversation itself ("what did I ask ...")."""
 
 
-def _event(row: Sequence[Any]) -> SessionEvent:
+def _event(row: EventRow) -> SessionEvent:
     return SessionEvent(
-        id=int(row[0]),
-        scope=row[1],
-        thread_id=row[2],
-        role=row[3],
-        text=row[4],
-        at=utc(float(row[5])),
-        path=row[6],
-        line=int(row[7]),
+        id=row.id,
+        scope=row.scope,
+        thread_id=row.thread_id,
+        role=cast(Role, row.role),  # checked when appended; pydantic checks again
+        text=row.text,
+        at=utc(row.at),
+        path=row.path,
+        line=row.line,
     )
 
 
@@ -295,6 +296,52 @@ def check_thread_id(thread_id: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _overlap(focus: QueryFocus, match: EventMatch) -> float:
+    """Share of the question's content tokens the event holds."""
+    return sum(1 for t in focus.tokens if t in match.tokens) / len(focus.tokens)
+
+
+def _candidate(ev: EventRow, bm25: float, full: float, overlap: float) -> Candidate:
+    """An event as a keyword candidate: ``bm25`` of ``full``, what matching the
+    whole question scores (a share of 1.0 where the question has no topic)."""
+    return Candidate(
+        id=f"ev-{ev.id}",
+        text=ev.text,
+        category="episode",
+        created_at=ev.at,
+        importance=1.0,
+        bm25_score=bm25,
+        bm25_full=full,
+        metadata={"event": ev, "overlap": overlap},
+    )
+
+
+def _hit(c: Candidate, weight: float, *, windowed: bool) -> SearchHit:
+    """A ranked event as a session hit; its score is scaled by ``weight``."""
+    ev: EventRow = c.metadata["event"]
+    when = utc(ev.at)
+    debug = {
+        **c.debug,
+        "overlap": float(c.metadata["overlap"]),
+        "window": 1.0 if windowed else 0.0,
+        "weight": weight,
+    }
+    return SearchHit(
+        id=c.id,
+        text=f"{_ROLE_LABEL.get(ev.role, ev.role)}: {ev.text}",
+        score=round(c.score * weight, 6),
+        path=ev.path,
+        line=ev.line,
+        category="episode",
+        created_at=when,
+        updated_at=when,
+        importance=1.0,
+        scope=ev.scope,
+        source="session",
+        debug={k: round(v, 6) for k, v in debug.items()},
+    )
 
 
 # --- the log ----------------------------------------------------------------------
@@ -357,17 +404,11 @@ class SessionLog:
     def _index_missing(self) -> int:
         """Tokenise events logged before ``session_events_fts`` existed (once per log)."""
         done = 0
+        events = self._ledger.events
         while True:
-            with self._ledger.transaction(durable=False) as conn:
-                rows = conn.execute(
-                    "SELECT id, text FROM session_events WHERE id > "
-                    "(SELECT coalesce(max(rowid), 0) FROM session_events_fts) ORDER BY id LIMIT ?",
-                    (BACKFILL_BATCH,),
-                ).fetchall()
-                conn.executemany(
-                    "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
-                    [(int(i), event_tokens(str(t))) for i, t in rows],
-                )
+            with self._ledger.transaction(durable=False):
+                rows = events.unindexed(BACKFILL_BATCH)
+                events.index([(i, event_terms(t)) for i, t in rows])
             done += len(rows)
             if len(rows) < BACKFILL_BATCH:
                 if done:
@@ -475,7 +516,6 @@ class SessionLog:
         for i, path in enumerate(paths):
             by_file.setdefault(path, []).append(i)
         lines: list[int] = [0] * len(prepared)
-        ids: list[int] = []
         with ws.lock.hold():
             for path in by_file:  # refuse a symlinked transcript before writing any
                 layout.check_own(path, scope)
@@ -485,24 +525,19 @@ class SessionLog:
                 for offset, i in enumerate(idxs):
                     lines[i] = first + offset
             rows = [
-                (scope, thread_id, role, text, at, layout.rel(path), line)
+                NewEventRow(
+                    scope, thread_id, role, text, at, layout.rel(path), line, event_terms(text)
+                )
                 for (role, text, at), path, line in zip(prepared, paths, lines, strict=True)
             ]
-            with self._ledger.transaction(durable=False) as conn:
-                for row in rows:
-                    cur = conn.execute(
-                        "INSERT INTO session_events (scope, thread_id, role, text, at, path, line)"
-                        " VALUES (?,?,?,?,?,?,?)",
-                        row,
-                    )
-                    ids.append(int(cur.lastrowid or 0))
-                conn.executemany(
-                    "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
-                    [(i, event_tokens(r[3])) for i, r in zip(ids, rows, strict=True)],
-                )
+            with self._ledger.transaction(durable=False):
+                ids = self._ledger.events.add(rows)
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
-        return [_event((i, *r)) for i, r in zip(ids, rows, strict=True)]
+        return [
+            _event(EventRow(i, r.scope, r.thread_id, r.role, r.text, r.at, r.path, r.line))
+            for i, r in zip(ids, rows, strict=True)
+        ]
 
     @staticmethod
     def _render(thread_id: str, role: str, text: str, at: float) -> str:
@@ -554,14 +589,8 @@ class SessionLog:
         """
         now = float(self._clock()) if now is None else now
         cutoff = now - self.ttl_seconds
-        with self._ledger.transaction(durable=False) as conn:
-            conn.execute(
-                "DELETE FROM session_events_fts WHERE rowid IN "
-                "(SELECT id FROM session_events WHERE at < ?)",
-                (cutoff,),
-            )
-            cur = conn.execute("DELETE FROM session_events WHERE at < ?", (cutoff,))
-            deleted = int(cur.rowcount or 0)
+        with self._ledger.transaction(durable=False):
+            deleted = self._ledger.events.purge(cutoff)
         self._last_purge = now
         if deleted:
             logger.info("purged %d session events older than %s", deleted, utc(cutoff))
@@ -592,31 +621,21 @@ class SessionLog:
             The events (expired rows excluded even before they are purged).
         """
         scope = self._scope(scope)
-        now = float(self._clock())
-        sql = f"SELECT {_COLUMNS} FROM session_events WHERE scope = ? AND at >= ?"
-        params: list[Any] = [scope, now - self.ttl_seconds]
         if thread_id is not None:
-            sql += " AND thread_id = ?"
-            params.append(check_thread_id(thread_id))
-        if since is not None:
-            sql += " AND at >= ?"
-            params.append(to_epoch(since, 0.0))
-        if until is not None:
-            sql += " AND at < ?"
-            params.append(to_epoch(until, 0.0))
-        if role is not None:
-            if role not in ROLES:
-                raise InvalidInputError(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
-            sql += " AND role = ?"
-            params.append(role)
-        sql += " ORDER BY at DESC, id DESC"
-        if limit is not None:
-            if limit < 1:
-                raise InvalidInputError(f"limit must be at least 1, got {limit}.")
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        rows = self._ledger.query(sql, params)
-        return [_event(r) for r in reversed(rows)]
+            thread_id = check_thread_id(thread_id)
+        if role is not None and role not in ROLES:
+            raise InvalidInputError(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
+        if limit is not None and limit < 1:
+            raise InvalidInputError(f"limit must be at least 1, got {limit}.")
+        oldest = float(self._clock()) - self.ttl_seconds
+        where = EventFilter(
+            scope,
+            oldest if since is None else max(oldest, to_epoch(since, 0.0)),
+            until=None if until is None else to_epoch(until, 0.0),
+            thread_id=thread_id,
+            role=role,
+        )
+        return [_event(r) for r in reversed(self._ledger.events.recent(where, limit))]
 
     # -- search source -------------------------------------------------------------
 
@@ -651,136 +670,60 @@ class SessionLog:
         if not (intent.forced or focus.asks_about_session):
             return []
         scope = check_scope(scope)
-        # The same question asked before is not an answer to itself.
+        limit = max(1, min(k, self.max_results))
+        pool = POOL_FACTOR * max(WORKING_SET * limit, 40)
+        # The same question asked before is not an answer to itself; a text said
+        # again is one hit (its newest copy: equal texts score equal).
         asked = _one_line(query).strip().lower()
-        rows = [
-            r
-            for r in self._candidates(scope, intent, focus, now)
-            if not (r[3] == "user" and _one_line(r[4]).strip().lower() == asked)
-        ]
-        if not rows:
+        candidates: dict[str, Candidate] = {}
+        for c in self._candidates(scope, intent, focus, now, pool):
+            ev: EventRow = c.metadata["event"]
+            key = _one_line(ev.text).lower()
+            if not (ev.role == "user" and key.strip() == asked):
+                candidates.setdefault(key, c)
+        if not candidates:
             return []
-        return self._score(rows, intent, focus, now, limit=max(1, min(k, self.max_results)))
+        ranked = rank(
+            None,  # the hot log has no vectors
+            list(candidates.values()),
+            k=limit,
+            settings=self.memory.settings.retrieval,
+            now=now,
+            intent=intent,
+            copy_inputs=False,
+        )
+        weight = 1.0 if focus.role is not None else SESSION_WEIGHT
+        return [_hit(c, weight, windowed=intent.has_window) for c in ranked]
 
     def _candidates(
-        self, scope: str, intent: RecallIntent, focus: QueryFocus, now: float
-    ) -> list[tuple[Any, ...]]:
-        """Rows to score: the window's events, else the events sharing a content token.
+        self, scope: str, intent: RecallIntent, focus: QueryFocus, now: float, pool: int
+    ) -> list[Candidate]:
+        """The question's keyword candidates, best first (at most ``pool``).
 
-        Each row is ``(*_COLUMNS, tokens)``; ``tokens`` (the event's :func:`event_tokens`)
-        is ``None`` for an event that shares no token with the question.
-
-        With a window and content tokens, the window's events sharing a token are
-        looked up first (in the token index); only when there are none are the
-        window's latest events read (they are still an answer to "what did we do
-        yesterday ..."). Without a window, the events sharing one of the first
-        ``MAX_FILTER_TOKENS`` tokens, newest first; without tokens either, the latest.
+        With content tokens, the events (of the window, if any) sharing one, by BM25
+        (without a window, the first ``MAX_FILTER_TOKENS`` tokens). Without a match
+        in a window, the window's latest events, as candidates that match none of the
+        topic (still an answer to "what did we do yesterday ..."; without a window,
+        nothing). Without content tokens, the latest events (of the window, if any),
+        as candidates that match all of it: the question names no topic.
         """
-        windowed = intent.window_start is not None and intent.window_end is not None
-        where = " WHERE e.scope = ? AND e.at >= ?"
-        params: list[Any] = [scope, now - self.ttl_seconds]
-        if windowed:
-            where += " AND e.at >= ? AND e.at < ?"
-            params += [intent.window_start, intent.window_end]
-        if focus.role is not None:
-            where += " AND e.role = ?"
-            params.append(focus.role)
-        order = " ORDER BY e.at DESC, e.id DESC LIMIT ?"
-        cols = "e." + _COLUMNS.replace(", ", ", e.")
+        since, until = now - self.ttl_seconds, None
+        if intent.window_start is not None and intent.window_end is not None:
+            since, until = max(since, intent.window_start), intent.window_end
+        where = EventFilter(scope, since, until=until, role=focus.role)
+        events = self._ledger.events
+        share = 1.0  # of the (empty) topic every event matches
         if focus.tokens:
-            tokens = focus.tokens if windowed else focus.tokens[:MAX_FILTER_TOKENS]
-            # The token index drives the lookup (CROSS JOIN fixes the loop order):
-            # one rowid probe per matching event.
-            sql = (
-                f"SELECT {cols}, f.tokens FROM session_events_fts f "
-                f"CROSS JOIN session_events e ON e.id = f.rowid{where} "
-                f"AND session_events_fts MATCH ?{order}"
-            )
-            rows = self._ledger.query(sql, [*params, _fts_query(tokens), WINDOW_SCAN_LIMIT])
-            if rows or not windowed:
-                return rows
-        limit = WINDOW_SCAN_LIMIT if windowed else LATEST_SCAN_LIMIT
-        sql = f"SELECT {cols}, NULL FROM session_events e{where}{order}"
-        return self._ledger.query(sql, [*params, limit])
-
-    def _score(
-        self,
-        rows: Sequence[tuple[Any, ...]],
-        intent: RecallIntent,
-        focus: QueryFocus,
-        now: float,
-        *,
-        limit: int,
-    ) -> list[SearchHit]:
-        """The best ``limit`` rows (distinct texts) as hits."""
-        start, end = intent.window_start, intent.window_end
-        windowed = start is not None and end is not None
-        span = max(1.0, end - start) if start is not None and end is not None else 1.0
-        tokens = focus.tokens
-        # A confirmed memory outranks what was merely said, unless the question is
-        # about the conversation itself ("what did I ask ...").
-        weight = 1.0 if focus.role is not None else SESSION_WEIGHT
-        summary_bonus = 0.03 if focus.role is None else 0.0
-        # (weighted score, at, overlap, recency, row); debug is built for the hits only
-        scored: list[tuple[float, float, float, float, tuple[Any, ...]]] = []
-        for row in rows:
-            at = float(row[5])
-            if start is not None and windowed:
-                recency = min(1.0, max(0.0, (at - start) / span))
-            else:
-                recency = math.exp(-max(0.0, now - at) / 86400.0 / 14.0)
-            overlap = 0.0
-            if tokens and row[8] is not None:  # no stored tokens: none is shared
-                have = set(str(row[8]).split())
-                overlap = sum(1 for t in tokens if t in have) / len(tokens)
-            if tokens and overlap > 0:
-                score = 0.5 + 0.4 * overlap + 0.1 * recency
-            elif tokens:
-                score = 0.36 + 0.05 * recency  # in the window, but not about the topic
-            else:
-                score = (0.55 if windowed else 0.5) + 0.1 * recency
-            if row[3] == "summary":
-                score += summary_bonus
-            scored.append((min(score, 1.0) * weight, at, overlap, recency, row))
-        if tokens:
-            matched = [s for s in scored if s[2] > 0]
-            # With no window, events off the topic are noise; within a window, the
-            # latest events are still an answer to "what did we do yesterday ...".
-            scored = matched if (matched or not windowed) else scored
-        scored.sort(key=lambda s: (-s[0], -s[1]))
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
-        for score, at, overlap, recency, row in scored:
-            if len(hits) >= limit:
-                break
-            key = _one_line(row[4]).lower()
-            if key in seen:
-                continue
-            seen.add(key)
-            when = utc(at)
-            debug = {
-                "overlap": overlap,
-                "recency": recency,
-                "window": 1.0 if windowed else 0.0,
-                "weight": weight,
-            }
-            hits.append(
-                SearchHit(
-                    id=f"ev-{int(row[0])}",
-                    text=f"{_ROLE_LABEL.get(row[3], row[3])}: {row[4]}",
-                    score=round(score, 6),
-                    path=row[6],
-                    line=int(row[7]),
-                    category="episode",
-                    created_at=when,
-                    updated_at=when,
-                    importance=1.0,
-                    scope=row[1],
-                    source="session",
-                    debug={k: round(v, 6) for k, v in debug.items()},
-                )
-            )
-        return hits
+            tokens = focus.tokens if until is not None else focus.tokens[:MAX_FILTER_TOKENS]
+            tokens = tuple(dict.fromkeys(tokens))
+            matches = events.matching(where, tokens, pool)
+            if matches:
+                full = events.bm25_full(tokens)
+                return [_candidate(m.event, m.bm25, full, _overlap(focus, m)) for m in matches]
+            if until is None:
+                return []
+            share = 0.0
+        return [_candidate(ev, share, 1.0, 0.0) for ev in events.recent(where, pool)]
 
     # -- async twins ---------------------------------------------------------------
 

@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -71,7 +71,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 
-from langmem_ext.config import Settings
+from langmem_ext.config import Settings, ShortTermSettings
 from langmem_ext.errors import EntryNotFoundError, InvalidInputError, LangmemError
 from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.events import NewEvent, SessionLog, check_thread_id
@@ -89,6 +89,7 @@ from langmem_ext.short_term.flush import is_flush_message, is_no_reply
 from langmem_ext.short_term.summarizer import Summarizer, summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index, validate_messages
 from langmem_ext.workspace.layout import check_scope
+from langmem_ext.workspace.records import CheckpointRow, SessionRow
 
 logger = logging.getLogger(__name__)
 
@@ -257,6 +258,121 @@ class _State:
         return [s.message for s in self.live]
 
 
+# --- the checkpoint routine -------------------------------------------------------
+
+
+class CheckpointTarget(Protocol):
+    """Where :func:`record_checkpoint` puts a checkpoint, step by step.
+
+    The session engine's target compacts the conversation's stored messages and
+    keeps one episode per conversation and day; the memory graph's removes the
+    messages from its state.
+    """
+
+    def commit(self, cp: Checkpoint) -> float | None:
+        """Remove what ``cp`` summarised (compact the stored messages, or drop them
+        from a state).
+
+        Returns:
+            The time the summary is dated to, or ``None`` when nothing could be
+            removed (then nothing is recorded).
+
+        Raises:
+            Exception: To abort the checkpoint; nothing is recorded.
+        """
+        ...
+
+    def store_episode(self, summary: str, at: float) -> str:
+        """Store ``summary`` as an ``episode`` memory; returns its id."""
+        ...
+
+    def log_summary(self, summary: str, at: float) -> None:
+        """Log ``summary`` to the session hot log."""
+        ...
+
+
+@dataclass(frozen=True)
+class RecordedCheckpoint:
+    """What :func:`record_checkpoint` did.
+
+    Attributes:
+        checkpoint: The checkpoint.
+        at: The time its summary is dated to.
+        episode_id: The episode holding the summary (``None`` when storing it failed).
+    """
+
+    checkpoint: Checkpoint
+    at: float
+    episode_id: str | None
+
+
+def run_checkpoint(
+    messages: Sequence[BaseMessage],
+    running_summary: str | None,
+    summarizer: Summarizer,
+    settings: ShortTermSettings,
+    target: CheckpointTarget,
+    *,
+    system_tokens: int = 0,
+) -> RecordedCheckpoint | None:
+    """The one checkpoint routine: summarise, remove, store the episode, log.
+
+    :func:`~langmem_ext.short_term.checkpoint.make_checkpoint` of ``messages`` (a
+    graph's state, or a conversation's stored live messages), then
+    :func:`record_checkpoint`.
+
+    Args:
+        messages: The history, oldest first.
+        running_summary: The summary of the last checkpoint, or ``None``.
+        summarizer: Writes the summary.
+        settings: Window, ratios, kept turns.
+        target: Where the checkpoint goes.
+        system_tokens: Tokens sent besides the history.
+
+    Returns:
+        What was recorded, or ``None`` when nothing was removed.
+
+    Raises:
+        Exception: What the summarizer or ``target.commit`` raised; nothing is recorded.
+    """
+    cp = make_checkpoint(
+        messages, running_summary, summarizer, settings, system_tokens=system_tokens
+    )
+    return record_checkpoint(cp, target)
+
+
+def record_checkpoint(cp: Checkpoint, target: CheckpointTarget) -> RecordedCheckpoint | None:
+    """Commit a checkpoint, store its summary as an episode, log it to the hot log.
+
+    Once committed the checkpoint stands: an episode that could not be stored or a
+    summary the hot log could not take is logged as an error, never raised (the
+    session engine's :meth:`SessionManager.finalize_session` stores the episode later).
+
+    Args:
+        cp: The checkpoint (made here by :func:`run_checkpoint`, or inside a turn).
+        target: Where it goes.
+
+    Returns:
+        What was recorded, or ``None`` when it removes nothing.
+    """
+    if cp.removed_count == 0:
+        return None
+    at = target.commit(cp)
+    if at is None:
+        return None
+    episode_id: str | None = None
+    try:
+        episode_id = target.store_episode(cp.summary, at)
+    except Exception as e:
+        logger.error("checkpoint summary not stored as an episode: %s", e)
+    if cp.summary.strip():
+        try:
+            target.log_summary(cp.summary, at)
+        except Exception as e:
+            logger.error("checkpoint summary not logged to the session log: %s", e)
+    return RecordedCheckpoint(cp, at, episode_id)
+
+
 def _encode(message: BaseMessage) -> str:
     return json.dumps(messages_to_dict([message])[0], ensure_ascii=False)
 
@@ -265,9 +381,58 @@ def _decode(raw: str) -> BaseMessage:
     return messages_from_dict([json.loads(raw)])[0]
 
 
+def _info(row: SessionRow) -> SessionInfo:
+    return SessionInfo(
+        row.scope,
+        row.thread_id,
+        utc(row.created_at),
+        utc(row.updated_at),
+        row.last_seq,
+        row.summarized_seq,
+        row.episode_id,
+    )
+
+
 def _strip_ids(notes: str) -> str:
     lines = [_BLOCK_ID_RE.sub("", line) for line in notes.splitlines()]
     return "\n".join(line for line in lines if not line.startswith("# ")).strip()
+
+
+class _LedgerTarget:
+    """The session engine's :class:`CheckpointTarget`: the stored conversation."""
+
+    def __init__(
+        self,
+        manager: SessionManager,
+        scope: str,
+        thread_id: str,
+        state: _State,
+        flush: FlushResult | None,
+    ) -> None:
+        self._manager = manager
+        self._scope = scope
+        self._thread_id = thread_id
+        self._state = state
+        self._flush = flush
+        self.checkpoint_id = 0
+        self.removed: list[_Stored] = []
+
+    def commit(self, cp: Checkpoint) -> float | None:
+        """Store the checkpoint and mark its messages compacted (or raise ``_Conflict``)."""
+        self.checkpoint_id, self.removed = self._manager._commit(
+            self._scope, self._thread_id, self._state, cp, self._flush, "checkpoint"
+        )
+        return max(s.at for s in self.removed)
+
+    def store_episode(self, summary: str, at: float) -> str:
+        """The conversation's episode of the day, then its messages count as summarised."""
+        episode_id = self._manager._store_episode(self._scope, self._thread_id, summary, at)
+        self._manager._mark_summarized(self._scope, self._thread_id, self.removed[-1].seq)
+        return episode_id
+
+    def log_summary(self, summary: str, at: float) -> None:
+        """Log the summary, dated to the conversation."""
+        self._manager.log.append(self._scope, self._thread_id, "summary", summary, at=at)
 
 
 # --- the manager ------------------------------------------------------------------
@@ -357,30 +522,15 @@ class SessionManager:
 
     def _load(self, scope: str, thread_id: str, *, full: bool = False) -> _State:
         """The conversation's live messages and running summary (all messages if ``full``)."""
-        sql = "SELECT seq, message, at, compacted FROM session_messages WHERE scope = ? AND thread_id = ?"
-        if not full:
-            sql += " AND compacted = 0"
-        rows = self._ledger.query(sql + " ORDER BY seq", (scope, thread_id))
-        cps = self._ledger.query(
-            "SELECT id, summary FROM checkpoints WHERE scope = ? AND thread_id = ? "
-            "ORDER BY id DESC LIMIT 1",
-            (scope, thread_id),
-        )
-        stored = [(_Stored(int(r[0]), _decode(r[1]), float(r[2])), bool(r[3])) for r in rows]
+        rows = self._ledger.conversations.messages(scope, thread_id, include_compacted=full)
+        latest = self._ledger.conversations.latest_checkpoint(scope, thread_id)
+        stored = [(_Stored(r.seq, _decode(r.message), r.at), r.compacted) for r in rows]
         return _State(
             live=[s for s, compacted in stored if not compacted],
-            summary=str(cps[0][1]) if cps else None,
-            last_checkpoint_id=int(cps[0][0]) if cps else 0,
+            summary=latest.summary if latest else None,
+            last_checkpoint_id=latest.id if latest else 0,
             full=[s.message for s, _ in stored] if full else [],
         )
-
-    def _session_row(self, scope: str, thread_id: str) -> tuple[Any, ...] | None:
-        rows = self._ledger.query(
-            "SELECT created_at, updated_at, last_seq, summarized_seq, first_turn_at, "
-            "episode_id, episode_day, flushed_seq FROM sessions WHERE scope = ? AND thread_id = ?",
-            (scope, thread_id),
-        )
-        return rows[0] if rows else None
 
     # -- query ---------------------------------------------------------------------
 
@@ -468,30 +618,12 @@ class SessionManager:
         turn = [h, *tool_messages, a]
         validate_messages(turn)
         turn = [m if m.id else m.model_copy(update={"id": f"msg-{uuid.uuid4().hex}"}) for m in turn]
+        encoded = [(str(m.id), _encode(m)) for m in turn]
         with self._conversation(scope, thread_id):
-            with self._ledger.transaction() as conn:
-                last = int(
-                    conn.execute(
-                        "SELECT COALESCE(MAX(seq), 0) FROM session_messages "
-                        "WHERE scope = ? AND thread_id = ?",
-                        (scope, thread_id),
-                    ).fetchone()[0]
-                )
-                conn.executemany(
-                    "INSERT INTO session_messages (scope, thread_id, seq, message_id, message, at)"
-                    " VALUES (?,?,?,?,?,?)",
-                    [
-                        (scope, thread_id, last + i + 1, str(m.id), _encode(m), when)
-                        for i, m in enumerate(turn)
-                    ],
-                )
-                conn.execute(
-                    "INSERT INTO sessions (scope, thread_id, created_at, updated_at, last_seq) "
-                    "VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
-                    "updated_at = MAX(updated_at, excluded.updated_at), "
-                    "last_seq = excluded.last_seq",
-                    (scope, thread_id, when, when, last + len(turn)),
-                )
+            with self._ledger.transaction():
+                first = self._ledger.conversations.append(scope, thread_id, encoded, when)
+                last = first - 1
+                self._ledger.sessions.record_turn(scope, thread_id, when, last + len(turn))
             events = [
                 NewEvent(role, text, when)
                 for role, text in (("user", message_text(h)), ("assistant", message_text(a)))
@@ -513,28 +645,21 @@ class SessionManager:
         )
 
     def _mode(self, scope: str, thread_id: str) -> MemoryMode:
-        rows = self._ledger.query(
-            "SELECT 1 FROM checkpoints WHERE scope = ? AND thread_id = ? LIMIT 1",
-            (scope, thread_id),
-        )
-        return MemoryMode.SUMMARY_N if rows else MemoryMode.FULL_HISTORY
+        latest = self._ledger.conversations.latest_checkpoint(scope, thread_id)
+        return MemoryMode.SUMMARY_N if latest is not None else MemoryMode.FULL_HISTORY
 
     # -- flush ---------------------------------------------------------------------
 
     def _flush(self, scope: str, thread_id: str, state: _State) -> FlushResult | None:
         """Flush the messages no earlier flush has seen; saves are committed on return."""
-        row = self._session_row(scope, thread_id)
-        flushed_seq = int(row[7]) if row is not None else 0
+        row = self._ledger.sessions.get(scope, thread_id)
+        flushed_seq = row.flushed_seq if row is not None else 0
         fresh = [s for s in state.live if s.seq > flushed_seq]
         if not fresh:
             return None
         result = flush_to_pending(self.memory, scope, [s.message for s in fresh], self.model)
-        with self._ledger.transaction() as conn:
-            conn.execute(
-                "UPDATE sessions SET flushed_seq = MAX(flushed_seq, ?) "
-                "WHERE scope = ? AND thread_id = ?",
-                (fresh[-1].seq, scope, thread_id),
-            )
+        with self._ledger.transaction():
+            self._ledger.sessions.mark_flushed(scope, thread_id, fresh[-1].seq)
         logger.info(
             "flush of %s/%s: %d pending saves%s",
             scope,
@@ -593,13 +718,16 @@ class SessionManager:
                 except Exception as e:  # the pending store could not be written
                     logger.exception("flush could not save: checkpoint postponed")
                     return CheckpointResult(False, "failed", error=f"flush: {e}")
+            target = _LedgerTarget(self, scope, thread_id, state, flush)
             try:
-                cp = make_checkpoint(
-                    messages, state.summary, self.summarizer, st, system_tokens=system_tokens
+                done = run_checkpoint(
+                    messages,
+                    state.summary,
+                    self.summarizer,
+                    st,
+                    target,
+                    system_tokens=system_tokens,
                 )
-                if cp.removed_count == 0:
-                    return CheckpointResult(False, "nothing_to_compact", flush=flush)
-                cp_id, removed = self._commit(scope, thread_id, state, cp, flush, "checkpoint")
             except _Conflict:
                 logger.warning(
                     "another checkpoint of %s/%s landed first; skipped", scope, thread_id
@@ -610,11 +738,9 @@ class SessionManager:
                 return CheckpointResult(
                     False, "failed", flush=flush, error=f"{type(e).__name__}: {e}"
                 )
-            conversation_at = max(s.at for s in removed)
-            self._log_summary(scope, thread_id, cp.summary, conversation_at)
-            episode_id = self._episode_or_none(
-                scope, thread_id, cp.summary, conversation_at, removed[-1].seq
-            )
+            if done is None:
+                return CheckpointResult(False, "nothing_to_compact", flush=flush)
+        cp, removed = done.checkpoint, target.removed
         logger.info(
             "checkpoint of %s/%s: %d messages compacted, summary %d chars%s",
             scope,
@@ -629,8 +755,8 @@ class SessionManager:
             summary=cp.summary,
             compacted=len(removed),
             cut_seq=removed[-1].seq,
-            checkpoint_id=cp_id,
-            episode_id=episode_id,
+            checkpoint_id=target.checkpoint_id,
+            episode_id=done.episode_id,
             flush=flush,
             summary_used_fallback=cp.used_fallback,
         )
@@ -652,35 +778,26 @@ class SessionManager:
             raise RuntimeError("checkpoint removed messages other than the oldest ones")
         cut_seq = removed[-1].seq if removed else 0
         conversation_at = max((s.at for s in removed), default=float(self._clock()))
-        with self._ledger.transaction() as conn:
-            latest = conn.execute(
-                "SELECT COALESCE(MAX(id), 0) FROM checkpoints WHERE scope = ? AND thread_id = ?",
-                (scope, thread_id),
-            ).fetchone()[0]
-            if int(latest) != state.last_checkpoint_id:
+        row = CheckpointRow(
+            scope=scope,
+            thread_id=thread_id,
+            kind=kind,
+            summary=cp.summary,
+            cut_seq=cut_seq,
+            compacted=len(removed),
+            used_fallback=cp.used_fallback,
+            flushed=len(flush.pending_ids) if flush else 0,
+            created_at=float(self._clock()),
+            conversation_at=conversation_at,
+        )
+        conversations = self._ledger.conversations
+        with self._ledger.transaction():
+            latest = conversations.latest_checkpoint(scope, thread_id)
+            if (latest.id if latest else 0) != state.last_checkpoint_id:
                 raise _Conflict
-            cur = conn.execute(
-                "INSERT INTO checkpoints (scope, thread_id, kind, summary, cut_seq, compacted, "
-                "used_fallback, flushed, created_at, conversation_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    scope,
-                    thread_id,
-                    kind,
-                    cp.summary,
-                    cut_seq,
-                    len(removed),
-                    int(cp.used_fallback),
-                    len(flush.pending_ids) if flush else 0,
-                    float(self._clock()),
-                    conversation_at,
-                ),
-            )
-            conn.executemany(
-                "UPDATE session_messages SET compacted = 1 "
-                "WHERE scope = ? AND thread_id = ? AND seq = ? AND compacted = 0",
-                [(scope, thread_id, s.seq) for s in removed],
-            )
-        return int(cur.lastrowid or 0), removed
+            cp_id = conversations.add_checkpoint(row)
+            conversations.mark_compacted(scope, thread_id, [s.seq for s in removed])
+        return cp_id, removed
 
     def _log_summary(self, scope: str, thread_id: str, summary: str, at: float) -> None:
         if not summary.strip():
@@ -697,43 +814,23 @@ class SessionManager:
             f"Conversation {thread_id} on {day}, summary:\n{summary.strip()}",
             self.settings.max_text_chars,
         )
-        row = self._session_row(scope, thread_id)
-        if row is not None and row[5] and row[6] == day:
+        row = self._ledger.sessions.get(scope, thread_id)
+        if row is not None and row.episode_id and row.episode_day == day:
             try:
-                self.memory.update(str(row[5]), text, scope=scope)
-                return str(row[5])
+                self.memory.update(row.episode_id, text, scope=scope)
+                return row.episode_id
             except EntryNotFoundError:
-                logger.info("episode %s was deleted; storing a new one", row[5])
+                logger.info("episode %s was deleted; storing a new one", row.episode_id)
         entry_id = self.memory.add(
             text, scope=scope, category="episode", target="daily", created_at=at, source="session"
         )
-        with self._ledger.transaction() as conn:
-            conn.execute(
-                "INSERT INTO sessions (scope, thread_id, created_at, updated_at, episode_id, "
-                "episode_day) VALUES (?,?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
-                "episode_id = excluded.episode_id, episode_day = excluded.episode_day",
-                (scope, thread_id, at, at, entry_id, day),
-            )
+        with self._ledger.transaction():
+            self._ledger.sessions.set_episode(scope, thread_id, entry_id, day, at)
         return entry_id
 
     def _mark_summarized(self, scope: str, thread_id: str, seq: int) -> None:
-        with self._ledger.transaction() as conn:
-            conn.execute(
-                "UPDATE sessions SET summarized_seq = MAX(summarized_seq, ?) "
-                "WHERE scope = ? AND thread_id = ?",
-                (seq, scope, thread_id),
-            )
-
-    def _episode_or_none(
-        self, scope: str, thread_id: str, summary: str, at: float, seq: int
-    ) -> str | None:
-        try:
-            episode_id = self._store_episode(scope, thread_id, summary, at)
-        except Exception as e:  # the checkpoint stands; finalize_session stores it later
-            logger.error("checkpoint summary not stored as an episode (%s); will retry", e)
-            return None
-        self._mark_summarized(scope, thread_id, seq)
-        return episode_id
+        with self._ledger.transaction():
+            self._ledger.sessions.mark_summarized(scope, thread_id, seq)
 
     # -- finalize / idle -----------------------------------------------------------
 
@@ -754,8 +851,8 @@ class SessionManager:
         """
         scope, thread_id = self._ids(scope, thread_id)
         with self._conversation(scope, thread_id):
-            row = self._session_row(scope, thread_id)
-            if row is None or int(row[2]) <= int(row[3]):
+            row = self._ledger.sessions.get(scope, thread_id)
+            if row is None or row.last_seq <= row.summarized_seq:
                 return None
             state = self._load(scope, thread_id)
             if not state.live:
@@ -773,7 +870,7 @@ class SessionManager:
                     _, removed = self._commit(scope, thread_id, state, cp, None, "final")
                 except _Conflict:
                     logger.info("a checkpoint of %s/%s landed meanwhile", scope, thread_id)
-            self._mark_summarized(scope, thread_id, int(row[2]))
+            self._mark_summarized(scope, thread_id, row.last_seq)
             self._log_summary(scope, thread_id, cp.summary, last.at)
         logger.info("session %s/%s summarised into episode %s", scope, thread_id, episode_id)
         return EpisodeResult(
@@ -792,24 +889,7 @@ class SessionManager:
         cutoff = to_epoch(now, float(self._clock())) - (
             float(self.settings.short_term.idle_episode_hours) * 3600.0
         )
-        rows = self._ledger.query(
-            "SELECT scope, thread_id, created_at, updated_at, last_seq, summarized_seq, episode_id"
-            " FROM sessions WHERE updated_at <= ? AND last_seq > summarized_seq "
-            "ORDER BY updated_at",
-            (cutoff,),
-        )
-        return [
-            SessionInfo(
-                r[0],
-                r[1],
-                utc(r[2]),
-                utc(r[3]),
-                int(r[4]),
-                int(r[5]),
-                r[6],
-            )
-            for r in rows
-        ]
+        return [_info(r) for r in self._ledger.sessions.idle(cutoff)]
 
     def summarize_idle(self, now: datetime | float | None = None) -> list[EpisodeResult]:
         """Turn every idle conversation into an episode, once (seed 000).
@@ -856,18 +936,13 @@ class SessionManager:
         when = to_epoch(now, float(self._clock()))
         budget = int(self.settings.injection.first_turn_daily_chars)
         with self._conversation(scope, thread_id):
-            row = self._session_row(scope, thread_id)
-            if row is not None and row[4] is not None:
+            row = self._ledger.sessions.get(scope, thread_id)
+            if row is not None and row.first_turn_at is not None:
                 return ""
             today = datetime.fromtimestamp(when).date()
             notes = self._daily_block(scope, today, budget)
-            with self._ledger.transaction() as conn:
-                conn.execute(
-                    "INSERT INTO sessions (scope, thread_id, created_at, updated_at, first_turn_at)"
-                    " VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
-                    "first_turn_at = excluded.first_turn_at",
-                    (scope, thread_id, when, when, when),
-                )
+            with self._ledger.transaction():
+                self._ledger.sessions.mark_first_turn(scope, thread_id, when)
         return notes
 
     def _daily_block(self, scope: str, today: date, budget: int) -> str:
@@ -896,18 +971,8 @@ class SessionManager:
     def session_info(self, scope: str | None, thread_id: str) -> SessionInfo | None:
         """Bookkeeping of one conversation, or ``None`` when it has none."""
         scope, thread_id = self._ids(scope, thread_id)
-        row = self._session_row(scope, thread_id)
-        if row is None:
-            return None
-        return SessionInfo(
-            scope,
-            thread_id,
-            utc(row[0]),
-            utc(row[1]),
-            int(row[2]),
-            int(row[3]),
-            row[5],
-        )
+        row = self._ledger.sessions.get(scope, thread_id)
+        return _info(row) if row is not None else None
 
     # -- async twins ---------------------------------------------------------------
 
@@ -924,9 +989,13 @@ class SessionManager:
 __all__ = [
     "DAILY_NOTES_HEADER",
     "CheckpointResult",
+    "CheckpointTarget",
     "EpisodeResult",
     "MemoryContext",
+    "RecordedCheckpoint",
     "SessionInfo",
     "SessionManager",
     "TurnResult",
+    "record_checkpoint",
+    "run_checkpoint",
 ]

@@ -21,16 +21,21 @@ from typing import Any
 
 from langmem_ext.workspace.records import (
     BoostRepository,
+    ConversationRepository,
     EntryRepository,
+    EventRepository,
     MetaRepository,
     PendingRepository,
+    SessionRepository,
 )
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.boosts import SqliteBoosts
 from langmem_ext.workspace.sqlite.entries import SqliteEntries
+from langmem_ext.workspace.sqlite.events import SqliteEvents
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.pending import SqlitePending
 from langmem_ext.workspace.sqlite.schema import migrate
+from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
 
 
 class Ledger:
@@ -59,6 +64,12 @@ class Ledger:
         """Pending items waiting for confirmation (``pending``)."""
         self.boosts: BoostRepository = SqliteBoosts(self._conn, self._lock)
         """Boosts of entries' importance (``boosts``)."""
+        self.sessions: SessionRepository = SqliteSessions(self._conn, self._lock)
+        """Per-conversation bookkeeping (``sessions``)."""
+        self.conversations: ConversationRepository = SqliteConversations(self._conn, self._lock)
+        """Conversations' messages and checkpoints (``session_messages``, ``checkpoints``)."""
+        self.events: EventRepository = SqliteEvents(self._conn, self._lock)
+        """The session hot log (``session_events`` and its FTS5 table)."""
 
     def close(self) -> None:
         """Close the connection."""

@@ -1,0 +1,194 @@
+"""Repositories of the session tables of the ledger: ``sessions``, ``session_messages``
+and ``checkpoints``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langmem_ext.workspace.records import CheckpointRow, SessionRow, StoredMessage
+from langmem_ext.workspace.sqlite._repo import SqliteRepo
+
+_SESSION_COLS = (
+    "scope, thread_id, created_at, updated_at, last_seq, summarized_seq, flushed_seq, "
+    "first_turn_at, episode_id, episode_day"
+)
+_CHECKPOINT_COLS = (
+    "scope, thread_id, kind, summary, cut_seq, compacted, used_fallback, flushed, "
+    "created_at, conversation_at"
+)
+
+
+def _session(row: Sequence[Any]) -> SessionRow:
+    return SessionRow(
+        scope=str(row[0]),
+        thread_id=str(row[1]),
+        created_at=float(row[2]),
+        updated_at=float(row[3]),
+        last_seq=int(row[4]),
+        summarized_seq=int(row[5]),
+        flushed_seq=int(row[6]),
+        first_turn_at=None if row[7] is None else float(row[7]),
+        episode_id=None if row[8] is None else str(row[8]),
+        episode_day=None if row[9] is None else str(row[9]),
+    )
+
+
+class SqliteSessions(SqliteRepo):
+    """:class:`~langmem_ext.workspace.records.SessionRepository` on SQLite."""
+
+    def get(self, scope: str, thread_id: str) -> SessionRow | None:
+        """The conversation's row, or ``None``."""
+        row = self._one(
+            f"SELECT {_SESSION_COLS} FROM sessions WHERE scope = ? AND thread_id = ?",
+            (scope, thread_id),
+        )
+        return _session(row) if row is not None else None
+
+    def record_turn(self, scope: str, thread_id: str, at: float, last_seq: int) -> None:
+        """A turn ending at message ``last_seq`` was stored at ``at``."""
+        self._run(
+            "INSERT INTO sessions (scope, thread_id, created_at, updated_at, last_seq) "
+            "VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
+            "updated_at = MAX(updated_at, excluded.updated_at), last_seq = excluded.last_seq",
+            (scope, thread_id, at, at, last_seq),
+        )
+
+    def mark_flushed(self, scope: str, thread_id: str, seq: int) -> None:
+        """A flush read the messages up to ``seq`` (an existing row only)."""
+        self._run(
+            "UPDATE sessions SET flushed_seq = MAX(flushed_seq, ?) "
+            "WHERE scope = ? AND thread_id = ?",
+            (seq, scope, thread_id),
+        )
+
+    def mark_summarized(self, scope: str, thread_id: str, seq: int) -> None:
+        """The messages up to ``seq`` are in an episode (an existing row only)."""
+        self._run(
+            "UPDATE sessions SET summarized_seq = MAX(summarized_seq, ?) "
+            "WHERE scope = ? AND thread_id = ?",
+            (seq, scope, thread_id),
+        )
+
+    def set_episode(self, scope: str, thread_id: str, episode_id: str, day: str, at: float) -> None:
+        """The conversation's episode of ``day`` is ``episode_id``."""
+        self._run(
+            "INSERT INTO sessions (scope, thread_id, created_at, updated_at, episode_id, "
+            "episode_day) VALUES (?,?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
+            "episode_id = excluded.episode_id, episode_day = excluded.episode_day",
+            (scope, thread_id, at, at, episode_id, day),
+        )
+
+    def mark_first_turn(self, scope: str, thread_id: str, at: float) -> None:
+        """The first-turn daily notes were injected at ``at``."""
+        self._run(
+            "INSERT INTO sessions (scope, thread_id, created_at, updated_at, first_turn_at) "
+            "VALUES (?,?,?,?,?) ON CONFLICT(scope, thread_id) DO UPDATE SET "
+            "first_turn_at = excluded.first_turn_at",
+            (scope, thread_id, at, at, at),
+        )
+
+    def idle(self, before: float) -> list[SessionRow]:
+        """Conversations last active at or before ``before`` with messages not yet
+        in an episode, least recently active first."""
+        rows = self._all(
+            f"SELECT {_SESSION_COLS} FROM sessions "
+            "WHERE updated_at <= ? AND last_seq > summarized_seq ORDER BY updated_at",
+            (before,),
+        )
+        return [_session(r) for r in rows]
+
+
+class SqliteConversations(SqliteRepo):
+    """:class:`~langmem_ext.workspace.records.ConversationRepository` on SQLite."""
+
+    def messages(
+        self, scope: str, thread_id: str, *, include_compacted: bool = False
+    ) -> list[StoredMessage]:
+        """The conversation's messages in order (only the live ones by default)."""
+        sql = (
+            "SELECT seq, message, at, compacted FROM session_messages "
+            "WHERE scope = ? AND thread_id = ?"
+        )
+        if not include_compacted:
+            sql += " AND compacted = 0"
+        rows = self._all(sql + " ORDER BY seq", (scope, thread_id))
+        return [StoredMessage(int(r[0]), str(r[1]), float(r[2]), bool(r[3])) for r in rows]
+
+    def append(
+        self, scope: str, thread_id: str, messages: Sequence[tuple[str, str]], at: float
+    ) -> int:
+        """Store ``(message_id, message JSON)`` pairs after the last message.
+
+        Returns:
+            The sequence number of the first one (the others follow).
+        """
+        with self._lock:  # the last seq and the inserts: one step of the lock holder
+            row = self._one(
+                "SELECT COALESCE(MAX(seq), 0) FROM session_messages "
+                "WHERE scope = ? AND thread_id = ?",
+                (scope, thread_id),
+            )
+            first = int(row[0] if row else 0) + 1
+            self._run_many(
+                "INSERT INTO session_messages (scope, thread_id, seq, message_id, message, at) "
+                "VALUES (?,?,?,?,?,?)",
+                [
+                    (scope, thread_id, first + i, message_id, message, at)
+                    for i, (message_id, message) in enumerate(messages)
+                ],
+            )
+        return first
+
+    def mark_compacted(self, scope: str, thread_id: str, seqs: Sequence[int]) -> None:
+        """Mark these messages compacted."""
+        self._run_many(
+            "UPDATE session_messages SET compacted = 1 "
+            "WHERE scope = ? AND thread_id = ? AND seq = ? AND compacted = 0",
+            [(scope, thread_id, seq) for seq in seqs],
+        )
+
+    def latest_checkpoint(self, scope: str, thread_id: str) -> CheckpointRow | None:
+        """The conversation's newest checkpoint, or ``None``."""
+        r = self._one(
+            f"SELECT {_CHECKPOINT_COLS}, id FROM checkpoints WHERE scope = ? AND thread_id = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (scope, thread_id),
+        )
+        if r is None:
+            return None
+        return CheckpointRow(
+            scope=str(r[0]),
+            thread_id=str(r[1]),
+            kind=str(r[2]),
+            summary=str(r[3]),
+            cut_seq=int(r[4]),
+            compacted=int(r[5]),
+            used_fallback=bool(r[6]),
+            flushed=int(r[7]),
+            created_at=float(r[8]),
+            conversation_at=float(r[9]),
+            id=int(r[10]),
+        )
+
+    def add_checkpoint(self, row: CheckpointRow) -> int:
+        """Store a checkpoint; returns its id (ids grow)."""
+        cur = self._run(
+            f"INSERT INTO checkpoints ({_CHECKPOINT_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                row.scope,
+                row.thread_id,
+                row.kind,
+                row.summary,
+                row.cut_seq,
+                row.compacted,
+                int(row.used_fallback),
+                row.flushed,
+                row.created_at,
+                row.conversation_at,
+            ),
+        )
+        return int(cur.lastrowid or 0)
+
+
+__all__ = ["SqliteConversations", "SqliteSessions"]
