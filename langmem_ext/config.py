@@ -84,6 +84,9 @@ class RetrievalSettings(BaseModel):
 
     mode: Literal["keyword", "fts", "vector", "hybrid"] = "hybrid"
     """Search mode; each degrades to the next simpler one when its engine fails."""
+    slot_stage: bool = True
+    """A question about one of the user's own attributes ("where do I live?") finds
+    the current memories stating it by their slot, whatever their wording."""
     fusion: Literal["weighted", "rrf"] = "weighted"
     """How vector and BM25 candidates are fused."""
     top_k: int = Field(default=5, ge=1)
@@ -219,6 +222,10 @@ class LifecycleSettings(BaseModel):
     """A fact at this importance is reviewed for promotion to core."""
     core_threshold: float = 3.0
     """Importance of a core memory."""
+    extract_mode: Literal["direct", "pending", "off"] = "direct"
+    """What the background extractor does with what it finds: write it at once
+    (``direct``, seed 001), queue it for the user's confirmation (``pending``), or
+    nothing (``off``)."""
 
 
 class ShortTermSettings(BaseModel):

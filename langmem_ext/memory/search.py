@@ -33,6 +33,7 @@ from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
 from langmem_ext.retrieval.contextual import contextual_units, own_cosine_signal, unit_query
 from langmem_ext.retrieval.repair import focus_of
+from langmem_ext.short_term.statements import question_slots
 from langmem_ext.text import query_tokens
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ class Validity:
 
     closed: dict[str, float]
     keeps: Callable[[Candidate], bool] | None
+    current_only: bool = False
+    """Only current versions are kept (the default search)."""
 
     def filter(self, cands: list[Candidate]) -> list[Candidate]:
         """The candidates this validity keeps (order unchanged)."""
@@ -260,6 +263,8 @@ class SearchEngine:
         if valid.keeps is not None:
             vectors = None if vectors is None else [valid.filter(v) for v in vectors]
             keywords = None if keywords is None else [valid.filter(kw) for kw in keywords]
+        if valid.keeps is None or valid.current_only:
+            keywords = self._slot_stage(q, scope, category, keywords)
         if len(qs) == 1:
             vector = None if vectors is None else vectors[0]
             keyword = None if keywords is None else keywords[0]
@@ -456,6 +461,44 @@ class SearchEngine:
             out.append(c)
         return out
 
+    def _slot_stage(
+        self,
+        q: str,
+        scope: str,
+        category: str | None,
+        keywords: list[list[Candidate]] | None,
+    ) -> list[list[Candidate]] | None:
+        """A question about one of the user's own attributes ("where do I live?",
+        "我在哪家公司工作？") finds the current memories stating that attribute (their
+        slot, :func:`~langmem_ext.short_term.statements.question_slots`), whatever
+        their wording: they join the first text's keyword candidates as full keyword
+        matches (``debug["slot"] = 1``)."""
+        slots = question_slots(q) if self.settings.retrieval.slot_stage else []
+        if not slots:
+            return keywords
+        states = self.workspace.ledger.entries.current_of_slots(scope, slots)
+        if not states:
+            return keywords
+        docs = self.workspace.keyword.docs([s.id for s in states])
+        lists = [list(k) for k in keywords] if keywords else [[]]
+        first = {c.id: c for c in lists[0]}
+        full = max((c.bm25_full or 0.0 for c in lists[0]), default=0.0) or 1.0
+        for st in states:
+            d = docs.get(st.id)
+            if d is None or d.scope != scope or (category and d.category != category):
+                continue
+            c = first.get(st.id)
+            if c is None:
+                c = doc_candidate(d)
+                lists[0].append(c)
+            c.bm25_score = max(c.bm25_score or 0.0, full)
+            c.bm25_full = full
+            c.debug["slot"] = 1.0
+        lists[0].sort(key=lambda c: -(c.bm25_score or 0.0))
+        for i, c in enumerate(lists[0]):
+            c.bm25_rank = i
+        return lists
+
     def _validity(self, scope: str, as_of: float | None, include_superseded: bool) -> Validity:
         """Which versions a search may return: current ones (default), those valid at
         ``as_of``, or all (``include_superseded``)."""
@@ -468,7 +511,7 @@ class SearchEngine:
             )
         if include_superseded or not closed:
             return Validity(closed, None)
-        return Validity(closed, lambda c: c.id not in closed)
+        return Validity(closed, lambda c: c.id not in closed, current_only=True)
 
     @staticmethod
     def _hit(c: Candidate, scope: str, valid_to: float | None) -> SearchHit:

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 
 from langmem_ext.config import CATEGORIES, Settings
 from langmem_ext.embeddings import CachedEmbeddings, create_embeddings, model_name_of
@@ -39,12 +41,19 @@ from langmem_ext.errors import (
     TextTooLongError,
 )
 from langmem_ext.memory._utils import async_method
+from langmem_ext.memory.extraction import (
+    ExtractionReport,
+    Extractor,
+    last_turn,
+    related_memories,
+)
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.memory.versions import version_chain
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
+from langmem_ext.short_term.statements import slot_of
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
@@ -413,6 +422,7 @@ class Memory:
                         row.said_at,
                         row.source,
                         verified=True,
+                        slot=slot_of(row.text),
                     )
                 ],
                 title=title,
@@ -443,6 +453,7 @@ class Memory:
         importance: float | None = None,
         created_at: datetime | date | float | None = None,
         source: str = "user",
+        slot: str | None = None,
     ) -> str:
         """Write a memory directly (trusted sources: the user, an import).
 
@@ -453,7 +464,9 @@ class Memory:
             target: ``long_term`` or ``daily``.
             importance: Initial importance.
             created_at: When it was said (for imports of old conversations).
-            source: Provenance label.
+            source: Provenance label (``verified`` is true for ``"user"`` only).
+            slot: What a later statement of the same fact replaces
+                (``user|lives_in``; see :meth:`extract`).
 
         Returns:
             The new entry id.
@@ -466,6 +479,7 @@ class Memory:
             importance=importance,
             created_at=[created_at] if created_at is not None else None,
             source=source,
+            slots=[slot],
         )[0]
 
     def add_many(
@@ -484,6 +498,7 @@ class Memory:
         source: str = "user",
         embed: bool = True,
         progress: Progress | None = None,
+        slots: Sequence[str | None] | None = None,
     ) -> list[str]:
         """Write many memories in one durable batch (one file write per file).
 
@@ -498,6 +513,8 @@ class Memory:
             embed: Embed now (``False`` leaves vectors to the next sync, so bulk
                 imports stay off the answer path).
             progress: ``progress(done, total)`` while embedding.
+            slots: One slot per text (see :meth:`add`; default: the slot of the text's
+                one first-person statement, if it is one).
 
         Returns:
             Entry ids, in the order of ``texts``.
@@ -516,8 +533,11 @@ class Memory:
             times = [_epoch(c) for c in created_at]
         else:
             times = [_epoch(created_at)] * n  # type: ignore[arg-type]
-        if len(cats) != n or len(times) != n:
-            raise InvalidInputError("category and created_at lists must match texts in length.")
+        slot_list = list(slots) if slots is not None else [slot_of(t) for t in clean]
+        if len(cats) != n or len(times) != n or len(slot_list) != n:
+            raise InvalidInputError(
+                "category, created_at and slots lists must match texts in length."
+            )
         tgt = self._target(target)
         now = time.time()
         imp = (
@@ -528,13 +548,15 @@ class Memory:
         with ws.lock.hold():
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
-            for text, cat, ts in zip(clean, cats, times, strict=True):
+            for text, cat, ts, slot in zip(clean, cats, times, slot_list, strict=True):
                 when = ts if ts is not None else now
                 entry_id = self._fresh_id(taken)
                 ids.append(entry_id)
                 path, title = self._file_for(scope, tgt, when)
                 groups.setdefault(path, (title, []))[1].append(
-                    NewEntry(entry_id, text, cat, imp, when, source, verified=source == "user")
+                    NewEntry(
+                        entry_id, text, cat, imp, when, source, verified=source == "user", slot=slot
+                    )
                 )
             for path, (title, entries) in groups.items():
                 ws.write_entries(scope, path, entries, title=title)
@@ -552,6 +574,7 @@ class Memory:
         supersede: bool = True,
         source: str | None = None,
         verified: bool | None = None,
+        slot: str | None = None,
     ) -> MemoryEntry:
         """Replace a memory by a new version; the old one is kept, superseded.
 
@@ -571,6 +594,8 @@ class Memory:
                 version; the old text stays in :meth:`history`).
             source: Provenance of the new version (default: the old one's).
             verified: Whether the user confirmed it (default: the old one's).
+            slot: The new version's slot (default: the old one's, else its own
+                statement's).
 
         Returns:
             The new version (the same entry, edited, with ``supersede=False``).
@@ -611,7 +636,7 @@ class Memory:
                         source=st.source if source is None else source,
                         verified=st.verified if verified is None else verified,
                         supersedes=st.id,
-                        slot=st.slot,
+                        slot=slot or st.slot or slot_of(clean),
                     ),
                 )
         ws.flush_vectors()
@@ -844,6 +869,57 @@ class Memory:
             truncated=truncated,
             next_from=end + 1 if truncated else None,
         )
+
+    def extract(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        scope: str | None = None,
+        model: BaseChatModel | None = None,
+        recalled: Sequence[SearchHit | tuple[str, str]] | None = None,
+        at: datetime | float | None = None,
+    ) -> ExtractionReport:
+        """Update long-term memory from the last turn of a conversation (seed 001's
+        background extractor).
+
+        With ``model``: one structured-output call reads the turn and the recalled
+        memories and answers ADD / UPDATE / BOOST / DELETE / SKIP actions (ids it
+        was not shown are ignored). Without one, or when it fails: explicit
+        first-person statements (我住在… / I moved to …), a statement superseding
+        the current memory of the same slot. ``lifecycle.extract_mode`` decides
+        whether new facts are written (``direct``) or queued (``pending``).
+
+        Args:
+            messages: The conversation; its last user message and the replies after
+                it are read.
+            scope: Whose memory.
+            model: The chat model, or ``None`` for the deterministic extractor.
+            recalled: The memories recalled for the turn (hits or ``(id, text)``);
+                default: a search for the user's message.
+            at: When the turn happened (default now): new versions are valid from then.
+
+        Returns:
+            What was added, superseded, boosted, deleted, queued or ignored.
+
+        Example:
+            .. code-block:: python
+
+                from langchain_core.messages import AIMessage, HumanMessage
+
+                memory.extract([HumanMessage("我住在上海"), AIMessage("好的")], scope="u1")
+                report = memory.extract(
+                    [HumanMessage("我上个月搬到深圳了"), AIMessage("好的")], scope="u1"
+                )
+                report.superseded   # ['m-…'] (上海, kept in the history)
+        """
+        scope = self._scope(scope)
+        when = time.time() if at is None else float(_epoch(at) or 0.0)
+        turn = last_turn(messages)
+        if recalled is None:
+            shown = related_memories(self, scope, turn)
+        else:
+            shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
+        return Extractor(self, scope, when).run(turn, model, shown)
 
     def boost(
         self,

@@ -229,6 +229,76 @@ def extract_statements(text: str) -> list[Statement]:
     return out
 
 
+def slot_of(text: str) -> str | None:
+    """The slot of a memory that states one fact about the user (``None`` when it
+    states none or several)."""
+    found = {st.slot for st in extract_statements(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+# A question about one of the user's own attributes -> the slot it asks for.
+# ``{q}`` in a slot is the matched qualifier (a favourite's kind, a partner's role).
+_QUESTION_SLOTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), slot)
+    for p, slot in (
+        (r"我(?:现在|目前)?(?:住在?|家在|居住在|生活在)(?:哪|什么地方|什么城市)", "lives_in"),
+        (r"\bwhere (?:do|did) i (?:now |currently )?live\b|\bwhere am i (?:now )?living\b"
+         r"|\bwhere(?:'s| is) my home\b|\bwhich city do i live in\b", "lives_in"),
+        (r"我(?:是|来自|來自)(?:哪里|哪儿|哪個|哪个地方)|我老家在哪", "from"),
+        (r"\bwhere am i from\b|\bwhere do i come from\b", "from"),
+        (r"我(?:现在)?(?:是)?(?:做|干)什么(?:工作)?的|我的(?:工作|职业)是什么|我(?:现在)?是干什么的",
+         "works_as"),
+        (r"\bwhat(?:'s| is) my (?:job|profession|occupation)\b"
+         r"|\bwhat do i do(?: for (?:a living|work))?\b|\bwhat is my line of work\b", "works_as"),
+        (r"我(?:现在)?在(?:哪|哪家|什么)(?:家)?(?:公司|单位)?(?:工作|上班)", "works_at"),
+        (r"\b(?:where|which company|what company|who) do i (?:now )?work(?: for| at)?\b"
+         r"|\bwho is my employer\b", "works_at"),
+        (r"我(?:的)?(?P<q>女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|太太|先生|对象)(?:现在)?(?:叫|是)(?:谁|什么)",
+         "partner|{q}"),
+        (r"\bwho(?:'s| is) my (?P<q>girlfriend|boyfriend|wife|husband|partner|fiancée?)\b"
+         r"|\bwhat(?:'s| is) my (?P<q2>girlfriend|boyfriend|wife|husband|partner)'s name\b",
+         "partner|{q}"),
+        (r"我(?:现在)?叫什么(?:名字)?|我的名字(?:是|叫)什么", "name"),
+        (r"\bwhat(?:'s| is) my name\b|\bwho am i\b", "name"),
+        (r"我(?:今年)?(?:几|多少)岁|我多大", "age"),
+        (r"\bhow old am i\b", "age"),
+        (r"我(?:现在)?最(?:喜欢|爱)(?:的)?(?:什么|哪(?:个|种))(?P<q>[^？?，。\s]{1,6}?)(?:[？?。]|$)"
+         r"|我最(?:喜欢|爱)的(?P<q2>[^？?，。\s]{1,6}?)是(?:什么|哪)", "favourite|{q}"),
+        (r"\bwhat(?:'s| is) my (?:current )?favou?rite (?P<q>[a-z ]{1,20}?)\b(?:\?|$| now)",
+         "favourite|{q}"),
+        (r"我对什么过敏|我有(?:什么)?过敏", "allergic_to"),
+        (r"\bwhat am i allergic to\b|\bdo i have (?:any )?(?:food )?allergies\b|\bmy allergies\b",
+         "allergic_to"),
+    )
+)  # fmt: skip
+
+
+def question_slots(text: str) -> list[str]:
+    """The slots a question about the user asks for (``user|lives_in``; for
+    multi-valued predicates such as ``user|allergic_to`` a prefix of their slots).
+
+    Example:
+        >>> question_slots("我现在住在哪里？"), question_slots("What is my favourite colour?")
+        (['user|lives_in'], ['user|favourite|colour'])
+    """
+    out: list[str] = []
+    clean = normalize_quotes(text).strip()
+    for pattern, slot in _QUESTION_SLOTS:
+        m = pattern.search(clean)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        q = (groups.get("q") or groups.get("q2") or "").strip()
+        if "{q}" in slot:
+            if not q:
+                continue
+            slot = slot.format(q=_norm_key(q))
+        full = f"{USER}|{slot}"
+        if full not in out:
+            out.append(full)
+    return out
+
+
 def statements_in(messages: Sequence[BaseMessage]) -> list[Statement]:
     """Statements of the user's (human) messages, oldest first; a later statement of
     the same slot replaces an earlier one within the list."""
@@ -241,4 +311,12 @@ def statements_in(messages: Sequence[BaseMessage]) -> list[Statement]:
     return list(latest.values())
 
 
-__all__ = ["SINGLE_VALUED", "USER", "Statement", "extract_statements", "statements_in"]
+__all__ = [
+    "SINGLE_VALUED",
+    "USER",
+    "Statement",
+    "extract_statements",
+    "question_slots",
+    "slot_of",
+    "statements_in",
+]

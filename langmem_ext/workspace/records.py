@@ -241,8 +241,9 @@ class EntryRepository(Protocol):
         """Superseded live versions of a scope: id -> when they were replaced."""
         ...
 
-    def current_of_slot(self, scope: str, slot: str) -> list[EntryState]:
-        """The current (not superseded) live versions of a slot, oldest first."""
+    def current_of_slots(self, scope: str, slots: Iterable[str]) -> list[EntryState]:
+        """Current live versions whose slot is one of ``slots`` or starts with one of
+        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
         ...
 
     def successor(self, entry_id: str) -> EntryState | None:

@@ -91,14 +91,18 @@ class SqliteEntries(SqliteRepo):
         )
         return {str(r[0]): float(r[1]) for r in rows}
 
-    def current_of_slot(self, scope: str, slot: str) -> list[EntryState]:
-        """The current (not superseded) live versions of a slot, oldest first."""
-        rows = self._all(
-            "SELECT * FROM entries WHERE scope = ? AND slot = ? AND valid_to IS NULL "
-            "AND deleted_at IS NULL ORDER BY created_at",
-            (scope, slot),
-        )
-        return [from_row(EntryState, r) for r in rows]
+    def current_of_slots(self, scope: str, slots: Iterable[str]) -> list[EntryState]:
+        """Current live versions whose slot is one of ``slots`` or starts with one of
+        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
+        out: list[EntryState] = []
+        for slot in slots:
+            rows = self._all(
+                "SELECT * FROM entries WHERE scope = ? AND valid_to IS NULL AND deleted_at IS NULL "
+                "AND (slot = ? OR substr(slot, 1, ?) = ?) ORDER BY created_at",
+                (scope, slot, len(slot) + 1, slot + "|"),
+            )
+            out.extend(from_row(EntryState, r) for r in rows)
+        return out
 
     def successor(self, entry_id: str) -> EntryState | None:
         """The version that replaced ``entry_id`` (live or deleted), or ``None``."""

@@ -1,0 +1,302 @@
+"""Background extraction (seed 001's 后台小祥): what one turn changes in long-term memory.
+
+After an answered turn, one model call reads the turn and the memories recalled for
+it (with their ids) and returns validated structured output: ``ADD`` a new fact,
+``UPDATE`` a memory that changed (a new version supersedes it), ``BOOST`` a memory
+that shaped the reply, ``DELETE`` a memory the user says is wrong, or ``SKIP``.
+Ids the model was not shown (another scope's, made up) are ignored and logged.
+
+Without a model, or when the model fails or answers something invalid, the
+deterministic fallback (:mod:`langmem_ext.short_term.statements`) finds explicit
+first-person statements (我叫 / 我住在 / I moved to / I'm allergic to …); each has a
+slot, so a later statement of the same slot supersedes the current memory of that
+slot instead of sitting beside it.
+
+Extracted memories are written with ``source="extractor"`` and ``verified=False``;
+``lifecycle.extract_mode`` decides whether they are written at once (``direct``,
+seed 001's default), queued as pending items for the user to confirm
+(``pending``), or not extracted at all (``off``). Core and system memories are
+never deleted by the extractor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from langmem_ext.errors import LangmemError
+from langmem_ext.short_term.content import message_text
+from langmem_ext.short_term.statements import Statement, extract_statements, statements_in
+
+if TYPE_CHECKING:
+    from langmem_ext.memory.service import Memory
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "extractor"
+"""``source`` of every memory the extractor writes."""
+SHOWN_MEMORIES = 5
+"""Related memories shown to the model when the caller passes none."""
+PROTECTED = frozenset({"core", "system"})
+
+EXTRACTION_PROMPT = """You maintain the long-term memory of an assistant. Read the last \
+conversation turn and the memories recalled for it, then decide what changes.
+
+Actions:
+- ADD text [category]: a durable fact the user stated (about themself, people, plans, \
+preferences). One self-contained sentence in the user's language. category: fact \
+(default), core (stable identity facts), episode (an event).
+- UPDATE id text: a recalled memory is outdated or wrong; text is the complete new version \
+(the old one is kept as superseded).
+- BOOST id: a recalled memory really shaped the assistant's reply.
+- DELETE id: the user says a recalled memory is wrong and nothing replaces it.
+- SKIP: nothing to change (small talk, questions, things already remembered).
+
+Rules: a change over time is not a contradiction ("was nervous ten days ago" and "is \
+relaxed now" are both true): UPDATE only when the new state replaces the old. A memory \
+counts as used only if it shaped the reply. A correction supersedes the wrong memory \
+(UPDATE) or deletes it and adds the right one. Use only the ids listed below."""
+
+
+class MemoryAction(BaseModel):
+    """One change the extractor proposes."""
+
+    op: Literal["ADD", "UPDATE", "BOOST", "DELETE", "SKIP"]
+    id: str | None = Field(default=None, description="Memory id, for UPDATE, BOOST and DELETE.")
+    text: str | None = Field(default=None, description="The fact, for ADD and UPDATE.")
+    category: Literal["fact", "core", "episode"] = "fact"
+
+
+class ExtractionPlan(BaseModel):
+    """The memory actions after one conversation turn."""
+
+    actions: list[MemoryAction] = Field(default_factory=list)
+
+
+class ExtractionReport(BaseModel):
+    """What :meth:`Memory.extract <langmem_ext.Memory.extract>` changed.
+
+    Attributes:
+        added: Entry ids written (``direct`` mode).
+        updated: Ids of the new versions written by UPDATE or a superseding statement.
+        superseded: Ids of the versions they replaced.
+        boosted: Entry ids boosted.
+        deleted: Entry ids deleted.
+        pending: Pending ids queued for confirmation (``pending`` mode).
+        ignored: Actions not applied, with the reason.
+        used_fallback: The deterministic extractor ran (no model, or it failed).
+        error: The model's error, when it failed.
+    """
+
+    added: list[str] = Field(default_factory=list)
+    updated: list[str] = Field(default_factory=list)
+    superseded: list[str] = Field(default_factory=list)
+    boosted: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    pending: list[str] = Field(default_factory=list)
+    ignored: list[str] = Field(default_factory=list)
+    used_fallback: bool = False
+    error: str | None = None
+
+
+def last_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The last user message and the assistant's text replies after it."""
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    if start < 0:
+        return []
+    turn: list[BaseMessage] = [messages[start]]
+    for m in messages[start + 1 :]:
+        if isinstance(m, AIMessage) and message_text(m).strip():
+            turn.append(AIMessage(message_text(m)))
+    return turn
+
+
+class Extractor:
+    """Applies one turn's extraction to a memory (see the module docstring).
+
+    Args:
+        memory: The memory service.
+        scope: The scope written.
+        at: When the turn happened (epoch seconds): new versions are valid from then.
+    """
+
+    def __init__(self, memory: Memory, scope: str, at: float) -> None:
+        self.memory = memory
+        self.scope = scope
+        self.at = at
+        self.mode = memory.settings.lifecycle.extract_mode
+        self.report = ExtractionReport()
+
+    def run(
+        self,
+        messages: Sequence[BaseMessage],
+        model: BaseChatModel | None,
+        shown: Sequence[tuple[str, str]],
+    ) -> ExtractionReport:
+        """Extract from ``messages`` with ``model`` (or the fallback), ``shown`` the
+        ``(id, text)`` memories the model may refer to."""
+        turn = last_turn(messages)
+        if not turn or self.mode == "off":
+            return self.report
+        plan = self._ask(model, turn, shown) if model is not None else None
+        if plan is None:
+            self.report.used_fallback = True
+            logger.info("extraction without a model: explicit first-person statements")
+            for st in statements_in(turn):
+                self._statement(st, shown)
+            return self.report
+        allowed = {i for i, _ in shown}
+        for action in plan.actions:
+            self._apply(action, allowed)
+        return self.report
+
+    def _ask(
+        self, model: BaseChatModel, turn: list[BaseMessage], shown: Sequence[tuple[str, str]]
+    ) -> ExtractionPlan | None:
+        listed = "\n".join(f"- {i}: {t}" for i, t in shown) or "(none)"
+        convo = "\n".join(
+            f"{'User' if isinstance(m, HumanMessage) else 'Assistant'}: {message_text(m)}"
+            for m in turn
+        )
+        prompt = [
+            SystemMessage(EXTRACTION_PROMPT),
+            HumanMessage(f"Recalled memories:\n{listed}\n\nLast turn:\n{convo}"),
+        ]
+        try:
+            out = model.with_structured_output(ExtractionPlan, include_raw=True).invoke(prompt)
+        except Exception as e:  # the model failed: the fallback decides
+            logger.warning("extraction model failed (%s); using the deterministic fallback", e)
+            self.report.error = str(e)
+            return None
+        parsed = out.get("parsed") if isinstance(out, dict) else out
+        if not isinstance(parsed, ExtractionPlan):
+            err = out.get("parsing_error") if isinstance(out, dict) else None
+            logger.warning("extraction answer invalid (%s); using the fallback", err)
+            self.report.error = f"invalid extraction answer: {err}"
+            return None
+        return parsed
+
+    def _ignore(self, why: str) -> None:
+        logger.info("extractor action ignored: %s", why)
+        self.report.ignored.append(why)
+
+    def _apply(self, action: MemoryAction, allowed: set[str]) -> None:
+        if action.op == "SKIP":
+            return
+        if action.op == "ADD":
+            if action.text and action.text.strip():
+                self._add(action.text, action.category, None)
+            else:
+                self._ignore("ADD without text")
+            return
+        if action.id is None or action.id not in allowed:
+            self._ignore(f"{action.op} {action.id!r}: not one of the memories shown")
+            return
+        try:
+            if action.op == "UPDATE":
+                if not action.text or not action.text.strip():
+                    self._ignore(f"UPDATE {action.id}: no text")
+                else:
+                    self._update(action.id, action.text)
+            elif action.op == "BOOST":
+                self.memory.boost(action.id, scope=self.scope, reason="extractor")
+                self.report.boosted.append(action.id)
+            else:
+                self._delete(action.id)
+        except LangmemError as e:
+            self._ignore(f"{action.op} {action.id}: {e}")
+
+    def _statement(self, st: Statement, shown: Sequence[tuple[str, str]]) -> None:
+        """The fallback: a statement supersedes the current memory of its slot (one
+        written with that slot, or a shown memory stating the same slot)."""
+        current = self.memory.workspace.ledger.entries.current_of_slots(self.scope, [st.slot])
+        if current:
+            target: tuple[str, str | None] | None = (current[-1].id, None)
+        else:
+            target = next(
+                ((i, t) for i, t in shown if any(s.slot == st.slot for s in extract_statements(t))),
+                None,
+            )
+        if target is None:
+            self._add(st.text, "fact", st.slot)
+            return
+        entry_id, text = target
+        if text is None:
+            doc = self.memory.workspace.keyword.docs([entry_id]).get(entry_id)
+            text = doc.text if doc is not None else None
+        if text == st.text:
+            return  # said again: nothing new
+        try:
+            self._update(entry_id, st.text)
+        except LangmemError as e:
+            self._ignore(f"statement {st.text!r}: {e}")
+
+    def _add(self, text: str, category: str, slot: str | None) -> None:
+        try:
+            if self.mode == "pending":
+                item = self.memory.save(
+                    text, scope=self.scope, category=category, source=SOURCE, created_at=self.at
+                )
+                self.report.pending.append(item.id)
+            else:
+                entry_id = self.memory.add(
+                    text,
+                    scope=self.scope,
+                    category=category,
+                    source=SOURCE,
+                    created_at=self.at,
+                    slot=slot,
+                )
+                self.report.added.append(entry_id)
+        except LangmemError as e:
+            self._ignore(f"ADD {text[:60]!r}: {e}")
+
+    def _update(self, entry_id: str, text: str) -> None:
+        if self.mode == "pending":  # the new text waits for the user like any save
+            self._add(text, "fact", None)
+            return
+        new = self.memory.update(
+            entry_id, text, scope=self.scope, at=self.at, source=SOURCE, verified=False
+        )
+        if new.id != entry_id:
+            self.report.updated.append(new.id)
+            self.report.superseded.append(entry_id)
+
+    def _delete(self, entry_id: str) -> None:
+        entry = self.memory.get_entry(entry_id, scope=self.scope)
+        if entry.category in PROTECTED:
+            self._ignore(f"DELETE {entry_id}: {entry.category} memories are never deleted here")
+            return
+        self.memory.delete(entry_id, scope=self.scope)
+        self.report.deleted.append(entry_id)
+
+
+def related_memories(
+    memory: Memory, scope: str, turn: Sequence[BaseMessage]
+) -> list[tuple[str, str]]:
+    """The memories shown to the model when the caller recalled none: a search for
+    the turn's user message (current versions)."""
+    text = next((message_text(m) for m in turn if isinstance(m, HumanMessage)), "")
+    if not text.strip():
+        return []
+    try:
+        hits = memory.search(text, scope=scope, k=SHOWN_MEMORIES, intent=None)
+    except LangmemError:
+        return []
+    return [(h.id, h.text) for h in hits if h.source == "memory"]
+
+
+__all__ = [
+    "EXTRACTION_PROMPT",
+    "ExtractionPlan",
+    "ExtractionReport",
+    "Extractor",
+    "MemoryAction",
+    "last_turn",
+    "related_memories",
+]

@@ -1,0 +1,116 @@
+"""Background extraction: structured actions from a model, slots without one (issue 19, item 1)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langmem_ext import Memory, Settings
+from langmem_ext.scripted import ScriptedChatModel, tool_call
+
+T0 = datetime(2026, 2, 1, 9, tzinfo=UTC)
+
+
+def _turn(text: str, reply: str = "OK.") -> list[BaseMessage]:
+    return [HumanMessage(text), AIMessage(reply)]
+
+
+def _plan_model(*actions: dict[str, object]) -> ScriptedChatModel:
+    return ScriptedChatModel(
+        policy=lambda _m: AIMessage(
+            "", tool_calls=[tool_call("ExtractionPlan", actions=list(actions))]
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "question", "old", "new"),
+    [
+        ("我住在上海", "我上个月搬到深圳了", "我住在哪", "上海", "深圳"),
+        (
+            "I live in Berlin.",
+            "I moved to Munich last month.",
+            "Where do I live?",
+            "Berlin",
+            "Munich",
+        ),
+    ],
+)
+def test_fallback_supersedes_by_slot(
+    memory: Memory, first: str, second: str, question: str, old: str, new: str
+) -> None:
+    memory.add("My brother lives in Rome")
+    r1 = memory.extract(_turn(first), at=T0)
+    assert r1.used_fallback and len(r1.added) == 1
+    r2 = memory.extract(_turn(second), at=T0 + timedelta(days=30))
+    assert r2.superseded == r1.added and len(r2.updated) == 1
+    hits = memory.search(question, k=3)
+    assert new in hits[0].text
+    assert not any(old in h.text for h in hits)
+    past = memory.search(question, k=3, as_of=T0 + timedelta(days=1))
+    assert old in past[0].text
+    entry = memory.get_entry(r2.updated[0])
+    assert (entry.source, entry.verified, entry.supersedes) == ("extractor", False, r1.added[0])
+
+
+def test_fallback_supersedes_a_memory_saved_without_a_slot(fake_memory: Memory) -> None:
+    eid = fake_memory.add("I live in Berlin")
+    report = fake_memory.extract(_turn("I moved to Munich"), recalled=[(eid, "I live in Berlin")])
+    assert report.superseded == [eid]
+    assert [e.text for e in fake_memory.list()] == ["I moved to Munich"]
+
+
+def test_saying_it_again_changes_nothing(fake_memory: Memory) -> None:
+    fake_memory.extract(_turn("我叫李雷"))
+    again = fake_memory.extract(_turn("我叫李雷"))
+    assert again.added == again.updated == [] and len(fake_memory.list()) == 1
+
+
+def test_model_actions_are_applied_and_foreign_ids_ignored(fake_memory: Memory) -> None:
+    mine = fake_memory.add("Alice likes tea", scope="alice")
+    theirs = fake_memory.add("Bob likes coffee", scope="bob")
+    model = _plan_model(
+        {"op": "ADD", "text": "Alice has a cat named Mochi", "category": "fact"},
+        {"op": "UPDATE", "id": mine, "text": "Alice likes green tea"},
+        {"op": "DELETE", "id": theirs},
+        {"op": "BOOST", "id": "m-madeup1234"},
+    )
+    report = fake_memory.extract(
+        _turn("My cat is Mochi, and I like green tea now"), scope="alice", model=model,
+        recalled=[(mine, "Alice likes tea")],
+    )  # fmt: skip
+    assert not report.used_fallback
+    assert report.superseded == [mine] and len(report.added) == 1
+    assert len(report.ignored) == 2 and report.deleted == []
+    assert [e.text for e in fake_memory.list(scope="bob")] == ["Bob likes coffee"]
+    texts = {e.text for e in fake_memory.list(scope="alice")}
+    assert texts == {"Alice has a cat named Mochi", "Alice likes green tea"}
+
+
+def test_invalid_model_answer_falls_back(fake_memory: Memory) -> None:
+    model = ScriptedChatModel(policy=lambda _m: AIMessage("I think you live in Paris"))
+    report = fake_memory.extract(_turn("I live in Paris"), model=model)
+    assert report.used_fallback and report.error and len(report.added) == 1
+
+
+def test_core_memories_are_never_deleted_by_the_extractor(fake_memory: Memory) -> None:
+    core = fake_memory.add("林伟对花生过敏", category="core")
+    model = _plan_model({"op": "DELETE", "id": core})
+    report = fake_memory.extract(_turn("算了"), model=model, recalled=[(core, "林伟对花生过敏")])
+    assert report.deleted == [] and report.ignored
+    assert [e.id for e in fake_memory.list()] == [core]
+
+
+def test_pending_mode_queues_and_off_mode_writes_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.lifecycle.extract_mode = "pending"
+    mem = Memory(settings=s)
+    report = mem.extract(_turn("I'm allergic to peanuts"))
+    assert len(report.pending) == 1 and mem.list() == []
+    assert mem.list_pending()[0].text == "I'm allergic to peanuts"
+    mem.settings.lifecycle.extract_mode = "off"
+    assert mem.extract(_turn("I live in Oslo")).added == []
+    mem.close()
