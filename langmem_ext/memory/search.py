@@ -482,7 +482,15 @@ class SearchEngine:
         docs = self.workspace.keyword.docs([s.id for s in states])
         lists = [list(k) for k in keywords] if keywords else [[]]
         first = {c.id: c for c in lists[0]}
-        full = max((c.bm25_full or 0.0 for c in lists[0]), default=0.0) or 1.0
+        # a full keyword match: at least the query's full-match BM25 and the best
+        # score of the pool, so that the normalised keyword evidence is 1
+        full = (
+            max(
+                max((c.bm25_full or 0.0 for c in lists[0]), default=0.0),
+                max((c.bm25_score or 0.0 for c in lists[0]), default=0.0),
+            )
+            or 1.0
+        )
         for st in states:
             d = docs.get(st.id)
             if d is None or d.scope != scope or (category and d.category != category):

@@ -130,6 +130,8 @@ def _merge(
             existing.vector_score = c.vector_score
         for key, value in c.metadata.items():
             existing.metadata.setdefault(key, value)
+        for key, dbg in c.debug.items():  # what the keyword side noted (e.g. a slot match)
+            existing.debug.setdefault(key, dbg)
     return list(merged.values()), keyword_ids
 
 
