@@ -72,6 +72,13 @@ def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
     return init_chat_model(model)
 
 
+def resolve_extractor(extractor: BaseChatModel | str | bool | None) -> BaseChatModel | None:
+    """The extraction model of :func:`build_memory_graph` (``None``: the fallback)."""
+    if extractor is None or isinstance(extractor, bool):
+        return None
+    return resolve_model(extractor)
+
+
 def sqlite_checkpointer(path: str | Path) -> BaseCheckpointSaver[Any]:
     """``SqliteSaver`` on ``path`` in WAL mode with ``synchronous=NORMAL`` (sync use).
 
@@ -106,6 +113,7 @@ def build_memory_graph(
     on_turn: Callable[[str, str, str, str], None] | None = None,
     session_log: SessionLog | Literal[False] | None = None,
     background_writes: bool = True,
+    extractor: BaseChatModel | str | bool | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the memory agent graph.
 
@@ -157,6 +165,13 @@ def build_memory_graph(
             :mod:`langmem_ext.graph.background` and
             :func:`~langmem_ext.graph.flush_turn_writes`). ``False``: written in the
             answer step, before ``invoke`` returns.
+        extractor: Background extraction after each answered turn
+            (:meth:`Memory.extract <langmem_ext.Memory.extract>`, seed 001's 后台小祥):
+            a chat model (or model string) for it, ``True`` for the answer model,
+            ``None`` / ``False`` off. It reads the turn and the memories recalled
+            for it, on the background writer (off the reply path when
+            ``background_writes``); ``lifecycle.extract_mode`` decides whether what
+            it finds is written or queued for confirmation.
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
@@ -181,7 +196,15 @@ def build_memory_graph(
     settings = memory.settings
 
     g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
-    boost = create_boost_node(memory, default_scope=scope, on_turn=record_turn, writer=writer)
+    extract_model = chat if extractor is True else resolve_extractor(extractor)
+    boost = create_boost_node(
+        memory,
+        default_scope=scope,
+        on_turn=record_turn,
+        writer=writer,
+        extract=(extractor is not None and extractor is not False),
+        extract_model=extract_model,
+    )
     g.add_node(
         PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope, writer=writer)
     )

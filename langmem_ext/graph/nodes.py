@@ -37,6 +37,7 @@ from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
+from langmem_ext.memory.extraction import last_turn
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.models import cite
 from langmem_ext.memory.session import record_checkpoint, run_checkpoint
@@ -407,6 +408,8 @@ def create_boost_node(
     default_scope: str = "main",
     on_turn: Callable[[str, str, str, str], None] | None = None,
     writer: TurnWriter | None = None,
+    extract: bool = False,
+    extract_model: BaseChatModel | None = None,
 ) -> Node:
     """Node that BOOSTs recalled memories the answer actually used.
 
@@ -423,6 +426,9 @@ def create_boost_node(
         writer: When given, the boosts run on this background writer after the node
             returns (in order; the next ``preflight_recall`` of the scope waits for
             them) instead of in the node.
+        extract: Run :meth:`Memory.extract <langmem_ext.Memory.extract>` on the turn
+            (with the memories recalled for it), after the boosts, on ``writer``.
+        extract_model: The extraction model (``None``: the deterministic fallback).
     """
 
     def boost_used(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
@@ -445,17 +451,30 @@ def create_boost_node(
                 except LangmemError as e:  # deleted meanwhile: nothing to boost
                     logger.debug("boost skipped: %s", e)
 
+        shown = [
+            (str(hit["id"]), str(hit["text"]))
+            for hit in state.get("recalled", []) or []
+            if hit.get("source", "memory") == "memory"
+        ]
+        turn = last_turn(messages) if extract and answer else []
+
+        def extract_turn() -> None:
+            report = memory.extract(turn, scope=scope, model=extract_model, recalled=shown, at=at)
+            logger.debug("turn extraction: %s", report)
+
         update = {
             "pending_ids": [p.id for p in memory.list_pending(scope=scope)],
             "token_count": history_tokens(messages),
             "notes": [],
         }
         # Reads first: the writes below may go to a background thread at once.
-        if used:
+        for job, due in ((boost, bool(used)), (extract_turn, bool(turn))):
+            if not due:
+                continue
             if writer is None:
-                boost()
+                job()
             else:
-                writer.submit(scope, boost)
+                writer.submit(scope, job)
         if on_turn is not None and answer:
             on_turn(scope, _thread(config), latest_human_text(messages), answer)
         return update

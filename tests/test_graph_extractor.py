@@ -1,0 +1,67 @@
+"""The graph's background extractor (issue 19, item 1): after each answered turn."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langmem_ext import Memory, build_memory_graph
+from langmem_ext.graph import flush_turn_writes
+from langmem_ext.scripted import ScriptedChatModel, tool_call
+
+
+def _answer(messages: list[BaseMessage]) -> AIMessage:
+    return AIMessage("好的，我记下了。")
+
+
+def _cfg(thread: str = "t1") -> dict[str, object]:
+    return {"configurable": {"thread_id": thread, "user_id": "alice"}}
+
+
+def test_fallback_extractor_supersedes_across_turns(fake_memory: Memory) -> None:
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver(),
+        extractor=True,  # the scripted answer model gives no plan: the fallback runs
+    )  # fmt: skip
+    graph.invoke({"messages": [HumanMessage("我住在上海")]}, _cfg())
+    graph.invoke({"messages": [HumanMessage("我上个月搬到深圳了")]}, _cfg())
+    flush_turn_writes(fake_memory)
+    current = [e.text for e in fake_memory.list(scope="user_alice")]
+    assert current == ["我上个月搬到深圳了"]
+    every = fake_memory.list(scope="user_alice", include_superseded=True)
+    assert [(e.text, e.current) for e in every] == [
+        ("我住在上海", False),
+        ("我上个月搬到深圳了", True),
+    ]
+    assert all(e.source == "extractor" and not e.verified for e in every)
+
+
+def test_extractor_model_sees_the_turn_and_the_recalled_ids(fake_memory: Memory) -> None:
+    old = fake_memory.add("Alice works at Siemens", scope="user_alice")
+    seen: list[str] = []
+
+    def extract_policy(messages: list[BaseMessage]) -> AIMessage:
+        assert isinstance(messages[0], SystemMessage)
+        seen.append(str(messages[-1].content))
+        plan = [{"op": "UPDATE", "id": old, "text": "Alice works at Stripe"}]
+        return AIMessage("", tool_calls=[tool_call("ExtractionPlan", actions=plan)])
+
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver(),
+        extractor=ScriptedChatModel(policy=extract_policy),
+    )  # fmt: skip
+    graph.invoke(
+        {"messages": [HumanMessage("Where does Alice work? She moved to Stripe.")]}, _cfg()
+    )
+    flush_turn_writes(fake_memory)
+    assert len(seen) == 1 and old in seen[0] and "She moved to Stripe" in seen[0]
+    assert [e.text for e in fake_memory.list(scope="user_alice")] == ["Alice works at Stripe"]
+
+
+def test_no_extractor_by_default(fake_memory: Memory) -> None:
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver()
+    )
+    graph.invoke({"messages": [HumanMessage("I live in Oslo")]}, _cfg())
+    flush_turn_writes(fake_memory)
+    assert fake_memory.list(scope="user_alice") == []
