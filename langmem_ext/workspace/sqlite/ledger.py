@@ -20,10 +20,16 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from langmem_ext.workspace.records import EntryState, MetaRepository, PendingRow
+from langmem_ext.workspace.records import (
+    EntryState,
+    MetaRepository,
+    PendingRow,
+    StoreItemsRepository,
+)
 from langmem_ext.workspace.sqlite._sql import in_chunks
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.schema import migrate
+from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
 
 
 class Ledger:
@@ -46,6 +52,8 @@ class Ledger:
         migrate(self._conn)
         self.meta: MetaRepository = SqliteMeta(self._conn, self._lock)
         """Workspace settings (``meta``)."""
+        self.store: StoreItemsRepository = SqliteStoreItems(self._conn, self._lock)
+        """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
 
     def close(self) -> None:
         """Close the connection."""
