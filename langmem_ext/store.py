@@ -1,7 +1,8 @@
 """A LangGraph ``BaseStore`` in the memory workspace: SQLite for the truth, Chroma for vectors.
 
-Layout. Items live in the workspace ledger (``state.db``, tables ``store_items`` and
-``store_texts``), so a ``put`` is durable when it returns, like a confirmed memory.
+Layout. Items live in the workspace ledger (``state.db``, tables ``store_items``,
+``store_texts`` and the keyword index ``store_fts``), so a ``put`` is durable when
+it returns, like a confirmed memory.
 The texts chosen by the index config are embedded with the memory's embedder (or
 the index config's own ``embed``) into Chroma — one collection per namespace and
 embedder, named from a scope-safe key (``kv.<slug>.<hash>``, which no memory scope
@@ -12,12 +13,13 @@ should, and re-embeds (through the embedding cache) when it does not — after a
 crash between the commit and the Chroma write, a ``reindex`` or a deleted
 ``.index/``.
 
-Search. With a ``query``, every item under the prefix that passes the ``filter`` is
-a candidate; candidates are ranked by the package's weighted hybrid fusion
-(``retrieval.vector_weight`` x cosine from Chroma + ``retrieval.bm25_weight`` x
-BM25 over the same texts, + ``bm25_hit_bonus`` when both engines agree); the
-``score`` reported is the plain cosine, LangGraph's scale. When the embedder or
-Chroma is down, search degrades to keyword ranking and says so in the log.
+Search. With a ``query``, the vector engine (Chroma, per namespace) and the keyword
+engine (BM25 over the items' texts in the ledger) bring candidates, with the prefix,
+the ``filter`` and the expiry applied in their queries, and the package's retrieval
+pipeline ranks them, as for :meth:`langmem_ext.Memory.search`; items neither engine
+ranked follow, newest first (see :mod:`langmem_ext._store_search`). The ``score``
+reported is the plain cosine, LangGraph's scale. When the embedder or Chroma is
+down, search degrades to keyword ranking and says so in the log.
 
 The store holds no SQL: its items are the ledger repository
 :class:`~langmem_ext.workspace.records.StoreItemsRepository` (filters run in its
@@ -33,16 +35,13 @@ import concurrent.futures
 import hashlib
 import json
 import logging
-import math
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
@@ -68,22 +67,16 @@ from langgraph.store.base.embed import (
 )
 
 from langmem_ext._store_async import AwaitableFlag, AwaitableInt, OpQueue, SweeperFuture
+from langmem_ext._store_search import StoreSearch
 from langmem_ext._store_vectors import StoreVectors
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory.service import Memory
-from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.fusion import fuse_weighted
-from langmem_ext.text import query_tokens
+from langmem_ext.retrieval.calibration import cosine_baseline_of
 from langmem_ext.workspace.item_filter import matches_filter
-from langmem_ext.workspace.records import IndexedText, ItemText, ItemWrite, StoredItem
+from langmem_ext.workspace.records import ItemText, ItemWrite, StoredItem
 
 logger = logging.getLogger(__name__)
 
-
-_BM25_K1 = 1.2
-_BM25_B = 0.75
-_EXACT_VECTOR_LIMIT = 1000
-"""A namespace with at most this many vectors is scored exhaustively."""
 
 # -- pure helpers ------------------------------------------------------------------
 
@@ -172,25 +165,6 @@ def _does_match(condition: MatchCondition, ns: tuple[str, ...]) -> bool:
     return all(p == "*" or k == p for k, p in pairs)
 
 
-def _bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[float]:
-    """Okapi BM25 of each doc (a token list) for the query tokens, over this doc set."""
-    n = len(docs)
-    if not n or not query:
-        return [0.0] * n
-    qset = set(query)
-    avgdl = sum(len(d) for d in docs) / n or 1.0
-    tfs = [Counter(t for t in d if t in qset) for d in docs]
-    df: Counter[str] = Counter()
-    for tf in tfs:
-        df.update(tf.keys())
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in qset}
-    scores = []
-    for d, tf in zip(docs, tfs, strict=True):
-        norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(d) / avgdl)
-        scores.append(sum(idf[t] * f * (_BM25_K1 + 1) / (f + norm) for t, f in tf.items()))
-    return scores
-
-
 def _embedder_tag(embed: Any, embeddings: Embeddings, dims: int | None) -> str:
     """A stable name of a user embedder (its model string, or its class / function name).
 
@@ -257,8 +231,8 @@ class ChromaMemoryStore(BaseStore):
       function of a list of texts, or a ``"provider:model"`` string); its vectors
       are kept in Chroma collections of their own. ``text_fields`` (SqliteStore's
       key) is read as ``fields``.
-    * ``search(query=...)`` orders hits by the package's hybrid fusion (cosine +
-      BM25, see the module docstring), but each hit's ``score`` is what LangGraph's
+    * ``search(query=...)`` orders hits by the package's hybrid ranking (cosine +
+      BM25, fused as ``retrieval.fusion`` says; see the module docstring), but each hit's ``score`` is what LangGraph's
       stores report: the cosine similarity of the query's vector and the item's
       closest indexed text (-1..1; 1.0 for an exact match), so thresholds written
       for ``SqliteStore`` / ``PostgresStore`` / ``InMemoryStore`` keep working.
@@ -290,10 +264,10 @@ class ChromaMemoryStore(BaseStore):
       anything of the batch is written.
     * ``list_namespaces`` lists only namespaces holding live items
       (``InMemoryStore`` keeps listing a namespace after its last item is deleted).
-    * Cost: a search reads the items under its prefix from SQLite (like
-      ``InMemoryStore`` scans its dict) and queries one Chroma collection per
-      namespace under the prefix, so keep prefixes narrow (e.g. one user's
-      namespace) on large stores.
+    * Cost: a search asks one Chroma collection per namespace under the prefix
+      (exhaustively up to 1,000 vectors), one BM25 query and reads only the items
+      it ranks or returns; keep prefixes narrow (e.g. one user's namespace) on
+      stores with many namespaces.
 
     Setup:
         .. code-block:: bash
@@ -389,6 +363,16 @@ class ChromaMemoryStore(BaseStore):
         self._warned: set[str] = set()
         self._vectors = StoreVectors(
             self._kv, self._embed, self._partition, self._vec_suffix, self._warn_once
+        )
+        retrieval = memory.settings.retrieval
+        own = self._embedder_tag is None  # the configured baseline is the memory embedder's
+        self._searcher = StoreSearch(
+            self._kv,
+            self._vectors,
+            self._partition,
+            retrieval,
+            cosine_baseline_of(self.embeddings, retrieval.cosine_baseline if own else None),
+            self._warn_once,
         )
         self._queue = OpQueue(self.batch)
         self._ttl_stop = threading.Event()
@@ -553,146 +537,11 @@ class ChromaMemoryStore(BaseStore):
     def _get(self, op: GetOp, now: float) -> StoredItem | None:
         return self._items.get(_ns_key(op.namespace), str(op.key), now)
 
-    def _candidates(self, op: SearchOp, now: float) -> list[StoredItem]:
-        """The live items under the prefix that pass the filter, newest first.
-
-        The repository runs the filter in its query; without a query the page is
-        cut there too.
-        """
-        prefix = _ns_key(op.namespace_prefix)
-        if not op.query:
-            return self._items.page(prefix, op.filter, now, op.limit, op.offset)
-        return self._items.matching(prefix, op.filter, now)
-
     def _search(
         self, op: SearchOp, qvecs: Mapping[str, list[float] | None], now: float
     ) -> list[tuple[StoredItem, float | None]]:
-        rows = self._candidates(op, now)
-        if not op.query:
-            return [(r, None) for r in rows]
-        qvec = qvecs.get(op.query)
-        texts = self._texts_of(rows)
-        order, cosine = self._rank(op, rows, texts, qvec)
-        window = order[op.offset : op.offset + op.limit]
-        if cosine is not None and qvec is not None:
-            self._fill_cosines(window, texts, qvec, cosine)
-        return [(r, None if cosine is None else cosine.get(r.id)) for r in window]
-
-    def _texts_of(self, rows: Sequence[StoredItem]) -> list[IndexedText]:
-        """The candidates' indexed texts."""
-        return self._items.texts_of([r.id for r in rows])
-
-    def _rank(
-        self,
-        op: SearchOp,
-        rows: Sequence[StoredItem],
-        texts: Sequence[IndexedText],
-        qvec: list[float] | None,
-    ) -> tuple[list[StoredItem], dict[int, float] | None]:
-        """Candidates in hybrid order, and the cosines the vector engine returned.
-
-        The order is the package's weighted fusion of the cosine and BM25 (see the
-        module docstring); items neither engine returned follow, newest first.
-        """
-        if not rows:
-            return [], None
-        by_id = {r.id: r for r in rows}
-        # Keyword engine: BM25 over the candidates' texts, max-pooled per item.
-        bm25: dict[int, float] = {}
-        for t, s in zip(
-            texts,
-            _bm25(query_tokens(op.query or ""), [t.tokens.split() for t in texts]),
-            strict=True,
-        ):
-            if s > 0:
-                bm25[t.item_id] = max(s, bm25.get(t.item_id, 0.0))
-        # Vector engine: Chroma per namespace, max-pooled per item.
-        cosine: dict[int, float] | None = None
-        if qvec is not None and texts:
-            cosine = self._vector_scores(texts, qvec, op.offset + op.limit, bool(op.filter))
-        vector_c = (
-            None
-            if cosine is None
-            else [
-                _candidate(by_id[i], vector_score=s)
-                for i, s in sorted(cosine.items(), key=lambda p: -p[1])
-            ]
-        )
-        keyword_c = [
-            _candidate(by_id[i], bm25_score=s) for i, s in sorted(bm25.items(), key=lambda p: -p[1])
-        ]
-        fused = fuse_weighted(vector_c, keyword_c, self.memory.settings.retrieval)
-        order = [by_id[int(c.id)] for c in fused]
-        seen = {int(c.id) for c in fused}
-        order.extend(r for r in rows if r.id not in seen)
-        return order, cosine
-
-    def _fill_cosines(
-        self,
-        window: Sequence[StoredItem],
-        texts: Sequence[IndexedText],
-        qvec: list[float],
-        cosine: dict[int, float],
-    ) -> None:
-        """Add the cosine of returned items the vector engine did not return.
-
-        Only in namespaces above the exhaustive limit can a keyword-only hit lack
-        one; its vectors are read from Chroma so that every returned indexed item
-        carries its cosine.
-        """
-        want = {r.id for r in window if r.id not in cosine}
-        missing: dict[str, dict[str, int]] = {}
-        for t in texts:
-            if t.item_id in want:
-                missing.setdefault(t.ns, {})[t.vec_id] = t.item_id
-        if not missing:
-            return
-        q = np.asarray(qvec, dtype=np.float32)
-        qn = float(np.linalg.norm(q)) or 1.0
-        try:
-            for ns, item_of in missing.items():
-                vecs = self._kv.vectors(self._partition(ns), list(item_of))
-                for vec_id, v in vecs.items():
-                    vn = float(np.linalg.norm(v)) or 1.0
-                    sim = float(np.dot(q, v)) / (qn * vn)
-                    item_id = item_of[vec_id]
-                    cosine[item_id] = max(sim, cosine.get(item_id, -1.0))
-        except Exception as e:  # Chroma down: those items keep score None
-            self._warn_once(
-                f"cosine:{type(e).__name__}", "store vectors unreadable (%s); scores omitted", e
-            )
-
-    def _vector_scores(
-        self,
-        texts: Sequence[IndexedText],
-        qvec: list[float],
-        wanted: int,
-        filtered: bool,
-    ) -> dict[int, float] | None:
-        item_of = {t.vec_id: t.item_id for t in texts}
-        namespaces = sorted({t.ns for t in texts})
-        try:
-            self._vectors.sync(namespaces)
-            scores: dict[int, float] = {}
-            for ns in namespaces:
-                part = self._partition(ns)
-                count = self._kv.count(part)
-                if count == 0:
-                    continue
-                pool = max(wanted * (20 if filtered else 4), 200)
-                n = count if count <= _EXACT_VECTOR_LIMIT else min(count, pool)
-                for hit in self._kv.query(part, qvec, n):
-                    item_id = item_of.get(hit.id)
-                    if item_id is not None:
-                        scores[item_id] = max(hit.similarity, scores.get(item_id, -1.0))
-            return scores
-        except Exception as e:  # embedder / Chroma down: keyword ranking only
-            self._warn_once(
-                f"vector:{type(e).__name__}",
-                "store vector search unavailable (%s); ranking by keywords only",
-                e,
-            )
-            return None
+        qvec = qvecs.get(op.query) if op.query else None
+        return self._searcher.search(op, _ns_key(op.namespace_prefix), qvec, now)
 
     def _embed_queries(self, queries: set[str]) -> dict[str, list[float] | None]:
         out: dict[str, list[float] | None] = {}
@@ -797,20 +646,6 @@ class ChromaMemoryStore(BaseStore):
         if key not in self._warned:
             self._warned.add(key)
             logger.warning(msg, *args)
-
-
-def _candidate(
-    row: StoredItem, *, vector_score: float | None = None, bm25_score: float | None = None
-) -> Candidate:
-    return Candidate(
-        id=str(row.id),
-        text="",
-        category="fact",
-        created_at=row.created_at,
-        importance=1.0,
-        vector_score=vector_score,
-        bm25_score=bm25_score,
-    )
 
 
 def create_memory_store(

@@ -1,15 +1,18 @@
-"""The store's ledger repository: filters in SQL (nested subsets and lists too), pages."""
+"""The store's ledger repository: filters in SQL (nested subsets and lists too), pages,
+the keyword index kept in step with the items."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 from langmem_ext.workspace.item_filter import matches_filter
-from langmem_ext.workspace.records import ItemWrite
+from langmem_ext.workspace.records import ItemText, ItemWrite
 from langmem_ext.workspace.sqlite.json_filter import compile_filter
 from langmem_ext.workspace.sqlite.ledger import Ledger
 
@@ -60,4 +63,57 @@ def test_pages_with_a_python_remainder_are_exact(tmp_path: Path) -> None:
     assert compile_filter({'q"k': 1})[2] == {'q"k': 1}  # a key SQLite paths cannot spell
     pages = [[r.key for r in items.page("p", {'q"k': 1}, 2000.0, 2, o)] for o in (0, 2, 4)]
     assert pages == [["k9", "k7"], ["k5", "k3"], ["k1"]]  # ties on updated_at: newest id first
+    ledger.close()
+
+
+def _ids(ledger: Ledger, query: str, prefix: str = "") -> list[int]:
+    return [h.item_id for h in ledger.store.keyword_search(prefix, query, None, 2000.0, 10)]
+
+
+def test_the_keyword_index_follows_puts_deletes_and_sweeps(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "state.db")
+    items = ledger.store
+
+    def put(key: str, *texts: str, ttl: float | None = None) -> None:
+        with ledger.transaction():
+            items.write(
+                [
+                    ItemWrite(
+                        "n.a",
+                        key,
+                        json.dumps({"t": list(texts)}),
+                        tuple(ItemText(f"p{i}", f"{key}{i}", t, t) for i, t in enumerate(texts)),
+                        ttl,
+                    )
+                ],
+                now=1000.0,
+            )
+
+    put("k1", "red bicycle", "green tea")
+    put("k2", "ramen noodles")
+    [k1] = _ids(ledger, "bicycle")
+    assert _ids(ledger, "tea") == [k1] and _ids(ledger, "tea", "n") == [k1]
+    assert _ids(ledger, "tea", "m") == [] and _ids(ledger, "tea", "n.a.b") == []
+    put("k1", "green tea")  # a text went
+    assert _ids(ledger, "bicycle") == [] and _ids(ledger, "tea") == [k1]
+    put("k1", "black coffee")  # a text changed
+    assert _ids(ledger, "tea") == [] and _ids(ledger, "coffee") == [k1]
+    with ledger.transaction():
+        items.write([ItemWrite("n.a", "k2", None)], now=1000.0)
+    assert _ids(ledger, "ramen") == []
+    put("k3", "short lived", ttl=1)
+    assert _ids(ledger, "lived") == []  # expired at 2000: never returned
+    with ledger.transaction():
+        assert items.sweep(2000.0)[0] == 1
+    assert ledger.query("SELECT count(*) FROM store_fts")[0][0] == 1  # k1 only
+    assert items.full_match_score("coffee") > 0
+    ledger.close()
+
+
+def test_migration_2_indexes_the_items_of_an_older_ledger(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(Path(__file__).parent / "data" / "workspace_v0", root)
+    ledger = Ledger(root / "state.db")
+    hits = ledger.store.keyword_search("prefs", "green tea", None, time.time(), 10)
+    assert [ledger.store.by_ids([h.item_id])[h.item_id].key for h in hits] == ["k1"]
     ledger.close()

@@ -140,18 +140,37 @@ class UnembeddedText:
 
 
 @dataclass(frozen=True)
-class IndexedText:
-    """Where an item's text lives in the vector collections, and the text itself."""
+class TextMatch:
+    """An indexed text of a live item: where its vector lives, and what a ranking needs.
+
+    Attributes:
+        item_id: The item's row id.
+        ns: The item's namespace key.
+        vec_id: The id of the text's vector in the namespace's collection.
+        text: The text.
+        created_at: The item's ``created_at``.
+    """
 
     item_id: int
     ns: str
     vec_id: str
     text: str
-    tokens: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    """An item the keyword index found: its row id and BM25 score (bigger is better)."""
+
+    item_id: int
+    score: float
 
 
 class StoreItemsRepository(Protocol):
-    """The LangGraph store's items and their indexed texts (``store_items``, ``store_texts``).
+    """The LangGraph store's items, their indexed texts and the texts' keyword index.
+
+    SQLite: ``store_items``, ``store_texts`` and ``store_fts``; the keyword index
+    changes in the same write as the texts.
 
     Namespaces are keys (labels joined by ``.``); a ``prefix`` key selects its own
     namespace and every namespace below it (``""``: all). Expired items (``now`` at or
@@ -179,12 +198,50 @@ class StoreItemsRepository(Protocol):
         """Live items under ``prefix`` passing ``flt``, newest first (``updated_at``)."""
         ...
 
-    def matching(self, prefix: str, flt: Mapping[str, Any] | None, now: float) -> list[StoredItem]:
-        """Every live item under ``prefix`` passing ``flt``, newest first."""
+    def by_ids(self, item_ids: Sequence[int]) -> dict[int, StoredItem]:
+        """These items (live or not), by row id; ids that are gone are absent."""
         ...
 
-    def texts_of(self, item_ids: Sequence[int]) -> list[IndexedText]:
+    def texts_of(self, item_ids: Sequence[int]) -> list[TextMatch]:
         """The indexed texts of these items."""
+        ...
+
+    def indexed_namespaces(self, prefix: str) -> list[str]:
+        """The namespaces under ``prefix`` holding indexed texts."""
+        ...
+
+    def texts_by_vector(
+        self, vec_ids: Sequence[str], flt: Mapping[str, Any] | None, now: float
+    ) -> list[TextMatch]:
+        """The texts of these vector ids whose item is live and passes ``flt``."""
+        ...
+
+    def vector_ids(
+        self, ns: str, flt: Mapping[str, Any] | None, now: float, limit: int
+    ) -> list[str]:
+        """Vector ids of marked texts of ``ns`` whose item is live and passes ``flt``.
+
+        At most ``limit`` (the caller asks for one more than it can use, to see
+        whether there are more).
+        """
+        ...
+
+    def keyword_search(
+        self, prefix: str, query: str, flt: Mapping[str, Any] | None, now: float, limit: int
+    ) -> list[KeywordHit]:
+        """BM25 search of the items' texts under ``prefix`` passing ``flt``, best first.
+
+        The query and the texts are tokenised by :mod:`langmem_ext.text`; an item
+        matches when it holds any query token.
+        """
+        ...
+
+    def full_match_score(self, query: str) -> float:
+        """The BM25 a document of average length holding every query token once scores.
+
+        That is the sum of the tokens' IDFs over all items: fusion divides keyword
+        scores by a share of it (see :attr:`~langmem_ext.retrieval.candidate.Candidate.bm25_full`).
+        """
         ...
 
     def namespaces(self, now: float) -> list[str]:
@@ -233,12 +290,13 @@ class StoreItemsRepository(Protocol):
 
 __all__ = [
     "EntryState",
-    "IndexedText",
     "ItemText",
     "ItemWrite",
+    "KeywordHit",
     "MetaRepository",
     "PendingRow",
     "StoreItemsRepository",
     "StoredItem",
+    "TextMatch",
     "UnembeddedText",
 ]
