@@ -12,9 +12,13 @@ downloaded:
   stronger, slower; queries and passages get e5's ``query:`` / ``passage:`` roles.
 
 Each model loads lazily, once per process. :class:`CachedEmbeddings` keeps
-document vectors in SQLite keyed by model and text hash, so a reindex or a
-rebuild after deleting ``.index/`` re-embeds nothing it has already seen (when the
-cache file survives) and bulk ingest of repeated texts is cheap.
+document vectors in an :class:`EmbeddingCache` keyed by model and text hash, so a
+reindex or a rebuild after deleting ``.index/`` re-embeds nothing it has already
+seen (when the cache survives) and bulk ingest of repeated texts is cheap. The
+workspace's cache is SQLite (``.index/embeddings.db``,
+:class:`langmem_ext.workspace.sqlite.embedding_cache.SqliteEmbeddingCache`), given
+by whoever builds the embedder (:class:`~langmem_ext.Memory`): this module knows no
+storage.
 """
 
 from __future__ import annotations
@@ -23,12 +27,10 @@ import functools
 import hashlib
 import importlib.util
 import logging
-import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -252,44 +254,47 @@ def model_name_of(embeddings: Embeddings) -> str:
     return str(name or type(embeddings).__name__)
 
 
+class EmbeddingCache(Protocol):
+    """Where :class:`CachedEmbeddings` keeps document vectors, by model and text hash.
+
+    Either method may raise when the storage fails; :class:`CachedEmbeddings` then
+    embeds without the cache (a broken cache never breaks embedding).
+    """
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
+        """The cached vectors of these text hashes (absent: not cached)."""
+        ...
+
+    def put_many(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Store vectors by text hash (replacing any cached ones)."""
+        ...
+
+    def close(self) -> None:
+        """Release the cache's resources (of this thread)."""
+        ...
+
+
 class CachedEmbeddings(Embeddings):
-    """Wrap an ``Embeddings`` with a SQLite cache of document vectors.
+    """Wrap an ``Embeddings`` with a cache of document vectors.
 
     Keys are ``(model name, sha256(text))``; queries are not cached (they are cheap
     and rarely repeat).
 
     Args:
         inner: The embedder to wrap.
-        path: SQLite file of the cache (created on first use).
+        cache: Where the vectors are kept (the workspace gives
+            :class:`~langmem_ext.workspace.sqlite.embedding_cache.SqliteEmbeddingCache`).
         model_name: Cache namespace; defaults to the inner model's name.
     """
 
-    def __init__(self, inner: Embeddings, path: str | Path, model_name: str | None = None):
+    def __init__(self, inner: Embeddings, cache: EmbeddingCache, model_name: str | None = None):
         self.inner = inner
-        self.path = Path(path)
+        self.cache = cache
         self.model_name = model_name or model_name_of(inner)
-        self._local = threading.local()
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, "
-                "text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
-                "PRIMARY KEY (model, text_hash))"
-            )
-            self._local.conn = conn
-        return conn
 
     def close(self) -> None:
-        """Close this thread's cache connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        """Close the cache (this thread's connection)."""
+        self.cache.close()
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed texts, reading cached vectors and storing new ones."""
@@ -297,41 +302,24 @@ class CachedEmbeddings(Embeddings):
             return []
         hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         found: dict[str, list[float]] = {}
+        usable = True
         try:
-            conn = self._conn()
-            uniq = list(dict.fromkeys(hashes))
-            for i in range(0, len(uniq), 500):
-                chunk = uniq[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f"SELECT text_hash, vector FROM embedding_cache WHERE model = ? "
-                    f"AND text_hash IN ({marks})",
-                    [self.model_name, *chunk],
-                ).fetchall()
-                for h, blob in rows:
-                    found[h] = np.frombuffer(blob, dtype=np.float32).tolist()
-        except sqlite3.Error as e:  # a broken cache must never break embedding
+            found = self.cache.get_many(self.model_name, hashes)
+        except Exception as e:  # a broken cache must never break embedding
             logger.warning("embedding cache unreadable (%s); embedding without it", e)
-            conn = None  # type: ignore[assignment]
-        missing_idx = [i for i, h in enumerate(hashes) if h not in found]
-        if missing_idx:
-            todo: dict[str, str] = {}
-            for i in missing_idx:
-                todo.setdefault(hashes[i], texts[i])
+            usable = False
+        todo: dict[str, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in found:
+                todo.setdefault(h, t)
+        if todo:
             vectors = self.inner.embed_documents(list(todo.values()))
             new = dict(zip(todo.keys(), vectors, strict=True))
             found.update(new)
-            if conn is not None:
+            if usable:
                 try:
-                    with conn:
-                        conn.executemany(
-                            "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?)",
-                            [
-                                (self.model_name, h, len(v), np.asarray(v, np.float32).tobytes())
-                                for h, v in new.items()
-                            ],
-                        )
-                except sqlite3.Error as e:
+                    self.cache.put_many(self.model_name, new)
+                except Exception as e:
                     logger.warning("could not write the embedding cache: %s", e)
         return [list(found[h]) for h in hashes]
 
@@ -365,6 +353,7 @@ __all__ = [
     "SMALL_BATCH",
     "CachedEmbeddings",
     "E5SmallEmbeddings",
+    "EmbeddingCache",
     "HashingEmbeddings",
     "UniversalSentenceEmbeddings",
     "blas_threads",

@@ -1,7 +1,8 @@
 """A LangGraph ``BaseStore`` in the memory workspace: SQLite for the truth, Chroma for vectors.
 
-Layout. Items live in the workspace ledger (``state.db``, tables ``store_items`` and
-``store_texts``), so a ``put`` is durable when it returns, like a confirmed memory.
+Layout. Items live in the workspace ledger (``state.db``, tables ``store_items``,
+``store_texts`` and the keyword index ``store_fts``), so a ``put`` is durable when
+it returns, like a confirmed memory.
 The texts chosen by the index config are embedded with the memory's embedder (or
 the index config's own ``embed``) into Chroma — one collection per namespace and
 embedder, named from a scope-safe key (``kv.<slug>.<hash>``, which no memory scope
@@ -12,21 +13,19 @@ should, and re-embeds (through the embedding cache) when it does not — after a
 crash between the commit and the Chroma write, a ``reindex`` or a deleted
 ``.index/``.
 
-Search. With a ``query``, every item under the prefix that passes the ``filter`` is
-a candidate; candidates are ranked by the package's weighted hybrid fusion
-(``retrieval.vector_weight`` x cosine from Chroma + ``retrieval.bm25_weight`` x
-BM25 over the same texts, + ``bm25_hit_bonus`` when both engines agree); the
-``score`` reported is the plain cosine, LangGraph's scale. When the embedder or
-Chroma is down, search degrades to keyword ranking and says so in the log.
+Search. With a ``query``, the vector engine (Chroma, per namespace) and the keyword
+engine (BM25 over the items' texts in the ledger) bring candidates, with the prefix,
+the ``filter`` and the expiry applied in their queries, and the package's retrieval
+pipeline ranks them, as for :meth:`langmem_ext.Memory.search`; items neither engine
+ranked follow, newest first (see :mod:`langmem_ext._store_search`). The ``score``
+reported is the plain cosine, LangGraph's scale. When the embedder or Chroma is
+down, search degrades to keyword ranking and says so in the log.
 
-Where this module reaches into the workspace (for the repository refactor): it
-runs its own SQL on ``memory.workspace.ledger`` (``query`` / ``transaction`` on
-``store_items`` and ``store_texts``: ``_get``, ``_candidates``, ``_texts_of``,
-``_list_namespaces``, ``_apply_puts``, ``_refresh_ttl``, ``_sweep_ttl``,
-``_sync_vectors``), calls ``memory.workspace.vectors`` (``count``, ``query``,
-``embeddings``, ``upsert``, ``delete``, ``drop_all``) and holds
-``memory.workspace.lock`` around Chroma writes, with ``refresh_if_stale`` /
-``bump_generation``. The filter SQL is built in ``langmem_ext._store_filters``.
+The store holds no SQL: its items are the ledger repository
+:class:`~langmem_ext.workspace.records.StoreItemsRepository` (filters run in its
+queries), reached with its vector partitions through the workspace's
+:class:`~langmem_ext.workspace.kv.KvSpace`; :mod:`langmem_ext._store_vectors` keeps
+the partitions in step.
 """
 
 from __future__ import annotations
@@ -36,17 +35,13 @@ import concurrent.futures
 import hashlib
 import json
 import logging
-import math
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
@@ -72,20 +67,16 @@ from langgraph.store.base.embed import (
 )
 
 from langmem_ext._store_async import AwaitableFlag, AwaitableInt, OpQueue, SweeperFuture
-from langmem_ext._store_filters import compile_filter, matches_filter
+from langmem_ext._store_search import StoreSearch
+from langmem_ext._store_vectors import StoreVectors
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory.service import Memory
-from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.fusion import fuse_weighted
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.retrieval.calibration import cosine_baseline_of
+from langmem_ext.workspace.item_filter import matches_filter
+from langmem_ext.workspace.records import ItemText, ItemWrite, StoredItem
 
 logger = logging.getLogger(__name__)
 
-
-_BM25_K1 = 1.2
-_BM25_B = 0.75
-_EXACT_VECTOR_LIMIT = 1000
-"""A namespace with at most this many vectors is scored exhaustively."""
 
 # -- pure helpers ------------------------------------------------------------------
 
@@ -174,25 +165,6 @@ def _does_match(condition: MatchCondition, ns: tuple[str, ...]) -> bool:
     return all(p == "*" or k == p for k, p in pairs)
 
 
-def _bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[float]:
-    """Okapi BM25 of each doc (a token list) for the query tokens, over this doc set."""
-    n = len(docs)
-    if not n or not query:
-        return [0.0] * n
-    qset = set(query)
-    avgdl = sum(len(d) for d in docs) / n or 1.0
-    tfs = [Counter(t for t in d if t in qset) for d in docs]
-    df: Counter[str] = Counter()
-    for tf in tfs:
-        df.update(tf.keys())
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in qset}
-    scores = []
-    for d, tf in zip(docs, tfs, strict=True):
-        norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(d) / avgdl)
-        scores.append(sum(idf[t] * f * (_BM25_K1 + 1) / (f + norm) for t, f in tf.items()))
-    return scores
-
-
 def _embedder_tag(embed: Any, embeddings: Embeddings, dims: int | None) -> str:
     """A stable name of a user embedder (its model string, or its class / function name).
 
@@ -218,49 +190,25 @@ def _dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
-@dataclass
-class _Row:
-    id: int
-    ns: str
-    key: str
-    value: dict[str, Any]
-    created_at: float
-    updated_at: float
-
-    def item(self) -> Item:
-        return Item(
-            value=self.value,
-            key=self.key,
-            namespace=_ns_tuple(self.ns),
-            created_at=_dt(self.created_at),
-            updated_at=_dt(self.updated_at),
-        )
-
-    def search_item(self, score: float | None) -> SearchItem:
-        return SearchItem(
-            namespace=_ns_tuple(self.ns),
-            key=self.key,
-            value=self.value,
-            created_at=_dt(self.created_at),
-            updated_at=_dt(self.updated_at),
-            score=score,
-        )
+def _item(row: StoredItem) -> Item:
+    return Item(
+        value=row.value,
+        key=row.key,
+        namespace=_ns_tuple(row.ns),
+        created_at=_dt(row.created_at),
+        updated_at=_dt(row.updated_at),
+    )
 
 
-@dataclass(frozen=True)
-class _PreparedPut:
-    ns: str
-    key: str
-    value_json: str | None
-    texts: list[tuple[str, str]]
-    ttl: float | None
-
-
-_COLS = "id, ns, key, value, created_at, updated_at"
-
-
-def _row(r: Sequence[Any]) -> _Row:
-    return _Row(int(r[0]), str(r[1]), str(r[2]), json.loads(r[3]), float(r[4]), float(r[5]))
+def _search_item(row: StoredItem, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=_ns_tuple(row.ns),
+        key=row.key,
+        value=row.value,
+        created_at=_dt(row.created_at),
+        updated_at=_dt(row.updated_at),
+        score=score,
+    )
 
 
 # -- the store ---------------------------------------------------------------------
@@ -283,8 +231,8 @@ class ChromaMemoryStore(BaseStore):
       function of a list of texts, or a ``"provider:model"`` string); its vectors
       are kept in Chroma collections of their own. ``text_fields`` (SqliteStore's
       key) is read as ``fields``.
-    * ``search(query=...)`` orders hits by the package's hybrid fusion (cosine +
-      BM25, see the module docstring), but each hit's ``score`` is what LangGraph's
+    * ``search(query=...)`` orders hits by the package's hybrid ranking (cosine +
+      BM25, fused as ``retrieval.fusion`` says; see the module docstring), but each hit's ``score`` is what LangGraph's
       stores report: the cosine similarity of the query's vector and the item's
       closest indexed text (-1..1; 1.0 for an exact match), so thresholds written
       for ``SqliteStore`` / ``PostgresStore`` / ``InMemoryStore`` keep working.
@@ -295,7 +243,8 @@ class ChromaMemoryStore(BaseStore):
     * ``filter`` keys with dots reach nested fields (``{"meta.lang": "en"}``), as in
       ``SqliteStore``; operators ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``,
       ``$lte``; ordering compares numbers with numbers and strings with strings.
-      Conditions run in SQL where they can (see ``langmem_ext._store_filters``).
+      Conditions run in the ledger's queries (see
+      :mod:`langmem_ext.workspace.item_filter`).
     * Without a ``query``, results are newest first (``updated_at`` descending),
       as in LangGraph's SQLite and Postgres stores.
     * ``created_at`` is kept when an item is overwritten (``InMemoryStore`` resets
@@ -315,10 +264,10 @@ class ChromaMemoryStore(BaseStore):
       anything of the batch is written.
     * ``list_namespaces`` lists only namespaces holding live items
       (``InMemoryStore`` keeps listing a namespace after its last item is deleted).
-    * Cost: a search reads the items under its prefix from SQLite (like
-      ``InMemoryStore`` scans its dict) and queries one Chroma collection per
-      namespace under the prefix, so keep prefixes narrow (e.g. one user's
-      namespace) on large stores.
+    * Cost: a search asks one Chroma collection per namespace under the prefix
+      (exhaustively up to 1,000 vectors), one BM25 query and reads only the items
+      it ranks or returns; keep prefixes narrow (e.g. one user's namespace) on
+      stores with many namespaces.
 
     Setup:
         .. code-block:: bash
@@ -408,9 +357,23 @@ class ChromaMemoryStore(BaseStore):
         if self._embedder_tag is not None:
             self.index_config["embed"] = self.embeddings
         self.ttl_config = ttl
-        self._ws = memory.workspace
+        self._kv = memory.workspace.kv
+        self._items = self._kv.items
         self._last_sweep = 0.0
         self._warned: set[str] = set()
+        self._vectors = StoreVectors(
+            self._kv, self._embed, self._partition, self._vec_suffix, self._warn_once
+        )
+        retrieval = memory.settings.retrieval
+        own = self._embedder_tag is None  # the configured baseline is the memory embedder's
+        self._searcher = StoreSearch(
+            self._kv,
+            self._vectors,
+            self._partition,
+            retrieval,
+            cosine_baseline_of(self.embeddings, retrieval.cosine_baseline if own else None),
+            self._warn_once,
+        )
         self._queue = OpQueue(self.batch)
         self._ttl_stop = threading.Event()
         self._ttl_thread: threading.Thread | None = None
@@ -439,12 +402,12 @@ class ChromaMemoryStore(BaseStore):
                 row = self._get(op, now)
                 if row is not None and op.refresh_ttl:
                     refresh.add(row.id)
-                results.append(None if row is None else row.item())
+                results.append(None if row is None else _item(row))
             elif isinstance(op, SearchOp):
                 found = self._search(op, qvecs, now)
                 if op.refresh_ttl:
                     refresh.update(r.id for r, _ in found)
-                results.append([r.search_item(s) for r, s in found])
+                results.append([_search_item(r, s) for r, s in found])
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op, now))
             elif isinstance(op, PutOp):
@@ -484,25 +447,12 @@ class ChromaMemoryStore(BaseStore):
     def _sweep_ttl(self) -> int:
         now = time.time()
         self._last_sweep = now
-        dropped: dict[str, list[str]] = {}
-        with self._ws.ledger.transaction() as conn:  # re-checked inside: a put may revive a key
-            rows = conn.execute(
-                "SELECT id, ns FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ?",
-                (now,),
-            ).fetchall()
-            for item_id, ns in rows:
-                dropped.setdefault(str(ns), []).extend(
-                    str(r[0])
-                    for r in conn.execute(
-                        "SELECT vec_id FROM store_texts WHERE item_id = ?", (item_id,)
-                    )
-                )
-                conn.execute("DELETE FROM store_texts WHERE item_id = ?", (item_id,))
-                conn.execute("DELETE FROM store_items WHERE id = ?", (item_id,))
-        if rows:
-            self._drop_vectors(dropped)
-            logger.info("store TTL sweep deleted %d expired items", len(rows))
-        return len(rows)
+        with self._kv.transaction():  # re-checked inside: a put may revive a key
+            n, dropped = self._items.sweep(now)
+        if n:
+            self._vectors.drop(dropped)
+            logger.info("store TTL sweep deleted %d expired items", n)
+        return n
 
     async def asweep_ttl(self) -> int:
         """Async version of :meth:`sweep_ttl` (in a worker thread)."""
@@ -578,200 +528,20 @@ class ChromaMemoryStore(BaseStore):
             self._sweep_ttl()
 
     def _refresh_ttl(self, ids: set[int], now: float) -> None:
-        if not ids:
-            return
-        id_list = sorted(ids)
-        with self._ws.ledger.transaction() as conn:
-            for i in range(0, len(id_list), 500):
-                chunk = id_list[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                conn.execute(
-                    f"UPDATE store_items SET expires_at = ? + ttl_minutes * 60 "
-                    f"WHERE ttl_minutes IS NOT NULL AND id IN ({marks})",
-                    [now, *chunk],
-                )
+        if ids:
+            with self._kv.transaction():
+                self._items.refresh_ttl(sorted(ids), now)
 
     # -- reads -----------------------------------------------------------------
 
-    def _get(self, op: GetOp, now: float) -> _Row | None:
-        rows = self._ws.ledger.query(
-            f"SELECT {_COLS} FROM store_items WHERE ns = ? AND key = ? "
-            "AND (expires_at IS NULL OR expires_at > ?)",
-            (_ns_key(op.namespace), str(op.key), now),
-        )
-        return _row(rows[0]) if rows else None
-
-    @staticmethod
-    def _prefix_sql(prefix: Sequence[str]) -> tuple[str, list[Any]]:
-        if not prefix:
-            return "1", []
-        ns = _ns_key(prefix)
-        # ns itself, or any ns starting with "ns." ('/' sorts right after '.').
-        return "(ns = ? OR (ns >= ? AND ns < ?))", [ns, ns + ".", ns + "/"]
-
-    def _candidates(self, op: SearchOp, now: float) -> list[_Row]:
-        """The live items under the prefix that pass the filter, newest first.
-
-        The filter's conditions that SQL can decide exactly run in SQLite
-        (``json_extract`` over ``store_items.value``); only the rest (subset matches
-        of nested objects, list equality) is checked in Python. Without a query and
-        without a Python remainder the page is cut by SQL (``LIMIT`` / ``OFFSET``).
-        """
-        where, params = self._prefix_sql(op.namespace_prefix)
-        flt_sql, flt_params, rest = compile_filter(op.filter)
-        sql = (
-            f"SELECT {_COLS} FROM store_items WHERE {where} "
-            f"AND (expires_at IS NULL OR expires_at > ?) AND {flt_sql} "
-            "ORDER BY updated_at DESC, id DESC"
-        )
-        params += [now, *flt_params]
-        if not rest and not op.query:
-            sql += " LIMIT ? OFFSET ?"
-            params += [max(op.limit, 0), max(op.offset, 0)]
-        rows = [_row(r) for r in self._ws.ledger.query(sql, params)]
-        if rest:
-            rows = [r for r in rows if matches_filter(r.value, rest)]
-            if not op.query:
-                rows = rows[max(op.offset, 0) : max(op.offset, 0) + max(op.limit, 0)]
-        return rows
+    def _get(self, op: GetOp, now: float) -> StoredItem | None:
+        return self._items.get(_ns_key(op.namespace), str(op.key), now)
 
     def _search(
         self, op: SearchOp, qvecs: Mapping[str, list[float] | None], now: float
-    ) -> list[tuple[_Row, float | None]]:
-        rows = self._candidates(op, now)
-        if not op.query:
-            return [(r, None) for r in rows]
-        qvec = qvecs.get(op.query)
-        texts = self._texts_of(rows)
-        order, cosine = self._rank(op, rows, texts, qvec)
-        window = order[op.offset : op.offset + op.limit]
-        if cosine is not None and qvec is not None:
-            self._fill_cosines(window, texts, qvec, cosine)
-        return [(r, None if cosine is None else cosine.get(r.id)) for r in window]
-
-    def _texts_of(self, rows: Sequence[_Row]) -> list[tuple[int, str, str, list[str]]]:
-        """``(item_id, ns, vec_id, tokens)`` of the candidates' indexed texts."""
-        out: list[tuple[int, str, str, list[str]]] = []
-        ids = [r.id for r in rows]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for item_id, ns, vec_id, tokens in self._ws.ledger.query(
-                f"SELECT item_id, ns, vec_id, tokens FROM store_texts WHERE item_id IN ({marks})",
-                chunk,
-            ):
-                out.append((int(item_id), str(ns), str(vec_id), str(tokens).split()))
-        return out
-
-    def _rank(
-        self,
-        op: SearchOp,
-        rows: Sequence[_Row],
-        texts: Sequence[tuple[int, str, str, list[str]]],
-        qvec: list[float] | None,
-    ) -> tuple[list[_Row], dict[int, float] | None]:
-        """Candidates in hybrid order, and the cosines the vector engine returned.
-
-        The order is the package's weighted fusion of the cosine and BM25 (see the
-        module docstring); items neither engine returned follow, newest first.
-        """
-        if not rows:
-            return [], None
-        by_id = {r.id: r for r in rows}
-        # Keyword engine: BM25 over the candidates' texts, max-pooled per item.
-        bm25: dict[int, float] = {}
-        for (item_id, *_), s in zip(
-            texts, _bm25(query_tokens(op.query or ""), [t[3] for t in texts]), strict=True
-        ):
-            if s > 0:
-                bm25[item_id] = max(s, bm25.get(item_id, 0.0))
-        # Vector engine: Chroma per namespace, max-pooled per item.
-        cosine: dict[int, float] | None = None
-        if qvec is not None and texts:
-            cosine = self._vector_scores(texts, qvec, op.offset + op.limit, bool(op.filter))
-        vector_c = (
-            None
-            if cosine is None
-            else [
-                _candidate(by_id[i], vector_score=s)
-                for i, s in sorted(cosine.items(), key=lambda p: -p[1])
-            ]
-        )
-        keyword_c = [
-            _candidate(by_id[i], bm25_score=s) for i, s in sorted(bm25.items(), key=lambda p: -p[1])
-        ]
-        fused = fuse_weighted(vector_c, keyword_c, self.memory.settings.retrieval)
-        order = [by_id[int(c.id)] for c in fused]
-        seen = {int(c.id) for c in fused}
-        order.extend(r for r in rows if r.id not in seen)
-        return order, cosine
-
-    def _fill_cosines(
-        self,
-        window: Sequence[_Row],
-        texts: Sequence[tuple[int, str, str, list[str]]],
-        qvec: list[float],
-        cosine: dict[int, float],
-    ) -> None:
-        """Add the cosine of returned items the vector engine did not return.
-
-        Only in namespaces above the exhaustive limit can a keyword-only hit lack
-        one; its vectors are read from Chroma so that every returned indexed item
-        carries its cosine.
-        """
-        want = {r.id for r in window if r.id not in cosine}
-        missing: dict[str, dict[str, int]] = {}
-        for item_id, ns, vec_id, _ in texts:
-            if item_id in want:
-                missing.setdefault(ns, {})[vec_id] = item_id
-        if not missing:
-            return
-        q = np.asarray(qvec, dtype=np.float32)
-        qn = float(np.linalg.norm(q)) or 1.0
-        try:
-            for ns, item_of in missing.items():
-                vecs = self._ws.vectors.embeddings(self._partition(ns), list(item_of))
-                for vec_id, v in vecs.items():
-                    vn = float(np.linalg.norm(v)) or 1.0
-                    sim = float(np.dot(q, v)) / (qn * vn)
-                    item_id = item_of[vec_id]
-                    cosine[item_id] = max(sim, cosine.get(item_id, -1.0))
-        except Exception as e:  # Chroma down: those items keep score None
-            self._warn_once(
-                f"cosine:{type(e).__name__}", "store vectors unreadable (%s); scores omitted", e
-            )
-
-    def _vector_scores(
-        self,
-        texts: Sequence[tuple[int, str, str, list[str]]],
-        qvec: list[float],
-        wanted: int,
-        filtered: bool,
-    ) -> dict[int, float] | None:
-        item_of = {vec_id: item_id for item_id, _ns, vec_id, _ in texts}
-        namespaces = sorted({ns for _i, ns, _v, _t in texts})
-        try:
-            self._sync_vectors(namespaces)
-            scores: dict[int, float] = {}
-            for ns in namespaces:
-                part = self._partition(ns)
-                count = self._ws.vectors.count(part)
-                if count == 0:
-                    continue
-                pool = max(wanted * (20 if filtered else 4), 200)
-                n = count if count <= _EXACT_VECTOR_LIMIT else min(count, pool)
-                for hit in self._ws.vectors.query(part, qvec, n, with_embeddings=False):
-                    item_id = item_of.get(hit.id)
-                    if item_id is not None:
-                        scores[item_id] = max(hit.similarity, scores.get(item_id, -1.0))
-            return scores
-        except Exception as e:  # embedder / Chroma down: keyword ranking only
-            self._warn_once(
-                f"vector:{type(e).__name__}",
-                "store vector search unavailable (%s); ranking by keywords only",
-                e,
-            )
-            return None
+    ) -> list[tuple[StoredItem, float | None]]:
+        qvec = qvecs.get(op.query) if op.query else None
+        return self._searcher.search(op, _ns_key(op.namespace_prefix), qvec, now)
 
     def _embed_queries(self, queries: set[str]) -> dict[str, list[float] | None]:
         out: dict[str, list[float] | None] = {}
@@ -788,11 +558,7 @@ class ChromaMemoryStore(BaseStore):
         return out
 
     def _list_namespaces(self, op: ListNamespacesOp, now: float) -> list[tuple[str, ...]]:
-        rows = self._ws.ledger.query(
-            "SELECT DISTINCT ns FROM store_items WHERE expires_at IS NULL OR expires_at > ?",
-            (now,),
-        )
-        spaces = [_ns_tuple(str(r[0])) for r in rows]
+        spaces = [_ns_tuple(ns) for ns in self._items.namespaces(now)]
         if op.match_conditions:
             spaces = [s for s in spaces if all(_does_match(c, s) for c in op.match_conditions)]
         if op.max_depth is not None:
@@ -803,9 +569,9 @@ class ChromaMemoryStore(BaseStore):
 
     # -- writes ----------------------------------------------------------------
 
-    def _prepare_puts(self, ops: Sequence[Op]) -> dict[tuple[str, str], _PreparedPut]:
+    def _prepare_puts(self, ops: Sequence[Op]) -> dict[tuple[str, str], ItemWrite]:
         """Validate every put of a batch before anything is written (last one wins)."""
-        out: dict[tuple[str, str], _PreparedPut] = {}
+        out: dict[tuple[str, str], ItemWrite] = {}
         for op in ops:
             if not isinstance(op, PutOp):
                 continue
@@ -816,7 +582,7 @@ class ChromaMemoryStore(BaseStore):
                 raise InvalidNamespaceError(msg)
             ns, key = _ns_key(op.namespace), str(op.key)
             if op.value is None:
-                out[(ns, key)] = _PreparedPut(ns, key, None, [], None)
+                out[(ns, key)] = ItemWrite(ns, key, None)
                 continue
             if not isinstance(op.value, Mapping):
                 msg = f"Store values must be dicts, got {type(op.value).__name__} for key {key!r}."
@@ -829,79 +595,30 @@ class ChromaMemoryStore(BaseStore):
                     "of strings, numbers, booleans, None, lists and dicts."
                 )
                 raise InvalidInputError(msg) from e
-            if op.index is False:
-                texts: list[tuple[str, str]] = []
-            else:
-                texts = item_texts(json.loads(value_json), op.index or self.fields)
+            texts = (
+                []
+                if op.index is False
+                else item_texts(json.loads(value_json), op.index or self.fields)
+            )
             if op.ttl is not None and op.ttl <= 0:
                 msg = f"ttl must be a positive number of minutes, got {op.ttl!r}."
                 raise InvalidInputError(msg)
-            out[(ns, key)] = _PreparedPut(ns, key, value_json, texts, op.ttl)
+            out[(ns, key)] = ItemWrite(
+                ns,
+                key,
+                value_json,
+                tuple(ItemText(path, _vec_id(ns, key, path), t, _hash(t)) for path, t in texts),
+                op.ttl,
+            )
         return out
 
-    def _apply_puts(self, puts: Mapping[tuple[str, str], _PreparedPut], now: float) -> None:
-        dropped: dict[str, list[str]] = {}
-        with self._ws.ledger.transaction() as conn:
-            for p in puts.values():
-                row = conn.execute(
-                    "SELECT id FROM store_items WHERE ns = ? AND key = ?", (p.ns, p.key)
-                ).fetchone()
-                old: dict[str, tuple[str, str]] = {}
-                if row is not None:
-                    for path, vec_id, text_hash in conn.execute(
-                        "SELECT path, vec_id, text_hash FROM store_texts WHERE item_id = ?",
-                        (row[0],),
-                    ):
-                        old[str(path)] = (str(vec_id), str(text_hash))
-                if p.value_json is None:
-                    if row is not None:
-                        conn.execute("DELETE FROM store_texts WHERE item_id = ?", (row[0],))
-                        conn.execute("DELETE FROM store_items WHERE id = ?", (row[0],))
-                        dropped.setdefault(p.ns, []).extend(v for v, _ in old.values())
-                    continue
-                expires = None if p.ttl is None else now + p.ttl * 60
-                item_id = conn.execute(
-                    "INSERT INTO store_items (ns, key, value, created_at, updated_at, "
-                    "ttl_minutes, expires_at) VALUES (?,?,?,?,?,?,?) "
-                    "ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, "
-                    "created_at = CASE WHEN store_items.expires_at IS NOT NULL "
-                    "AND store_items.expires_at <= excluded.updated_at "
-                    "THEN excluded.created_at ELSE store_items.created_at END, "
-                    "updated_at = excluded.updated_at, ttl_minutes = excluded.ttl_minutes, "
-                    "expires_at = excluded.expires_at RETURNING id",
-                    (p.ns, p.key, p.value_json, now, now, p.ttl, expires),
-                ).fetchone()[0]
-                new_paths = {path for path, _ in p.texts}
-                gone = [path for path in old if path not in new_paths]
-                for path in gone:
-                    conn.execute(
-                        "DELETE FROM store_texts WHERE item_id = ? AND path = ?", (item_id, path)
-                    )
-                    dropped.setdefault(p.ns, []).append(old[path][0])
-                for path, text in p.texts:
-                    h = _hash(text)
-                    if path in old and old[path][1] == h:
-                        continue  # same text: its vector stays valid
-                    # vec_hash keeps naming the text whose vector Chroma holds, so the
-                    # size check of _sync_vectors stays exact while this one waits.
-                    conn.execute(
-                        "INSERT INTO store_texts VALUES (?,?,?,?,?,?,?,NULL) "
-                        "ON CONFLICT (item_id, path) DO UPDATE SET text = excluded.text, "
-                        "tokens = excluded.tokens, text_hash = excluded.text_hash",
-                        (
-                            item_id,
-                            path,
-                            p.ns,
-                            _vec_id(p.ns, p.key, path),
-                            text,
-                            " ".join(index_tokens(text)),
-                            h,
-                        ),
-                    )
-        # Durable from here; Chroma is derived and repaired by _sync_vectors.
-        self._drop_vectors(dropped)
+    def _apply_puts(self, puts: Mapping[tuple[str, str], ItemWrite], now: float) -> None:
+        with self._kv.transaction():
+            dropped = self._items.write(list(puts.values()), now)
+        # Durable from here; the vectors are derived and repaired by StoreVectors.sync.
+        self._vectors.drop(dropped)
         try:
-            self._sync_vectors(sorted({p.ns for p in puts.values() if p.value_json is not None}))
+            self._vectors.sync(sorted({p.ns for p in puts.values() if p.value_json is not None}))
         except Exception as e:
             self._warn_once(
                 f"write:{type(e).__name__}",
@@ -909,71 +626,6 @@ class ChromaMemoryStore(BaseStore):
                 e,
             )
         self._maybe_sweep(now)
-
-    def _drop_vectors(self, dropped: Mapping[str, Sequence[str]]) -> None:
-        """Delete vectors of removed texts; a failure is repaired by the next size check."""
-        if not any(dropped.values()):
-            return
-        try:
-            with self._ws.lock.hold():
-                self._ws.refresh_if_stale()
-                for ns, vec_ids in dropped.items():
-                    self._ws.vectors.delete(self._partition(ns), list(vec_ids))
-        except Exception as e:
-            self._warn_once(
-                f"delete:{type(e).__name__}",
-                "store vectors not deleted (%s); the next search rebuilds them",
-                e,
-            )
-
-    def _sync_vectors(self, namespaces: Sequence[str]) -> None:
-        """Make each namespace's Chroma collection hold exactly the ledger's texts.
-
-        ``vec_hash`` names the text whose vector Chroma holds for a row (``NULL``:
-        none). A collection whose size differs from the rows with a vector (lost
-        ``.index/``, a reindex, a failed delete) is dropped and rebuilt; rows whose
-        text changed or was never embedded are embedded and upserted.
-        """
-        if not namespaces:
-            return
-        ws = self._ws
-        ws.refresh_if_stale()
-        size = max(1, ws.batch_size)
-        for ns in namespaces:
-            part = self._partition(ns)
-            with ws.lock.hold():  # upserts and their marks happen under the lock
-                expected = int(
-                    ws.ledger.query(
-                        "SELECT count(*) FROM store_texts WHERE ns = ? AND vec_hash IS NOT NULL",
-                        (ns,),
-                    )[0][0]
-                )
-                if ws.vectors.count(part) != expected:
-                    logger.info("store vectors of namespace %r out of step; rebuilding them", ns)
-                    ws.vectors.drop_all([part])
-                    with ws.ledger.transaction() as conn:
-                        conn.execute("UPDATE store_texts SET vec_hash = NULL WHERE ns = ?", (ns,))
-            todo = ws.ledger.query(
-                "SELECT item_id, path, vec_id, text, text_hash FROM store_texts "
-                "WHERE ns = ? AND (vec_hash IS NULL OR vec_hash != text_hash || ?)",
-                (ns, self._vec_suffix),
-            )
-            for start in range(0, len(todo), size):
-                chunk = todo[start : start + size]
-                vectors = self._embed([str(r[3]) for r in chunk])
-                with ws.lock.hold():
-                    ws.vectors.upsert(
-                        part, [str(r[2]) for r in chunk], vectors, [{"path": r[1]} for r in chunk]
-                    )
-                    # The mark is derived: if an OS crash loses it, the row is re-embedded
-                    # (or the size check rebuilds the namespace), so it need not fsync.
-                    with ws.ledger.transaction(durable=False) as conn:
-                        conn.executemany(
-                            "UPDATE store_texts SET vec_hash = ? "
-                            "WHERE item_id = ? AND path = ? AND text_hash = ?",
-                            [(str(r[4]) + self._vec_suffix, r[0], r[1], r[4]) for r in chunk],
-                        )
-                    ws.bump_generation()
 
     def _embed(self, texts: list[str], *, query: bool = False) -> list[list[float]]:
         """Embed with the store's embedder; an async-only function runs in its own loop."""
@@ -994,20 +646,6 @@ class ChromaMemoryStore(BaseStore):
         if key not in self._warned:
             self._warned.add(key)
             logger.warning(msg, *args)
-
-
-def _candidate(
-    row: _Row, *, vector_score: float | None = None, bm25_score: float | None = None
-) -> Candidate:
-    return Candidate(
-        id=str(row.id),
-        text="",
-        category="fact",
-        created_at=row.created_at,
-        importance=1.0,
-        vector_score=vector_score,
-        bm25_score=bm25_score,
-    )
 
 
 def create_memory_store(

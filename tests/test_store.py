@@ -244,7 +244,7 @@ def test_put_survives_a_chroma_failure_and_search_repairs(
 def test_large_namespaces_use_nearest_neighbours(
     store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("langmem_ext.store._EXACT_VECTOR_LIMIT", 2)
+    monkeypatch.setattr("langmem_ext._store_search._EXACT_VECTOR_LIMIT", 2)
     store.batch(
         [
             PutOp(("big",), f"k{i}", {"text": t})

@@ -363,7 +363,8 @@ def test_sql_filters_agree_with_the_python_semantics() -> None:
     import json
     import sqlite3
 
-    from langmem_ext._store_filters import compile_filter, matches_filter
+    from langmem_ext.workspace.item_filter import matches_filter
+    from langmem_ext.workspace.sqlite.json_filter import compile_filter
 
     leaves: list[Any] = [
         None,

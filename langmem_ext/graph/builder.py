@@ -12,7 +12,6 @@ checkpoint write.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,6 +53,7 @@ from langmem_ext.memory.events import NewEvent, SessionLog
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.tools import create_memory_tools
+from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
 
 
 def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
@@ -90,10 +90,7 @@ def sqlite_checkpointer(path: str | Path) -> BaseCheckpointSaver[Any]:
     """
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(path, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return SqliteSaver(conn)
+    return SqliteSaver(checkpoint_connection(path))
 
 
 def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:

@@ -58,6 +58,7 @@ from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
 from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
+from langmem_ext.workspace.sqlite.embedding_cache import SqliteEmbeddingCache
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
 
 logger = logging.getLogger(__name__)
@@ -128,7 +129,8 @@ class Memory:
         inner = embeddings or create_embeddings(settings.embeddings)
         name = model_name_of(inner)
         if settings.embeddings.cache:
-            inner = CachedEmbeddings(inner, root / ".index" / "embeddings.db", name)
+            cache = SqliteEmbeddingCache(root / ".index" / "embeddings.db")
+            inner = CachedEmbeddings(inner, cache, name)
         self.embeddings = inner
         self.workspace = Workspace(
             root,

@@ -60,6 +60,7 @@ from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 from langmem_ext.workspace.sqlite.ledger import Ledger
 
 if TYPE_CHECKING:
+    from langmem_ext.workspace.kv import KvSpace
     from langmem_ext.workspace.vector_search import VectorSearch
 
 logger = logging.getLogger(__name__)
@@ -305,6 +306,13 @@ class Workspace:
         from langmem_ext.workspace.vector_search import VectorSearch
 
         return VectorSearch(self.keyword, self.vectors)
+
+    @property
+    def kv(self) -> KvSpace:
+        """The LangGraph store's items and vector partitions (see :mod:`~langmem_ext.workspace.kv`)."""
+        from langmem_ext.workspace.kv import KvSpace
+
+        return KvSpace(self)
 
     def _discard_index(self) -> None:
         if self._kw is not None:

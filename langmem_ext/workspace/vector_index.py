@@ -185,13 +185,20 @@ class VectorIndex:
             raise self._down(e) from e
 
     def query(
-        self, scope: str, embedding: Sequence[float], n: int, *, with_embeddings: bool = True
+        self,
+        scope: str,
+        embedding: Sequence[float],
+        n: int,
+        *,
+        with_embeddings: bool = True,
+        ids: Sequence[str] | None = None,
     ) -> list[VectorHit]:
         """Nearest neighbours of ``embedding`` in a scope (cosine similarity).
 
         With ``with_embeddings=False`` the hits carry no embedding: Chroma then
         skips converting 512 floats per hit to Python and back (~1.5 ms for 40
-        hits); search reads the copies kept in the keyword index instead.
+        hits); search reads the copies kept in the keyword index instead. With
+        ``ids``, only those vectors are searched (each must be in the collection).
         """
         col = self._collection(scope, create=False)
         if col is None:
@@ -201,12 +208,13 @@ class VectorIndex:
             count = self._counts.get(scope)
             if count is None:  # cached: Chroma's count() costs as much as a query
                 count = self._counts[scope] = int(col.count())
-            if count == 0:
+            if count == 0 or (ids is not None and not ids):
                 return []
             res = col.query(
                 query_embeddings=np.asarray([embedding], dtype=np.float32),
-                n_results=min(n, count),
+                n_results=min(n, count if ids is None else len(ids)),
                 include=include,
+                **({} if ids is None else {"ids": list(ids)}),
             )
         except Exception as e:
             self.reset_client()

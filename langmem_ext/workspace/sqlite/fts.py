@@ -10,8 +10,10 @@ its own transactions, so a doc and its tokens change together; the keyword index
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import time
+from collections.abc import Mapping, Sequence
 
 from langmem_ext.text import index_tokens
 
@@ -87,6 +89,29 @@ def next_rowid(c: sqlite3.Connection, scope: str) -> int:
     return lo if top is None else int(top) + 1
 
 
+def match_any(tokens: Sequence[str]) -> str:
+    """The FTS5 query matching a document that holds any of ``tokens`` (each a phrase)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+def idf_sum(n_docs: int, doc_freq: Mapping[str, int], tokens: Sequence[str]) -> float:
+    """The sum of the tokens' IDFs as FTS5's BM25 computes them.
+
+    ``log((N - n + 0.5) / (n + 0.5))``, at least 1e-6, with ``N`` documents and ``n``
+    holding the token (0 when absent from ``doc_freq``): the BM25 of a document of
+    average length holding every token once. The counts come from two reads, so a
+    token may be counted in more documents than ``N``: it is then as common as can be
+    (the 1e-6 floor), never a math domain error.
+    """
+    return sum(
+        max(
+            1e-6,
+            math.log(max(1e-12, (n_docs - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5))),
+        )
+        for t in tokens
+    )
+
+
 def block_range(block: int) -> tuple[int, int]:
     """The first and last rowid of ``block``."""
     return block << BLOCK_BITS, ((block + 1) << BLOCK_BITS) - 1
@@ -95,7 +120,9 @@ def block_range(block: int) -> tuple[int, int]:
 __all__ = [
     "BLOCK_BITS",
     "block_range",
+    "idf_sum",
     "index_doc",
+    "match_any",
     "move_to_scope_blocks",
     "next_rowid",
     "unindex_doc",

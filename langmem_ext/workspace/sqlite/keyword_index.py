@@ -9,7 +9,6 @@ on reader connections of their own.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import _D_COLS, _DOC_COLS, Doc, _doc
 from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB, DocTable
-from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range
+from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range, idf_sum, match_any
 
 
 class KeywordIndex(DocTable):
@@ -94,7 +93,7 @@ class KeywordIndex(DocTable):
         block = self._block_of(scope)
         if block is None:  # no doc was ever indexed in this scope
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+        match = match_any(toks)
         # FTS5 ranks inside the scope's rowid block first (`ORDER BY rank LIMIT` is
         # its own top-k; `rank` is bm25() by default) and only those rows are joined
         # to `docs`: the join no longer touches every match of a large scope.
@@ -137,13 +136,7 @@ class KeywordIndex(DocTable):
         df = dict(
             conn.execute(f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", toks)
         )
-        # The count and the vocabulary are two reads: a writer committing between
-        # them can leave a term in more docs than counted; such a term is as common
-        # as can be (the 1e-6 floor), never a math domain error.
-        return sum(
-            max(1e-6, math.log(max(1e-12, (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))))
-            for t in toks
-        )
+        return idf_sum(n_docs, df, toks)
 
     def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
         """Plain substring match (the last-resort keyword mode).

@@ -27,6 +27,7 @@ from langmem_ext.workspace.records import (
     MetaRepository,
     PendingRepository,
     SessionRepository,
+    StoreItemsRepository,
 )
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.boosts import SqliteBoosts
@@ -36,6 +37,7 @@ from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.pending import SqlitePending
 from langmem_ext.workspace.sqlite.schema import migrate
 from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
+from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
 
 
 class Ledger:
@@ -70,6 +72,8 @@ class Ledger:
         """Conversations' messages and checkpoints (``session_messages``, ``checkpoints``)."""
         self.events: EventRepository = SqliteEvents(self._conn, self._lock)
         """The session hot log (``session_events`` and its FTS5 table)."""
+        self.store: StoreItemsRepository = SqliteStoreItems(self._conn, self._lock)
+        """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
 
     def close(self) -> None:
         """Close the connection."""

@@ -182,6 +182,13 @@ _STORE = (
     "CREATE INDEX IF NOT EXISTS store_texts_vec ON store_texts(vec_id)",
 )
 
+_STORE_FTS = (
+    # One document per store item (rowid = store_items.id): its texts' tokens.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS store_fts USING fts5(tokens, tokenize = 'unicode61')",
+    "INSERT INTO store_fts (rowid, tokens) "
+    "SELECT item_id, group_concat(tokens, ' ') FROM store_texts GROUP BY item_id",
+)
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -205,6 +212,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
             "WHERE supersedes IS NOT NULL",
         ),
     ),
+    Migration(3, "keyword index of store items (store_fts)", _STORE_FTS),
 )
 """Every step of the ledger's schema, oldest first."""
 
