@@ -59,6 +59,7 @@ class TurnWriter:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._carried: dict[tuple[str, str], str] = {}
 
     def submit(self, scope: str, job: Job) -> None:
         """Queue ``job`` (run after every job submitted before it).
@@ -83,6 +84,16 @@ class TurnWriter:
         """Jobs queued or running (of ``scope``, or of every scope)."""
         with self._cond:
             return self._pending[scope] if scope is not None else sum(self._pending.values())
+
+    def carry(self, scope: str, thread_id: str, text: str) -> None:
+        """Keep ``text`` for the thread's next turn (see :meth:`take`)."""
+        with self._cond:
+            self._carried[(scope, thread_id)] = text
+
+    def take(self, scope: str, thread_id: str) -> str | None:
+        """What a job carried for this thread's turn, once (``None`` when nothing)."""
+        with self._cond:
+            return self._carried.pop((scope, thread_id), None)
 
     def wait(self, scope: str | None = None, timeout: float | None = None) -> bool:
         """Block until the jobs of ``scope`` (default: all) submitted so far have run.

@@ -47,8 +47,14 @@ from langmem_ext.short_term.accounting import context_ratio, message_tokens
 from langmem_ext.short_term.checkpoint import Checkpoint, plan_context, summary_message
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.summarizer import summarizer_within
+from langmem_ext.short_term.tool_context import (
+    condense_tool_results,
+    first_lines,
+    tool_results_of_turn,
+)
 from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
+from langmem_ext.tools import TOOL_NAMES
 
 logger = logging.getLogger(__name__)
 
@@ -308,10 +314,15 @@ def create_preflight_recall_node(
                     daily.append((day.isoformat(), text[:budget]))
                     budget -= len(text[:budget])
             update["first_turn_done"] = True
+        carried = writer.take(scope, _thread(config)) if writer is not None else None
         block = render_memory_block(
-            core=core, recalled=recalled, daily=daily, notes=state.get("notes", []) or []
+            core=core,
+            recalled=recalled,
+            daily=daily,
+            notes=state.get("notes", []) or [],
+            tool_context=carried or state.get("tool_context"),
         )
-        update.update({"memory_context": block, "recalled": recalled})
+        update.update({"memory_context": block, "recalled": recalled, "tool_context": None})
         return update
 
     return preflight_recall
@@ -402,6 +413,10 @@ def used_in_answer(memory_text: str, answer: str, *, threshold: float = 0.5) -> 
     return len(shared) >= 2 and len(shared) / len(mem) >= threshold
 
 
+_MEMORY_TOOLS = frozenset(TOOL_NAMES)
+"""Tools whose results are memory already (not carried as tool-result context)."""
+
+
 def create_boost_node(
     memory: Memory,
     *,
@@ -428,7 +443,9 @@ def create_boost_node(
             them) instead of in the node.
         extract: Run :meth:`Memory.extract <langmem_ext.Memory.extract>` on the turn
             (with the memories recalled for it), after the boosts, on ``writer``.
-        extract_model: The extraction model (``None``: the deterministic fallback).
+        extract_model: The extraction model (``None``: the deterministic fallback);
+            it also condenses the turn's tool results for the next turn (else their
+            first lines are kept, :mod:`~langmem_ext.short_term.tool_context`).
     """
 
     def boost_used(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
@@ -462,13 +479,30 @@ def create_boost_node(
             report = memory.extract(turn, scope=scope, model=extract_model, recalled=shown, at=at)
             logger.debug("turn extraction: %s", report)
 
-        update = {
+        update: dict[str, Any] = {
             "pending_ids": [p.id for p in memory.list_pending(scope=scope)],
             "token_count": history_tokens(messages),
             "notes": [],
         }
         # Reads first: the writes below may go to a background thread at once.
-        for job, due in ((boost, bool(used)), (extract_turn, bool(turn))):
+        results = tool_results_of_turn(messages, skip=_MEMORY_TOOLS) if answer else []
+        thread = _thread(config)
+        update["tool_context"] = None
+        if results and (writer is None or extract_model is None):
+            update["tool_context"] = condense_tool_results(results, extract_model)
+        elif results:
+            update["tool_context"] = first_lines(results)  # until the condensed one is ready
+
+        def carry_context() -> None:
+            assert writer is not None
+            writer.carry(scope, thread, condense_tool_results(results, extract_model))
+
+        due_context = bool(results) and writer is not None and extract_model is not None
+        for job, due in (
+            (boost, bool(used)),
+            (extract_turn, bool(turn)),
+            (carry_context, due_context),
+        ):
             if not due:
                 continue
             if writer is None:

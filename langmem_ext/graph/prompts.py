@@ -40,6 +40,7 @@ def render_memory_block(
     recalled: Sequence[dict[str, Any]] = (),
     daily: Sequence[tuple[str, str]] = (),
     notes: Sequence[str] = (),
+    tool_context: str | None = None,
 ) -> str:
     """Render the memory block (empty string when there is nothing to show).
 
@@ -49,6 +50,7 @@ def render_memory_block(
         recalled: Recalled hits (``text``, ``citation``, ``score``, ``created_at``).
         daily: ``(date, text)`` of daily notes injected on a session's first turn.
         notes: What happened to pending saves this turn.
+        tool_context: The last turn's tool results, condensed (next turn only).
     """
     lines: list[str] = []
     for m in core:
@@ -62,6 +64,8 @@ def render_memory_block(
         lines.append(f"- daily notes of {day}: {quote(text)}")
     for n in notes:
         lines.append(f"- pending saves: {quote(n)}")
+    if tool_context:
+        lines.append(f"- context from the last turn's tool results: {quote(tool_context)}")
     if not lines:
         return ""
     return "\n".join([BLOCK_OPEN, BLOCK_PREAMBLE, *lines, BLOCK_CLOSE])

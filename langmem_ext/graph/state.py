@@ -25,6 +25,8 @@ class MemoryState(MessagesState, total=False):
         first_turn_done: Whether first-turn daily notes were injected.
         checkpoints: Number of checkpoints made in this thread.
         flushed: Pending ids the last pre-compaction flush saved.
+        tool_context: The last turn's tool results condensed for the next turn only
+            (seed 001's ContextManager; never stored as memory).
     """
 
     summary: str | None
@@ -37,6 +39,7 @@ class MemoryState(MessagesState, total=False):
     first_turn_done: bool
     checkpoints: int
     flushed: list[str]
+    tool_context: str | None
 
 
 __all__ = ["MemoryState"]
