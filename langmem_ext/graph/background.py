@@ -54,15 +54,23 @@ class TurnWriter:
 
     def __init__(self, name: str = "langmem-turn-writer") -> None:
         self.name = name
-        self._queue: queue.SimpleQueue[tuple[str, Job] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[str, Job, float] | None] = queue.SimpleQueue()
         self._pending: Counter[str] = Counter()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._carried: dict[tuple[str, str], str] = {}
+        self._hurry = 0
 
-    def submit(self, scope: str, job: Job) -> None:
+    def submit(self, scope: str, job: Job, *, defer: float = 0.0) -> None:
         """Queue ``job`` (run after every job submitted before it).
+
+        Args:
+            scope: Whose job (what :meth:`wait` waits for).
+            job: The work.
+            defer: Start no sooner than this many seconds from now, so a heavy job
+                (a model call, an embedding) leaves the reply it follows the CPU
+                to finish; a :meth:`wait` (the next turn's recall) starts it at once.
 
         After :meth:`close` the job runs at once in the caller's thread.
         """
@@ -78,7 +86,7 @@ class TurnWriter:
         if run_now:
             self._call(job)
             return
-        self._queue.put((scope, job))
+        self._queue.put((scope, job, time.monotonic() + defer))
 
     def pending(self, scope: str | None = None) -> int:
         """Jobs queued or running (of ``scope``, or of every scope)."""
@@ -104,6 +112,16 @@ class TurnWriter:
         if threading.current_thread() is self._thread:
             return True  # a job waiting for the queue it runs on would never return
         deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            self._hurry += 1  # deferred jobs start now
+            self._cond.notify_all()
+        try:
+            return self._wait_until_done(scope, deadline)
+        finally:
+            with self._cond:
+                self._hurry -= 1
+
+    def _wait_until_done(self, scope: str | None, deadline: float | None) -> bool:
         with self._cond:
             while (self._pending[scope] if scope is not None else sum(self._pending.values())) > 0:
                 left = None if deadline is None else deadline - time.monotonic()
@@ -136,7 +154,10 @@ class TurnWriter:
             item = self._queue.get()
             if item is None:
                 return
-            scope, job = item
+            scope, job, start = item
+            with self._cond:  # a deferred job: until its time, or until someone waits
+                while not self._hurry and (left := start - time.monotonic()) > 0:
+                    self._cond.wait(left)
             self._call(job)
             with self._cond:
                 self._pending[scope] -= 1

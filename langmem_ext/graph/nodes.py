@@ -413,6 +413,9 @@ def used_in_answer(memory_text: str, answer: str, *, threshold: float = 0.5) -> 
     return len(shared) >= 2 and len(shared) / len(mem) >= threshold
 
 
+BACKGROUND_DEFER = 0.02
+"""Seconds the extraction and tool-context jobs wait after the reply they follow
+(started at once when the next turn's recall waits for them)."""
 _MEMORY_TOOLS = frozenset(TOOL_NAMES)
 """Tools whose results are memory already (not carried as tool-result context)."""
 
