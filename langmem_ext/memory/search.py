@@ -300,7 +300,8 @@ class SearchEngine:
                 hits.extend(h for h in extra if not category or h.category == category)
             except Exception as e:  # an extra source must never break search
                 self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
-        hits.sort(key=lambda h: -h.score)
+        # a memory stating the very attribute asked about ranks above look-alikes
+        hits.sort(key=lambda h: (not h.debug.get("slot"), -h.score))
         return hits[:k]
 
     def _top_k(self, k: int | None) -> int:
@@ -472,7 +473,8 @@ class SearchEngine:
         "我在哪家公司工作？") finds the current memories stating that attribute (their
         slot, :func:`~langmem_ext.short_term.statements.question_slots`), whatever
         their wording: they join the first text's keyword candidates as full keyword
-        matches (``debug["slot"] = 1``)."""
+        matches (``debug["slot"] = 1``), readable in any script, and rank above the
+        hits that only resemble the question ("My sister lives in Rome")."""
         slots = question_slots(q) if self.settings.retrieval.slot_stage else []
         if not slots:
             return keywords

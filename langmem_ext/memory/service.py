@@ -535,8 +535,8 @@ class Memory:
             times = [_epoch(c) for c in created_at]
         else:
             times = [_epoch(created_at)] * n  # type: ignore[arg-type]
-        slot_list = list(slots) if slots is not None else [slot_of(t) for t in clean]
-        if len(cats) != n or len(times) != n or len(slot_list) != n:
+        given = list(slots) if slots is not None else [None] * n
+        if len(cats) != n or len(times) != n or len(given) != n:
             raise InvalidInputError(
                 "category, created_at and slots lists must match texts in length."
             )
@@ -550,14 +550,21 @@ class Memory:
         with ws.lock.hold():
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
-            for text, cat, ts, slot in zip(clean, cats, times, slot_list, strict=True):
+            for text, cat, ts, slot in zip(clean, cats, times, given, strict=True):
                 when = ts if ts is not None else now
                 entry_id = self._fresh_id(taken)
                 ids.append(entry_id)
                 path, title = self._file_for(scope, tgt, when)
                 groups.setdefault(path, (title, []))[1].append(
                     NewEntry(
-                        entry_id, text, cat, imp, when, source, verified=source == "user", slot=slot
+                        entry_id,
+                        text,
+                        cat,
+                        imp,
+                        when,
+                        source,
+                        verified=source == "user",
+                        slot=slot or slot_of(text),
                     )
                 )
             for path, (title, entries) in groups.items():

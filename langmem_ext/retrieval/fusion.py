@@ -156,9 +156,10 @@ def _candidate_weights(
     The keyword engine can only match a memory in the query's script: an English
     query reads the Latin words of a Chinese memory, not the memory. For the share
     it cannot read, its silence is no evidence, so that share of its weight goes to
-    the vector engine.
+    the vector engine. A slot match (``debug["slot"]``: the memory states the very
+    attribute the question asks for) is structured evidence, readable in any script.
     """
-    if profile is None or wb <= 0.0:
+    if profile is None or wb <= 0.0 or c.debug.get("slot"):
         return wv, wb, 1.0
     readable = script_overlap(profile, script_profile(c.text))
     if readable >= 1.0:

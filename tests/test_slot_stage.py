@@ -1,0 +1,50 @@
+"""The slot stage: a question about the user's own attribute finds its current memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langmem_ext import Memory, Settings
+
+
+def _mem(tmp_path: Path, *, on: bool = True) -> Memory:
+    s = Settings(workspace=tmp_path / ("on" if on else "off"))
+    s.retrieval.slot_stage = on
+    return Memory(settings=s)
+
+
+MEMORIES = [
+    "我住在上海浦东，离地铁二号线很近",
+    "My sister lives in Rome",
+    "I play tennis on Sundays",
+    "Decision: the billing service uses PostgreSQL",
+]
+
+
+def test_question_about_the_user_finds_the_slot_across_languages(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    for text in MEMORIES:
+        mem.add(text)
+    top = mem.search("where do I live?", k=3)
+    assert top[0].text == MEMORIES[0] and top[0].debug.get("slot") == 1.0
+    # about someone else: no slot stage, no slot mark
+    assert all(h.debug.get("slot") is None for h in mem.search("Where does my sister live?", k=3))
+    mem.close()
+
+
+def test_the_stage_can_be_switched_off(tmp_path: Path) -> None:
+    mem = _mem(tmp_path, on=False)
+    for text in MEMORIES:
+        mem.add(text)
+    top = mem.search("where do I live?", k=3)
+    assert top and top[0].text != MEMORIES[0] and all("slot" not in h.debug for h in top)
+    mem.close()
+
+
+def test_only_the_current_version_of_the_slot(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    old = mem.add("I live in Berlin")
+    new = mem.update(old, "I moved to Munich")
+    hits = mem.search("Where do I live now?", k=3)
+    assert hits[0].id == new.id and old not in [h.id for h in hits]
+    mem.close()
