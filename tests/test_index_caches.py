@@ -127,6 +127,27 @@ def test_cached_answers_equal_uncached_ones_after_every_kind_of_write(index: Key
     }
 
 
+def test_appended_docs_join_the_cached_section_order_in_place(index: KeywordIndex) -> None:
+    _check(index)  # loads the scope's section order
+    cached = index._sections["main"]
+    index.apply(upserts=[_doc(30, 40), _doc(31, 41), _doc(32, 30, category="episode")])
+    assert index._sections["main"] is cached  # appended, not rebuilt
+    ids = [*IDS, "m-030", "m-031", "m-032"]
+    _d, prev = index.docs_with_previous_vectors(ids, MODEL, "main")
+    fresh = KeywordIndex(index.path, cache_max_entries=0)
+    try:
+        _d2, ref = fresh.docs_with_previous_vectors(ids, MODEL, "main")
+        anchors = [("m-031", "MEMORY.md", 41, "fact"), ("m-032", "MEMORY.md", 30, "episode")]
+        assert index.neighbours("main", anchors, 2) == fresh.neighbours("main", anchors, 2)
+    finally:
+        fresh.close()
+    assert {k: v[0] for k, v in prev.items()} == {k: v[0] for k, v in ref.items()}
+    assert prev["m-031"][0] == "m-030" and prev["m-032"][0] == "m-010"
+    index.apply(upserts=[_doc(33, 3)])  # not at the end of its section: rebuilt
+    assert "main" not in index._sections
+    _check(index)
+
+
 def test_another_connection_s_write_is_seen(index: KeywordIndex) -> None:
     _check(index)
     other = KeywordIndex(index.path)

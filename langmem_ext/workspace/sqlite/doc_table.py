@@ -215,6 +215,16 @@ class DocTable:
                 sections = self._sections[scope] = ScopeSections(rows)
             return sections
 
+    def _append_to_sections(self, inserted: Sequence[Doc]) -> None:
+        """New docs go into the cached section maps in place when each comes after
+        every entry of its section (an appended bullet, the common write: no
+        O(scope) rebuild on the next search); a scope where one does not is dropped
+        (call locked)."""
+        for d in sorted(inserted, key=lambda d: (d.path, d.category, d.line, d.id)):
+            sections = self._sections.get(d.scope)
+            if sections is not None and not sections.append(d.id, d.path, d.category, d.line):
+                self._sections.pop(d.scope, None)
+
     def _drop_if_written_elsewhere(self) -> None:
         """Drop the in-memory caches when another connection committed (call locked)."""
         version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
@@ -433,6 +443,7 @@ class DocTable:
         """
         touched = {d.scope for d in upserts} | {scope for _id, scope in deletes}
         gone = {entry_id for entry_id, _scope in deletes}  # leave the vector search
+        inserted: list[Doc] = []  # new docs (the section map may take them in place)
         committed = False
         with self._lock:
             c = self._conn
@@ -475,6 +486,7 @@ class DocTable:
                         )
                         index_doc(c, new_rowid, d.text)
                         c.execute("DELETE FROM vec_deletes WHERE id = ?", (d.id,))
+                        inserted.append(d)
                         continue
                     rowid, old_hash, vec_hash, old_scope = row
                     touched.add(old_scope)
@@ -525,10 +537,13 @@ class DocTable:
                 c.execute("ROLLBACK")
                 raise
             finally:  # what this write changed is stale in the in-memory caches
-                if shifts or lines:
+                if shifts or lines:  # lines moved: any scope's order may have changed
                     self._sections.clear()
-                for scope in touched:
-                    self._sections.pop(scope, None)
+                elif committed and not deletes and len(inserted) == len(upserts):
+                    self._append_to_sections(inserted)
+                else:
+                    for scope in touched:
+                        self._sections.pop(scope, None)
                 self._forget(
                     [*(d.id for d in upserts), *(i for i, _s in deletes), *(i for _l, i in lines)],
                     [p for p, _a, _n in shifts],
