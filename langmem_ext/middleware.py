@@ -46,7 +46,7 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langmem_ext._scoping import scope_from_config
+from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import SearchHit, cite
 from langmem_ext.memory.service import Memory
@@ -65,7 +65,6 @@ from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index
 from langmem_ext.tokens import truncate_by_tokens
 from langmem_ext.tools import create_memory_tools
-from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 
 logger = logging.getLogger(__name__)
 
