@@ -58,7 +58,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Protocol
 
@@ -398,41 +398,36 @@ def _strip_ids(notes: str) -> str:
     return "\n".join(line for line in lines if not line.startswith("# ")).strip()
 
 
+@dataclass
 class _LedgerTarget:
     """The session engine's :class:`CheckpointTarget`: the stored conversation."""
 
-    def __init__(
-        self,
-        manager: SessionManager,
-        scope: str,
-        thread_id: str,
-        state: _State,
-        flush: FlushResult | None,
-    ) -> None:
-        self._manager = manager
-        self._scope = scope
-        self._thread_id = thread_id
-        self._state = state
-        self._flush = flush
-        self.checkpoint_id = 0
-        self.removed: list[_Stored] = []
+    manager: SessionManager
+    scope: str
+    thread_id: str
+    state: _State
+    flush: FlushResult | None
+    checkpoint_id: int = 0
+    """The stored checkpoint (once committed)."""
+    removed: list[_Stored] = field(default_factory=list)
+    """The messages it compacted (once committed)."""
 
     def commit(self, cp: Checkpoint) -> float | None:
         """Store the checkpoint and mark its messages compacted (or raise ``_Conflict``)."""
-        self.checkpoint_id, self.removed = self._manager._commit(
-            self._scope, self._thread_id, self._state, cp, self._flush, "checkpoint"
+        self.checkpoint_id, self.removed = self.manager._commit(
+            self.scope, self.thread_id, self.state, cp, self.flush, "checkpoint"
         )
         return max(s.at for s in self.removed)
 
     def store_episode(self, summary: str, at: float) -> str:
         """The conversation's episode of the day, then its messages count as summarised."""
-        episode_id = self._manager._store_episode(self._scope, self._thread_id, summary, at)
-        self._manager._mark_summarized(self._scope, self._thread_id, self.removed[-1].seq)
+        episode_id = self.manager._store_episode(self.scope, self.thread_id, summary, at)
+        self.manager._mark_summarized(self.scope, self.thread_id, self.removed[-1].seq)
         return episode_id
 
     def log_summary(self, summary: str, at: float) -> None:
         """Log the summary, dated to the conversation."""
-        self._manager.log.append(self._scope, self._thread_id, "summary", summary, at=at)
+        self.manager.log.append(self.scope, self.thread_id, "summary", summary, at=at)
 
 
 # --- the manager ------------------------------------------------------------------
