@@ -105,12 +105,23 @@ _BLOCK_ID_RE = re.compile(r"\s*\^m-[0-9a-z]{4,32}\s*$")
 
 
 @dataclass(frozen=True)
-class MemoryContext:
-    """What to send to the model for one conversation (seed 004 ``MemoryContext``).
+class ConversationKey:
+    """The conversation a result is about (the base of the session engine's results).
 
     Attributes:
         scope: The scope.
         thread_id: The conversation.
+    """
+
+    scope: str
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class MemoryContext(ConversationKey):
+    """What to send to the model for one conversation (seed 004 ``MemoryContext``).
+
+    Attributes:
         history: Messages to send: the summary message (``SUMMARY_N``) and the
             messages not yet compacted. Always passes ``validate_messages``.
         full_history: Every stored message, compacted ones included, oldest first.
@@ -123,8 +134,6 @@ class MemoryContext:
         budget_tokens: ``checkpoint_ratio * context_window``.
     """
 
-    scope: str
-    thread_id: str
     history: list[BaseMessage]
     full_history: list[BaseMessage]
     mode: MemoryMode
@@ -136,12 +145,10 @@ class MemoryContext:
 
 
 @dataclass(frozen=True)
-class TurnResult:
+class TurnResult(ConversationKey):
     """What :meth:`SessionManager.write_turn` stored (seed 004 ``MemoryWriteResult``).
 
     Attributes:
-        scope: The scope.
-        thread_id: The conversation.
         mode: The memory mode after the write.
         updated_at: Time of the turn.
         stored: False when the turn was a flush turn and was not stored.
@@ -149,8 +156,6 @@ class TurnResult:
         last_seq: Sequence number of its last message.
     """
 
-    scope: str
-    thread_id: str
     mode: MemoryMode
     updated_at: datetime
     stored: bool
@@ -192,12 +197,10 @@ class CheckpointResult:
 
 
 @dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(ConversationKey):
     """One conversation's bookkeeping.
 
     Attributes:
-        scope: The scope.
-        thread_id: The conversation.
         created_at: First activity.
         updated_at: Time of the last message.
         message_count: Messages stored.
@@ -205,8 +208,6 @@ class SessionInfo:
         episode_id: The conversation's latest episode entry, if any.
     """
 
-    scope: str
-    thread_id: str
     created_at: datetime
     updated_at: datetime
     message_count: int
@@ -215,20 +216,16 @@ class SessionInfo:
 
 
 @dataclass(frozen=True)
-class EpisodeResult:
+class EpisodeResult(ConversationKey):
     """What :meth:`SessionManager.finalize_session` stored.
 
     Attributes:
-        scope: The scope.
-        thread_id: The conversation.
         summary: The summary of the whole conversation.
         episode_id: The episode memory entry.
         compacted: Messages marked compacted by the final checkpoint.
         used_fallback: The extractive fallback wrote the summary.
     """
 
-    scope: str
-    thread_id: str
     summary: str
     episode_id: str
     compacted: int
@@ -985,6 +982,7 @@ __all__ = [
     "DAILY_NOTES_HEADER",
     "CheckpointResult",
     "CheckpointTarget",
+    "ConversationKey",
     "EpisodeResult",
     "MemoryContext",
     "RecordedCheckpoint",
