@@ -65,6 +65,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias, TypedDict, Unpack
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
@@ -86,13 +87,34 @@ pool only counts as certain when it matched at least this share of what the
 query's words weigh. One stray match of a common word is no longer 1.0."""
 
 
+Ranked: TypeAlias = Sequence[Candidate] | None
+"""One engine's candidates, best first; ``None`` when the engine did not run (an
+empty list: it ran and found nothing)."""
+
+
+class FusionOptions(TypedDict, total=False):
+    """The keyword arguments both fusion modes take."""
+
+    full_match_cosine: float
+    """Cosine at which vector evidence counts as certain for ``debug["relevance"]``
+    (default :data:`DEFAULT_FULL_MATCH_COSINE`)."""
+    copy_inputs: bool
+    """``False`` when the caller does not use the given candidates again: they are
+    then merged and scored in place instead of copied (default ``True``)."""
+    query: str | None
+    """The query text. With it (and both engines run), the keyword weight of each
+    candidate is scaled by the share of the memory the keyword engine can read for
+    this query (:func:`~langmem_ext.text.script_overlap`); the rest of that weight
+    goes to the vector side (see the module doc)."""
+
+
 def _clamp01(x: float) -> float:
     return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
 
 
 def _merge(
-    vector: Sequence[Candidate] | None,
-    keyword: Sequence[Candidate] | None,
+    vector: Ranked,
+    keyword: Ranked,
     *,
     copy: bool = True,
 ) -> tuple[list[Candidate], set[str]]:
@@ -221,12 +243,13 @@ class _Fusion:
 
     def __init__(
         self,
-        vector: Sequence[Candidate] | None,
-        keyword: Sequence[Candidate] | None,
+        vector: Ranked,
+        keyword: Ranked,
         settings: RetrievalSettings,
-        full_match_cosine: float,
-        copy_inputs: bool,
-        query: str | None,
+        *,
+        full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+        copy_inputs: bool = True,
+        query: str | None = None,
     ) -> None:
         self.candidates, self._keyword_ids = _merge(vector, keyword, copy=copy_inputs)
         self._both = vector is not None and keyword is not None
@@ -270,37 +293,23 @@ class _Fusion:
 
 
 def fuse_weighted(
-    vector: Sequence[Candidate] | None,
-    keyword: Sequence[Candidate] | None,
-    settings: RetrievalSettings,
-    *,
-    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
-    copy_inputs: bool = True,
-    query: str | None = None,
+    vector: Ranked, keyword: Ranked, settings: RetrievalSettings, **options: Unpack[FusionOptions]
 ) -> list[Candidate]:
     """Weighted-sum fusion of vector and BM25 candidates (seed 000).
 
     Args:
-        vector: The vector engine's candidates, best first; ``None`` when the
-            vector engine did not run (an empty list means it found nothing).
-        keyword: The keyword engine's candidates, best first; ``None`` when it did
-            not run.
+        vector: The vector engine's candidates (:data:`Ranked`).
+        keyword: The keyword engine's candidates (:data:`Ranked`).
         settings: ``vector_weight``, ``bm25_weight`` and ``bm25_hit_bonus`` are used.
-        full_match_cosine: Cosine at which vector evidence counts as certain for
-            ``debug["relevance"]``.
-        copy_inputs: ``False`` when the caller does not use the given candidates
-            again: they are then merged and scored in place instead of copied.
-        query: The query text. With it (and both engines run), the keyword weight
-            of each candidate is scaled by the share of the memory the keyword engine
-            can read for this query (:func:`~langmem_ext.text.script_overlap`);
-            the rest of that weight goes to the vector side (see the module doc).
+        **options: ``full_match_cosine``, ``copy_inputs``, ``query``
+            (:class:`FusionOptions`).
 
     Returns:
         Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
         (best first), with ``debug`` keys ``vector`` (cosine), ``bm25`` (normalised
         BM25, keyword hits only), ``fused`` and ``relevance``.
     """
-    fusion = _Fusion(vector, keyword, settings, full_match_cosine, copy_inputs, query)
+    fusion = _Fusion(vector, keyword, settings, **options)
     for c in fusion.candidates:
         ev = fusion.evidence(c)
         cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
@@ -317,13 +326,7 @@ def fuse_weighted(
 
 
 def fuse_rrf(
-    vector: Sequence[Candidate] | None,
-    keyword: Sequence[Candidate] | None,
-    settings: RetrievalSettings,
-    *,
-    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
-    copy_inputs: bool = True,
-    query: str | None = None,
+    vector: Ranked, keyword: Ranked, settings: RetrievalSettings, **options: Unpack[FusionOptions]
 ) -> list[Candidate]:
     """Weighted reciprocal-rank fusion, scaled to 0..1.
 
@@ -334,23 +337,17 @@ def fuse_rrf(
     known), so the thresholds mean the same in both fusion modes.
 
     Args:
-        vector: The vector engine's candidates, best first; ``None`` if it did not run.
-        keyword: The keyword engine's candidates, best first; ``None`` if it did not run.
+        vector: The vector engine's candidates (:data:`Ranked`).
+        keyword: The keyword engine's candidates (:data:`Ranked`).
         settings: ``rrf_k``, the engine weights and ``bm25_hit_bonus`` are used.
-        full_match_cosine: Cosine at which vector evidence counts as certain.
-        copy_inputs: ``False`` when the caller does not use the given candidates
-            again: they are then merged and scored in place instead of copied.
-        query: The query text. With it (and both engines run), the keyword weight
-            of each candidate is scaled by the share of the memory the keyword engine
-            can read for this query (:func:`~langmem_ext.text.script_overlap`);
-            the rest of that weight goes to the vector side (see the module doc).
+        **options: As for :func:`fuse_weighted`.
 
     Returns:
         Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
         (best first), with ``debug`` keys ``rrf`` (the scaled RRF score), ``fused``
         and ``relevance``.
     """
-    fusion = _Fusion(vector, keyword, settings, full_match_cosine, copy_inputs, query)
+    fusion = _Fusion(vector, keyword, settings, **options)
     k = settings.rrf_k
     best = sum(fusion.weights) / (k + 1)
     for c in fusion.candidates:
@@ -369,4 +366,11 @@ def fuse_rrf(
     return fusion.finish("rrf")
 
 
-__all__ = ["DEFAULT_FULL_MATCH_COSINE", "KEYWORD_FULL_MATCH_SHARE", "fuse_rrf", "fuse_weighted"]
+__all__ = [
+    "DEFAULT_FULL_MATCH_COSINE",
+    "KEYWORD_FULL_MATCH_SHARE",
+    "FusionOptions",
+    "Ranked",
+    "fuse_rrf",
+    "fuse_weighted",
+]
