@@ -42,6 +42,7 @@ from langmem_ext.workspace.files import (
     atomic_write_text,
     remove_stale_temp_files,
 )
+from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.markdown import (
     Insertion,
@@ -60,7 +61,6 @@ from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 from langmem_ext.workspace.sqlite.ledger import Ledger
 
 if TYPE_CHECKING:
-    from langmem_ext.workspace.kv import KvSpace
     from langmem_ext.workspace.vector_search import VectorSearch
 
 logger = logging.getLogger(__name__)
@@ -310,8 +310,6 @@ class Workspace:
     @property
     def kv(self) -> KvSpace:
         """The LangGraph store's items and vector partitions (see :mod:`~langmem_ext.workspace.kv`)."""
-        from langmem_ext.workspace.kv import KvSpace
-
         return KvSpace(self)
 
     def _discard_index(self) -> None:
