@@ -9,7 +9,8 @@ of them: the arrows between those modules run one way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -76,9 +77,13 @@ def _entry(row: Sequence[Any]) -> Entry:
     return _doc(row), vec
 
 
+_doc_fields = attrgetter(*(f.name for f in fields(Doc)))
+
+
 def _doc_values(d: Doc) -> tuple[Any, ...]:
     """The ``_DOC_COLS`` row of a doc (what :func:`_doc` reads back)."""
-    return astuple(d)
+    values: tuple[Any, ...] = _doc_fields(d)
+    return values
 
 
 def _doc(row: Sequence[Any]) -> Doc:
