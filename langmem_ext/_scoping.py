@@ -7,7 +7,7 @@ graph) resolves the scope of a call the same way, from the run's
 1. ``scope`` — an explicit scope name chosen by the application; it must already
    be a valid scope (1-64 letters or digits of any script, ``_`` and ``-``,
    starting with a letter or digit; NFC-normalised, see
-   :func:`~langmem_ext.workspace.layout.check_scope`), else
+   :func:`check_scope`), else
    :class:`~langmem_ext.errors.InvalidScopeError`.
 2. ``user_id`` (or LangGraph Platform's ``langgraph_user_id``) — mapped to a
    scope-safe name by :func:`scope_for_user`.
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langmem_ext.errors import InvalidScopeError
-from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
+from langmem_ext.memory import MAIN_SCOPE, check_scope
 
 _DIRECT_ID_RE = re.compile(r"^[A-Za-z0-9_\-]{1,58}$")
 _USER_KEYS = ("user_id", "langgraph_user_id")
@@ -118,4 +118,4 @@ def scope_from_config(config: Mapping[str, Any] | None, default: str = MAIN_SCOP
     return check_scope(default)
 
 
-__all__ = ["scope_for_user", "scope_from_config"]
+__all__ = ["MAIN_SCOPE", "check_scope", "scope_for_user", "scope_from_config"]

@@ -39,12 +39,10 @@ from langgraph.store.base import SearchOp
 
 from langmem_ext._store_vectors import StoreVectors, Warn
 from langmem_ext.config import RetrievalSettings
+from langmem_ext.memory import KvSpace, StoredItem, TextMatch, VectorHit
 from langmem_ext.retrieval.calibration import rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
-from langmem_ext.workspace.kv import KvSpace
-from langmem_ext.workspace.records import StoredItem, TextMatch
-from langmem_ext.workspace.vector_index import VectorHit
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from langmem_ext.workspace.kv import KvSpace
+from langmem_ext.memory import KvSpace
 
 logger = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ def run_chat(
             return 3
     graph = build_memory_graph(model, memory, scope=scope)
     key = _META_KEY.format(scope=scope)
-    thread = None if new else memory.workspace.ledger.meta.get(key)
+    thread = None if new else memory.get_meta(key)
     if thread:
         state = graph.get_state({"configurable": {"thread_id": thread, "scope": scope}}).values
         write(
@@ -57,7 +57,7 @@ def run_chat(
     else:
         thread = uuid.uuid4().hex[:12]
         write(f"New session {thread}. /exit to leave, /pending to list pending saves.")
-    memory.workspace.ledger.meta.set(key, thread)
+    memory.set_meta(key, thread)
     while True:
         try:
             line = read("you> ").strip()
@@ -69,7 +69,7 @@ def run_chat(
             break
         if line == "/new":
             thread = uuid.uuid4().hex[:12]
-            memory.workspace.ledger.meta.set(key, thread)
+            memory.set_meta(key, thread)
             write(f"New session {thread}.")
             continue
         config: RunnableConfig = {"configurable": {"thread_id": thread, "scope": scope}}

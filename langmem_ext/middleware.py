@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar
 
 try:
     from langchain.agents.middleware import (
@@ -45,11 +46,13 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langmem_ext._scoping import scope_from_config
+from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import SearchHit, cite
 from langmem_ext.memory.service import Memory
+from langmem_ext.memory.session import record_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
+from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.budget import budget_result, clip_to_fit
 from langmem_ext.short_term.checkpoint import (
@@ -62,9 +65,11 @@ from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index
 from langmem_ext.tokens import truncate_by_tokens
 from langmem_ext.tools import create_memory_tools
-from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 
 logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 BLOCK_TAG = "recalled_memory"
 """Name of the delimiter around injected memory (``<recalled_memory>`` ... ``</recalled_memory>``)."""
@@ -170,6 +175,71 @@ def _current_config() -> RunnableConfig | None:
         return None
 
 
+class _Call(Generic[P, T]):
+    """One call the middleware's shared body asks for, in its sync and its async form.
+
+    The body is a step generator (:mod:`langmem_ext.short_term._steps`): it yields
+    a ``_Call`` and receives its result; :meth:`run` answers it in
+    :meth:`MemoryMiddleware.wrap_model_call`, :meth:`arun` in
+    :meth:`MemoryMiddleware.awrap_model_call`.
+    """
+
+    def __init__(
+        self,
+        sync: Callable[P, T],
+        async_: Callable[P, Awaitable[T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> None:
+        self._sync, self._async = sync, async_
+        self._args, self._kwargs = args, kwargs
+
+    def run(self) -> T:
+        return self._sync(*self._args, **self._kwargs)
+
+    async def arun(self) -> T:
+        return await self._async(*self._args, **self._kwargs)
+
+
+Steps = Generator[_Call[..., Any], Any, T]
+"""A body shared by a sync and an async method: yields calls, returns a ``T``."""
+
+
+@dataclass(frozen=True)
+class _CallTarget:
+    """The middleware's :class:`~langmem_ext.memory.session.CheckpointTarget`.
+
+    The summarised messages leave this model call, and the agent state (the
+    response's update removes them); the summary becomes an ``episode`` memory of
+    the run's scope. The middleware keeps no session hot log.
+    """
+
+    memory: Memory
+    fit: _Fit
+    default_scope: str
+
+    def commit(self, cp: Checkpoint) -> float:
+        """This call sends the summary and the kept messages."""
+        self.fit.checkpoint = cp
+        self.fit.summary = cp.summary
+        self.fit.messages = list(cp.kept)
+        return time.time()
+
+    def store_episode(self, summary: str, at: float) -> str:
+        """A new ``episode`` memory of the summary, in the run's scope."""
+        return self.memory.add(
+            summary[: self.memory.settings.max_text_chars],
+            scope=scope_from_config(_current_config(), self.default_scope),
+            category="episode",
+            target="daily",
+            source="checkpoint",
+            created_at=at,
+        )
+
+    def log_summary(self, summary: str, at: float) -> None:
+        """Nothing to do: the agent's messages are not in a session hot log."""
+
+
 class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Recall memory before every model call of a ``create_agent`` agent.
 
@@ -270,23 +340,20 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def recall(self, query: str, *, scope: str | None = None) -> str:
         """The memory block for ``query`` in ``scope`` (``""`` when the gate says skip)."""
-        plan = self._plan(query, scope)
-        if plan is None:
-            return ""
-        try:
-            hits = self.memory.search(query, scope=plan[0], k=self.k)
-        except LangmemError as e:
-            logger.warning("memory recall failed (%s); answering without memory", e)
-            return ""
-        return self._render(hits, plan[1])
+        return run_steps(self._recall(query, scope), _Call.run)
 
     async def arecall(self, query: str, *, scope: str | None = None) -> str:
         """Async version of :meth:`recall`."""
+        return await arun_steps(self._recall(query, scope), _Call.arun)
+
+    def _recall(self, query: str, scope: str | None) -> Steps[str]:
+        """The body of :meth:`recall` / :meth:`arecall`."""
         plan = self._plan(query, scope)
         if plan is None:
             return ""
+        memory = self.memory
         try:
-            hits: list[SearchHit] = await self.memory.asearch(query, scope=plan[0], k=self.k)
+            hits = yield _Call(memory.search, memory.asearch, query, scope=plan[0], k=self.k)
         except LangmemError as e:
             logger.warning("memory recall failed (%s); answering without memory", e)
             return ""
@@ -344,24 +411,6 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _system_tokens(self, fit: _Fit) -> int:
         return count_message_tokens(self._system(fit)) + fit.tools_tokens
 
-    def _apply(self, fit: _Fit, cp: Checkpoint) -> None:
-        if not cp.removed_count:
-            return
-        fit.checkpoint = cp
-        fit.summary = cp.summary
-        fit.messages = list(cp.kept)
-        try:
-            scope = scope_from_config(_current_config(), self.scope)
-            self.memory.add(
-                cp.summary[: self.memory.settings.max_text_chars],
-                scope=scope,
-                category="episode",
-                target="daily",
-                source="checkpoint",
-            )
-        except LangmemError as e:
-            logger.warning("compaction summary not stored as an episode: %s", e)
-
     def _fit_finish(self, request: ModelRequest[Any], fit: _Fit) -> ModelRequest[Any]:
         system = fit.base
         if fit.summary:
@@ -390,25 +439,33 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         update = {"messages": cp.remove_messages(), "memory_summary": cp.summary}
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
+    def _prepare(self, request: ModelRequest[Any]) -> Steps[tuple[ModelRequest[Any], _Fit]]:
+        """The body of :meth:`wrap_model_call` / :meth:`awrap_model_call` before the
+        model call: recall, then compact the history when the call would not fit
+        (the checkpoint routine of :mod:`langmem_ext.memory.session`)."""
+        block = yield from self._recall(_last_user_text(request.messages), None)
+        request = _with_block(request, block)
+        fit = self._fit_start(request)
+        if self._needs_compaction(fit):
+            cp = yield _Call(
+                make_checkpoint,
+                amake_checkpoint,
+                fit.messages,
+                fit.summary,
+                self.summarizer,
+                self.memory.settings.short_term,
+                system_tokens=self._system_tokens(fit),
+            )
+            record_checkpoint(cp, _CallTarget(self.memory, fit, self.scope))
+        return request, fit
+
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Add recalled memory to the system message, fit the call to the window, call the model."""
-        block = self.recall(_last_user_text(request.messages))
-        request = _with_block(request, block)
-        fit = self._fit_start(request)
-        if self._needs_compaction(fit):
-            st = self.memory.settings.short_term
-            cp = make_checkpoint(
-                fit.messages,
-                fit.summary,
-                self.summarizer,
-                st,
-                system_tokens=self._system_tokens(fit),
-            )
-            self._apply(fit, cp)
+        request, fit = run_steps(self._prepare(request), _Call.run)
         return self._respond(fit, handler(self._fit_finish(request, fit)))
 
     async def awrap_model_call(
@@ -417,19 +474,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of :meth:`wrap_model_call`."""
-        block = await self.arecall(_last_user_text(request.messages))
-        request = _with_block(request, block)
-        fit = self._fit_start(request)
-        if self._needs_compaction(fit):
-            st = self.memory.settings.short_term
-            cp = await amake_checkpoint(
-                fit.messages,
-                fit.summary,
-                self.summarizer,
-                st,
-                system_tokens=self._system_tokens(fit),
-            )
-            self._apply(fit, cp)
+        request, fit = await arun_steps(self._prepare(request), _Call.arun)
         return self._respond(fit, await handler(self._fit_finish(request, fit)))
 
     def wrap_tool_call(

@@ -13,10 +13,9 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, ensure_config, run_in_executor
 from pydantic import Field, field_validator
 
-from langmem_ext._scoping import scope_from_config
+from langmem_ext._scoping import check_scope, scope_from_config
 from langmem_ext.memory.models import SearchHit
 from langmem_ext.memory.service import Memory
-from langmem_ext.workspace.layout import check_scope
 
 
 def hit_to_document(hit: SearchHit) -> Document:

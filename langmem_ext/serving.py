@@ -65,11 +65,10 @@ from langchain_core.runnables.utils import get_unique_config_specs
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field, field_validator
 
-from langmem_ext._scoping import scope_for_user
+from langmem_ext._scoping import check_scope, scope_for_user
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.service import Memory
-from langmem_ext.workspace.layout import check_scope
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request

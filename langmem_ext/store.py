@@ -21,11 +21,10 @@ ranked follow, newest first (see :mod:`langmem_ext._store_search`). The ``score`
 reported is the plain cosine, LangGraph's scale. When the embedder or Chroma is
 down, search degrades to keyword ranking and says so in the log.
 
-The store holds no SQL: its items are the ledger repository
-:class:`~langmem_ext.workspace.records.StoreItemsRepository` (filters run in its
-queries), reached with its vector partitions through the workspace's
-:class:`~langmem_ext.workspace.kv.KvSpace`; :mod:`langmem_ext._store_vectors` keeps
-the partitions in step.
+The store holds no SQL: its items are a ledger repository (filters run in its
+queries), reached with its vector partitions through :attr:`Memory.kv
+<langmem_ext.memory.Memory.kv>` (a :class:`~langmem_ext.memory.KvSpace`);
+:mod:`langmem_ext._store_vectors` keeps the partitions in step.
 """
 
 from __future__ import annotations
@@ -70,10 +69,8 @@ from langmem_ext._store_async import AwaitableFlag, AwaitableInt, OpQueue, Sweep
 from langmem_ext._store_search import StoreSearch
 from langmem_ext._store_vectors import StoreVectors
 from langmem_ext.errors import InvalidInputError
-from langmem_ext.memory.service import Memory
+from langmem_ext.memory import ItemText, ItemWrite, Memory, StoredItem, matches_filter
 from langmem_ext.retrieval.calibration import cosine_baseline_of
-from langmem_ext.workspace.item_filter import matches_filter
-from langmem_ext.workspace.records import ItemText, ItemWrite, StoredItem
 
 logger = logging.getLogger(__name__)
 
@@ -243,8 +240,8 @@ class ChromaMemoryStore(BaseStore):
     * ``filter`` keys with dots reach nested fields (``{"meta.lang": "en"}``), as in
       ``SqliteStore``; operators ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``,
       ``$lte``; ordering compares numbers with numbers and strings with strings.
-      Conditions run in the ledger's queries (see
-      :mod:`langmem_ext.workspace.item_filter`).
+      Conditions run in the ledger's queries (the reference semantics:
+      :func:`~langmem_ext.memory.matches_filter`).
     * Without a ``query``, results are newest first (``updated_at`` descending),
       as in LangGraph's SQLite and Postgres stores.
     * ``created_at`` is kept when an item is overwritten (``InMemoryStore`` resets
@@ -357,7 +354,7 @@ class ChromaMemoryStore(BaseStore):
         if self._embedder_tag is not None:
             self.index_config["embed"] = self.embeddings
         self.ttl_config = ttl
-        self._kv = memory.workspace.kv
+        self._kv = memory.kv
         self._items = self._kv.items
         self._last_sweep = 0.0
         self._warned: set[str] = set()

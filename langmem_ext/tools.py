@@ -34,13 +34,12 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 
-from langmem_ext._scoping import scope_from_config
+from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, cite
 from langmem_ext.memory.service import GET_MAX_LINES, Memory
 from langmem_ext.short_term.budget import clip_text, truncation_marker
 from langmem_ext.tokens import count_tokens, truncate_at_boundary
-from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 
 logger = logging.getLogger(__name__)
 

@@ -142,3 +142,29 @@ def test_format_truncates_long_hits() -> None:
     block = format_recalled_memory([long], max_tokens_per_hit=20)
     assert len(block) < 1500
     assert format_recalled_memory([], searched=False) == ""
+
+
+async def test_async_agent_compacts_through_the_checkpoint_routine(tmp_path: Any) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langmem_ext import Settings
+
+    settings = Settings(workspace=tmp_path / "ws")
+    settings.embeddings.provider = "fake"
+    settings.short_term.context_window = 2000
+    with Memory(settings=settings) as mem:
+        model = ScriptedChatModel.of(["Noted. " + "lantern harbour " * 60] * 12)
+        agent = create_agent(
+            model, middleware=[MemoryMiddleware(mem, gate=False)], checkpointer=InMemorySaver()
+        )
+        config = {"configurable": {"thread_id": "t", "user_id": "alice"}}
+        for turn in range(12):
+            text = f"Turn {turn}: " + "orchard granite " * 60
+            await agent.ainvoke({"messages": [HumanMessage(text)]}, config)
+        state = (await agent.aget_state(config)).values
+        assert state.get("memory_summary")  # removed turns are summarised ...
+        episodes = mem.list(scope="user_alice", category="episode")
+        assert episodes and all(e.source == "checkpoint" for e in episodes)  # ... and stored
+        humans = [m for m in state["messages"] if isinstance(m, HumanMessage)]
+        assert str(humans[-1].content).startswith("Turn 11: ")
+        assert len(humans) < 12

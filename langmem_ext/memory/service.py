@@ -55,6 +55,7 @@ from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.short_term.statements import slot_of
 from langmem_ext.workspace.docs import Doc
+from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
 from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
@@ -156,6 +157,19 @@ class Memory:
     def root(self) -> Path:
         """The workspace folder."""
         return self.workspace.layout.root
+
+    @property
+    def kv(self) -> KvSpace:
+        """The LangGraph store's part of the workspace: its items and vector partitions."""
+        return self.workspace.kv
+
+    def get_meta(self, key: str) -> str | None:
+        """A small value an application keeps in the workspace (``None`` when unset)."""
+        return self.workspace.ledger.meta.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Keep a small value in the workspace under ``key`` (replacing the old one)."""
+        self.workspace.ledger.meta.set(key, value)
 
     def on_close(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` when the memory closes, before its connections are released.

@@ -58,7 +58,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Protocol
 
@@ -105,12 +105,23 @@ _BLOCK_ID_RE = re.compile(r"\s*\^m-[0-9a-z]{4,32}\s*$")
 
 
 @dataclass(frozen=True)
-class MemoryContext:
-    """What to send to the model for one conversation (seed 004 ``MemoryContext``).
+class ConversationKey:
+    """The conversation a result is about (the base of the session engine's results).
 
     Attributes:
         scope: The scope.
         thread_id: The conversation.
+    """
+
+    scope: str
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class MemoryContext(ConversationKey):
+    """What to send to the model for one conversation (seed 004 ``MemoryContext``).
+
+    Attributes:
         history: Messages to send: the summary message (``SUMMARY_N``) and the
             messages not yet compacted. Always passes ``validate_messages``.
         full_history: Every stored message, compacted ones included, oldest first.
@@ -123,8 +134,6 @@ class MemoryContext:
         budget_tokens: ``checkpoint_ratio * context_window``.
     """
 
-    scope: str
-    thread_id: str
     history: list[BaseMessage]
     full_history: list[BaseMessage]
     mode: MemoryMode
@@ -136,12 +145,10 @@ class MemoryContext:
 
 
 @dataclass(frozen=True)
-class TurnResult:
+class TurnResult(ConversationKey):
     """What :meth:`SessionManager.write_turn` stored (seed 004 ``MemoryWriteResult``).
 
     Attributes:
-        scope: The scope.
-        thread_id: The conversation.
         mode: The memory mode after the write.
         updated_at: Time of the turn.
         stored: False when the turn was a flush turn and was not stored.
@@ -149,8 +156,6 @@ class TurnResult:
         last_seq: Sequence number of its last message.
     """
 
-    scope: str
-    thread_id: str
     mode: MemoryMode
     updated_at: datetime
     stored: bool
@@ -192,12 +197,10 @@ class CheckpointResult:
 
 
 @dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(ConversationKey):
     """One conversation's bookkeeping.
 
     Attributes:
-        scope: The scope.
-        thread_id: The conversation.
         created_at: First activity.
         updated_at: Time of the last message.
         message_count: Messages stored.
@@ -205,8 +208,6 @@ class SessionInfo:
         episode_id: The conversation's latest episode entry, if any.
     """
 
-    scope: str
-    thread_id: str
     created_at: datetime
     updated_at: datetime
     message_count: int
@@ -215,20 +216,16 @@ class SessionInfo:
 
 
 @dataclass(frozen=True)
-class EpisodeResult:
+class EpisodeResult(ConversationKey):
     """What :meth:`SessionManager.finalize_session` stored.
 
     Attributes:
-        scope: The scope.
-        thread_id: The conversation.
         summary: The summary of the whole conversation.
         episode_id: The episode memory entry.
         compacted: Messages marked compacted by the final checkpoint.
         used_fallback: The extractive fallback wrote the summary.
     """
 
-    scope: str
-    thread_id: str
     summary: str
     episode_id: str
     compacted: int
@@ -398,41 +395,36 @@ def _strip_ids(notes: str) -> str:
     return "\n".join(line for line in lines if not line.startswith("# ")).strip()
 
 
+@dataclass
 class _LedgerTarget:
     """The session engine's :class:`CheckpointTarget`: the stored conversation."""
 
-    def __init__(
-        self,
-        manager: SessionManager,
-        scope: str,
-        thread_id: str,
-        state: _State,
-        flush: FlushResult | None,
-    ) -> None:
-        self._manager = manager
-        self._scope = scope
-        self._thread_id = thread_id
-        self._state = state
-        self._flush = flush
-        self.checkpoint_id = 0
-        self.removed: list[_Stored] = []
+    manager: SessionManager
+    scope: str
+    thread_id: str
+    state: _State
+    flush: FlushResult | None
+    checkpoint_id: int = 0
+    """The stored checkpoint (once committed)."""
+    removed: list[_Stored] = field(default_factory=list)
+    """The messages it compacted (once committed)."""
 
     def commit(self, cp: Checkpoint) -> float | None:
         """Store the checkpoint and mark its messages compacted (or raise ``_Conflict``)."""
-        self.checkpoint_id, self.removed = self._manager._commit(
-            self._scope, self._thread_id, self._state, cp, self._flush, "checkpoint"
+        self.checkpoint_id, self.removed = self.manager._commit(
+            self.scope, self.thread_id, self.state, cp, self.flush, "checkpoint"
         )
         return max(s.at for s in self.removed)
 
     def store_episode(self, summary: str, at: float) -> str:
         """The conversation's episode of the day, then its messages count as summarised."""
-        episode_id = self._manager._store_episode(self._scope, self._thread_id, summary, at)
-        self._manager._mark_summarized(self._scope, self._thread_id, self.removed[-1].seq)
+        episode_id = self.manager._store_episode(self.scope, self.thread_id, summary, at)
+        self.manager._mark_summarized(self.scope, self.thread_id, self.removed[-1].seq)
         return episode_id
 
     def log_summary(self, summary: str, at: float) -> None:
         """Log the summary, dated to the conversation."""
-        self._manager.log.append(self._scope, self._thread_id, "summary", summary, at=at)
+        self.manager.log.append(self.scope, self.thread_id, "summary", summary, at=at)
 
 
 # --- the manager ------------------------------------------------------------------
@@ -990,6 +982,7 @@ __all__ = [
     "DAILY_NOTES_HEADER",
     "CheckpointResult",
     "CheckpointTarget",
+    "ConversationKey",
     "EpisodeResult",
     "MemoryContext",
     "RecordedCheckpoint",

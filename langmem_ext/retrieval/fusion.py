@@ -64,6 +64,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeAlias, TypedDict, Unpack
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
@@ -85,13 +87,34 @@ pool only counts as certain when it matched at least this share of what the
 query's words weigh. One stray match of a common word is no longer 1.0."""
 
 
+Ranked: TypeAlias = Sequence[Candidate] | None
+"""One engine's candidates, best first; ``None`` when the engine did not run (an
+empty list: it ran and found nothing)."""
+
+
+class FusionOptions(TypedDict, total=False):
+    """The keyword arguments both fusion modes take."""
+
+    full_match_cosine: float
+    """Cosine at which vector evidence counts as certain for ``debug["relevance"]``
+    (default :data:`DEFAULT_FULL_MATCH_COSINE`)."""
+    copy_inputs: bool
+    """``False`` when the caller does not use the given candidates again: they are
+    then merged and scored in place instead of copied (default ``True``)."""
+    query: str | None
+    """The query text. With it (and both engines run), the keyword weight of each
+    candidate is scaled by the share of the memory the keyword engine can read for
+    this query (:func:`~langmem_ext.text.script_overlap`); the rest of that weight
+    goes to the vector side (see the module doc)."""
+
+
 def _clamp01(x: float) -> float:
     return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
 
 
 def _merge(
-    vector: Sequence[Candidate] | None,
-    keyword: Sequence[Candidate] | None,
+    vector: Ranked,
+    keyword: Ranked,
     *,
     copy: bool = True,
 ) -> tuple[list[Candidate], set[str]]:
@@ -191,98 +214,120 @@ def _vector_evidence(c: Candidate, full_match_cosine: float, rrf_k: int) -> floa
     return None
 
 
-def _relevance(
-    vec_ev: float | None, kw_ev: float | None, wv: float, wb: float, bonus: float
-) -> float:
-    """The strongest evidence of an engine that ran (weight > 0), times ``bonus``."""
-    best = vec_ev if wv > 0.0 else None
-    if kw_ev is not None and wb > 0.0 and (best is None or kw_ev > best):
-        best = kw_ev
-    return 0.0 if best is None else _clamp01(best * bonus)
+@dataclass(frozen=True)
+class _Evidence:
+    """One candidate's engine weights and keyword evidence (the same in both modes)."""
+
+    wv: float
+    """Vector weight (with the keyword engine's unreadable share)."""
+    wb: float
+    """Keyword weight (its readable share)."""
+    readable: float
+    """The share of the memory the keyword engine can read for the query."""
+    keyword: float | None
+    """Keyword evidence (times ``readable``); ``None``: not a keyword hit."""
+    bonus: float
+    """The hit bonus of a keyword hit in a hybrid search (else 1.0)."""
+
+    def relevance(self, vec_ev: float | None) -> float:
+        """The strongest evidence of an engine that ran (weight > 0), times the bonus."""
+        best = vec_ev if self.wv > 0.0 else None
+        if self.keyword is not None and self.wb > 0.0 and (best is None or self.keyword > best):
+            best = self.keyword
+        return 0.0 if best is None else _clamp01(best * self.bonus)
 
 
-def _own_relevance(
-    c: Candidate, kw_ev: float | None, wv: float, wb: float, bonus: float, full: float
-) -> None:
-    """``debug["own_relevance"]``: the relevance from the hit's own cosine, when its
-    vector score is its contextual one (the context stage gates on it)."""
-    own = c.debug.get("own_vector")
-    if own is not None:
-        c.debug["own_relevance"] = _relevance(_clamp01(own / full), kw_ev, wv, wb, bonus)
+class _Fusion:
+    """What both fusion modes share: the merged candidates, the engines' weights, each
+    candidate's :class:`_Evidence` and its ``debug["relevance"]``. A mode only
+    computes ``score``."""
 
+    def __init__(
+        self,
+        vector: Ranked,
+        keyword: Ranked,
+        settings: RetrievalSettings,
+        *,
+        full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
+        copy_inputs: bool = True,
+        query: str | None = None,
+    ) -> None:
+        self.candidates, self._keyword_ids = _merge(vector, keyword, copy=copy_inputs)
+        self._both = vector is not None and keyword is not None
+        self.weights = _weights(settings, vector is not None, keyword is not None)
+        self._max_bm25 = max(
+            (c.bm25_score or 0.0 for c in self.candidates if c.id in self._keyword_ids),
+            default=0.0,
+        )
+        self._profile = script_profile(query) if self._both and query is not None else None
+        self._settings = settings
+        self._full = full_match_cosine
 
-def _finish(candidates: list[Candidate], how: str) -> list[Candidate]:
-    candidates.sort(key=lambda c: c.score, reverse=True)
-    logger.debug("%s fusion: %d candidates", how, len(candidates))
-    return candidates
+    def is_keyword_hit(self, c: Candidate) -> bool:
+        """Whether the keyword engine returned ``c``."""
+        return c.id in self._keyword_ids
+
+    def evidence(self, c: Candidate) -> _Evidence:
+        """``c``'s weights for the query's script, its keyword evidence and hit bonus."""
+        wv, wb, readable = _candidate_weights(c, *self.weights, self._profile)
+        kw_ev = _keyword_evidence(c, self._keyword_ids, self._max_bm25, self._settings.rrf_k)
+        if kw_ev is not None and readable < 1.0:
+            kw_ev *= readable
+        hit = self._both and kw_ev is not None
+        bonus = 1.0 + self._settings.bm25_hit_bonus * readable if hit else 1.0
+        return _Evidence(wv, wb, readable, kw_ev, bonus)
+
+    def set_relevance(self, c: Candidate, ev: _Evidence) -> None:
+        """``debug["relevance"]``, and ``debug["own_relevance"]``: the relevance from
+        the hit's own cosine, when its vector score is its contextual one (the
+        context stage gates on it)."""
+        c.debug["relevance"] = ev.relevance(_vector_evidence(c, self._full, self._settings.rrf_k))
+        own = c.debug.get("own_vector")
+        if own is not None:
+            c.debug["own_relevance"] = ev.relevance(_clamp01(own / self._full))
+
+    def finish(self, how: str) -> list[Candidate]:
+        """The candidates, best ``score`` first."""
+        self.candidates.sort(key=lambda c: c.score, reverse=True)
+        logger.debug("%s fusion: %d candidates", how, len(self.candidates))
+        return self.candidates
 
 
 def fuse_weighted(
-    vector: Sequence[Candidate] | None,
-    keyword: Sequence[Candidate] | None,
-    settings: RetrievalSettings,
-    *,
-    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
-    copy_inputs: bool = True,
-    query: str | None = None,
+    vector: Ranked, keyword: Ranked, settings: RetrievalSettings, **options: Unpack[FusionOptions]
 ) -> list[Candidate]:
     """Weighted-sum fusion of vector and BM25 candidates (seed 000).
 
     Args:
-        vector: The vector engine's candidates, best first; ``None`` when the
-            vector engine did not run (an empty list means it found nothing).
-        keyword: The keyword engine's candidates, best first; ``None`` when it did
-            not run.
+        vector: The vector engine's candidates (:data:`Ranked`).
+        keyword: The keyword engine's candidates (:data:`Ranked`).
         settings: ``vector_weight``, ``bm25_weight`` and ``bm25_hit_bonus`` are used.
-        full_match_cosine: Cosine at which vector evidence counts as certain for
-            ``debug["relevance"]``.
-        copy_inputs: ``False`` when the caller does not use the given candidates
-            again: they are then merged and scored in place instead of copied.
-        query: The query text. With it (and both engines run), the keyword weight
-            of each candidate is scaled by the share of the memory the keyword engine
-            can read for this query (:func:`~langmem_ext.text.script_overlap`);
-            the rest of that weight goes to the vector side (see the module doc).
+        **options: ``full_match_cosine``, ``copy_inputs``, ``query``
+            (:class:`FusionOptions`).
 
     Returns:
         Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
         (best first), with ``debug`` keys ``vector`` (cosine), ``bm25`` (normalised
         BM25, keyword hits only), ``fused`` and ``relevance``.
     """
-    merged, keyword_ids = _merge(vector, keyword, copy=copy_inputs)
-    both = vector is not None and keyword is not None
-    wv0, wb0 = _weights(settings, vector is not None, keyword is not None)
-    max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
-    rrf_k = settings.rrf_k
-    profile = script_profile(query) if both and query is not None else None
-    for c in merged:
-        wv, wb, readable = _candidate_weights(c, wv0, wb0, profile)
-        kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, rrf_k)
-        if kw_ev is not None and readable < 1.0:
-            kw_ev *= readable
-        bonus = 1.0 + settings.bm25_hit_bonus * readable if both and kw_ev is not None else 1.0
+    fusion = _Fusion(vector, keyword, settings, **options)
+    for c in fusion.candidates:
+        ev = fusion.evidence(c)
         cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
-        c.score = (wv * cos + wb * (kw_ev or 0.0)) * bonus
+        c.score = (ev.wv * cos + ev.wb * (ev.keyword or 0.0)) * ev.bonus
         if c.vector_score is not None:
             c.debug["vector"] = c.vector_score
-        if kw_ev is not None:
-            c.debug["bm25"] = kw_ev
-        if readable < 1.0:
-            c.debug["keyword_readable"] = readable
+        if ev.keyword is not None:
+            c.debug["bm25"] = ev.keyword
+        if ev.readable < 1.0:
+            c.debug["keyword_readable"] = ev.readable
         c.debug["fused"] = c.score
-        vec_ev = _vector_evidence(c, full_match_cosine, rrf_k)
-        c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
-        _own_relevance(c, kw_ev, wv, wb, bonus, full_match_cosine)
-    return _finish(merged, "weighted")
+        fusion.set_relevance(c, ev)
+    return fusion.finish("weighted")
 
 
 def fuse_rrf(
-    vector: Sequence[Candidate] | None,
-    keyword: Sequence[Candidate] | None,
-    settings: RetrievalSettings,
-    *,
-    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
-    copy_inputs: bool = True,
-    query: str | None = None,
+    vector: Ranked, keyword: Ranked, settings: RetrievalSettings, **options: Unpack[FusionOptions]
 ) -> list[Candidate]:
     """Weighted reciprocal-rank fusion, scaled to 0..1.
 
@@ -293,48 +338,40 @@ def fuse_rrf(
     known), so the thresholds mean the same in both fusion modes.
 
     Args:
-        vector: The vector engine's candidates, best first; ``None`` if it did not run.
-        keyword: The keyword engine's candidates, best first; ``None`` if it did not run.
+        vector: The vector engine's candidates (:data:`Ranked`).
+        keyword: The keyword engine's candidates (:data:`Ranked`).
         settings: ``rrf_k``, the engine weights and ``bm25_hit_bonus`` are used.
-        full_match_cosine: Cosine at which vector evidence counts as certain.
-        copy_inputs: ``False`` when the caller does not use the given candidates
-            again: they are then merged and scored in place instead of copied.
-        query: The query text. With it (and both engines run), the keyword weight
-            of each candidate is scaled by the share of the memory the keyword engine
-            can read for this query (:func:`~langmem_ext.text.script_overlap`);
-            the rest of that weight goes to the vector side (see the module doc).
+        **options: As for :func:`fuse_weighted`.
 
     Returns:
         Candidates merged by id (new ones with ``copy_inputs``), sorted by ``score``
         (best first), with ``debug`` keys ``rrf`` (the scaled RRF score), ``fused``
         and ``relevance``.
     """
-    merged, keyword_ids = _merge(vector, keyword, copy=copy_inputs)
-    both = vector is not None and keyword is not None
-    wv0, wb0 = _weights(settings, vector is not None, keyword is not None)
+    fusion = _Fusion(vector, keyword, settings, **options)
     k = settings.rrf_k
-    max_bm25 = max((c.bm25_score or 0.0 for c in merged if c.id in keyword_ids), default=0.0)
-    best = (wv0 + wb0) / (k + 1)
-    profile = script_profile(query) if both and query is not None else None
-    for c in merged:
-        wv, wb, readable = _candidate_weights(c, wv0, wb0, profile)
+    best = sum(fusion.weights) / (k + 1)
+    for c in fusion.candidates:
+        ev = fusion.evidence(c)
         rrf = 0.0
         if c.vector_rank is not None:
-            rrf += wv / (k + c.vector_rank + 1)
-        if c.id in keyword_ids and c.bm25_rank is not None:
-            rrf += wb / (k + c.bm25_rank + 1)
+            rrf += ev.wv / (k + c.vector_rank + 1)
+        if fusion.is_keyword_hit(c) and c.bm25_rank is not None:
+            rrf += ev.wb / (k + c.bm25_rank + 1)
         c.score = rrf / best if best > 0 else 0.0
         c.debug["rrf"] = c.score
         c.debug["fused"] = c.score
-        kw_ev = _keyword_evidence(c, keyword_ids, max_bm25, k)
-        if kw_ev is not None and readable < 1.0:
-            kw_ev *= readable
-            c.debug["keyword_readable"] = readable
-        bonus = 1.0 + settings.bm25_hit_bonus * readable if both and kw_ev is not None else 1.0
-        vec_ev = _vector_evidence(c, full_match_cosine, k)
-        c.debug["relevance"] = _relevance(vec_ev, kw_ev, wv, wb, bonus)
-        _own_relevance(c, kw_ev, wv, wb, bonus, full_match_cosine)
-    return _finish(merged, "rrf")
+        if ev.keyword is not None and ev.readable < 1.0:
+            c.debug["keyword_readable"] = ev.readable
+        fusion.set_relevance(c, ev)
+    return fusion.finish("rrf")
 
 
-__all__ = ["DEFAULT_FULL_MATCH_COSINE", "KEYWORD_FULL_MATCH_SHARE", "fuse_rrf", "fuse_weighted"]
+__all__ = [
+    "DEFAULT_FULL_MATCH_COSINE",
+    "KEYWORD_FULL_MATCH_SHARE",
+    "FusionOptions",
+    "Ranked",
+    "fuse_rrf",
+    "fuse_weighted",
+]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
@@ -107,12 +108,49 @@ _DAY_RES: tuple[tuple[re.Pattern[str], str, int, bool], ...] = (
     (re.compile(r"\byesterday\b|\blast night\b|昨天|昨日|昨晚|昨夜"), "yesterday", -1, True),
     (re.compile(r"\btoday\b|\btonight\b|\bthis morning\b|今天|今日|今晚|今早"), "today", 0, False),
 )
-_LAST_WEEK_RE = re.compile(r"\blast week\b|上周|上週|上星期|上个星期|上個星期|上礼拜|上禮拜")
-_THIS_WEEK_RE = re.compile(
-    r"\bthis week\b|这周|這週|这週|本周|本週|这个星期|這個星期|这礼拜|這禮拜"
+
+
+def _last_week(today: date) -> tuple[date, date]:
+    monday = today - timedelta(days=today.weekday())
+    return monday - timedelta(days=7), monday
+
+
+def _this_week(today: date) -> tuple[date, date]:
+    monday = today - timedelta(days=today.weekday())
+    return monday, monday + timedelta(days=7)
+
+
+def _last_month(today: date) -> tuple[date, date]:
+    first = today.replace(day=1)
+    return (first - timedelta(days=1)).replace(day=1), first
+
+
+def _this_month(today: date) -> tuple[date, date]:
+    first = today.replace(day=1)
+    return first, (first + timedelta(days=32)).replace(day=1)
+
+
+_Period = Callable[[date], tuple[date, date]]
+"""The window of a named period from today: its first day and the day after its last."""
+
+# (pattern, label, window, forced)
+_PERIOD_RES: tuple[tuple[re.Pattern[str], str, _Period, bool], ...] = (
+    (
+        re.compile(r"\blast week\b|上周|上週|上星期|上个星期|上個星期|上礼拜|上禮拜"),
+        "last_week",
+        _last_week,
+        True,
+    ),
+    (
+        re.compile(r"\bthis week\b|这周|這週|这週|本周|本週|这个星期|這個星期|这礼拜|這禮拜"),
+        "this_week",
+        _this_week,
+        False,
+    ),
+    (re.compile(r"\blast month\b|上个月|上個月|上月"), "last_month", _last_month, True),
+    (re.compile(r"\bthis month\b|这个月|這個月|本月"), "this_month", _this_month, False),
 )
-_LAST_MONTH_RE = re.compile(r"\blast month\b|上个月|上個月|上月")
-_THIS_MONTH_RE = re.compile(r"\bthis month\b|这个月|這個月|本月")
+
 _LAST_TIME_RE = re.compile(r"\blast time\b|上次|上回")
 _RECALL_RE = re.compile(
     r"\b(?:previously|earlier|do you (?:still )?remember|did i (?:ever )?(?:tell|mention|say)"
@@ -212,18 +250,9 @@ def _detect(text: str, today: date, tz: tzinfo | None) -> RecallIntent | None:
     for pattern, label, offset, forced in _DAY_RES:
         if pattern.search(text):
             return _day(today + timedelta(days=offset), tz, label, forced)
-    monday = today - timedelta(days=today.weekday())
-    if _LAST_WEEK_RE.search(text):
-        return _window(monday - timedelta(days=7), monday, tz, "last_week", True)
-    if _THIS_WEEK_RE.search(text):
-        return _window(monday, monday + timedelta(days=7), tz, "this_week", False)
-    first = today.replace(day=1)
-    if _LAST_MONTH_RE.search(text):
-        prev_first = (first - timedelta(days=1)).replace(day=1)
-        return _window(prev_first, first, tz, "last_month", True)
-    if _THIS_MONTH_RE.search(text):
-        next_first = (first + timedelta(days=32)).replace(day=1)
-        return _window(first, next_first, tz, "this_month", False)
+    for pattern, label, period, forced in _PERIOD_RES:
+        if pattern.search(text):
+            return _window(*period(today), tz, label, forced)
     if _LAST_TIME_RE.search(text):
         return RecallIntent(None, None, "last_time", True)
     if _RECALL_RE.search(text):

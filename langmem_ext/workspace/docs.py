@@ -9,14 +9,13 @@ of them: the arrows between those modules run one way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-_DOC_COLS = "id, scope, path, line, category, text, text_hash, created_at, updated_at, importance"
-_D_COLS = ", ".join("d." + c.strip() for c in _DOC_COLS.split(","))
 _VEC_DTYPE = np.dtype("<f4")
 """Stored vectors: little-endian float32 (Chroma's precision)."""
 
@@ -40,6 +39,11 @@ class Doc:
     created_at: float
     updated_at: float
     importance: float
+
+
+_DOC_COLS = ", ".join(f.name for f in fields(Doc))
+"""The ``docs`` columns of a :class:`Doc`, in its fields' order."""
+_D_COLS = ", ".join("d." + f.name for f in fields(Doc))
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,15 @@ def _entry(row: Sequence[Any]) -> Entry:
     vec = blob_vector(blob)
     vec.flags.writeable = False
     return _doc(row), vec
+
+
+_doc_fields = attrgetter(*(f.name for f in fields(Doc)))
+
+
+def _doc_values(d: Doc) -> tuple[Any, ...]:
+    """The ``_DOC_COLS`` row of a doc (what :func:`_doc` reads back)."""
+    values: tuple[Any, ...] = _doc_fields(d)
+    return values
 
 
 def _doc(row: Sequence[Any]) -> Doc:

@@ -12,13 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from langmem_ext.workspace.files import WorkspaceLock
 from langmem_ext.workspace.records import StoreItemsRepository
-from langmem_ext.workspace.vector_index import VectorHit
+from langmem_ext.workspace.sqlite.ledger import Ledger
+from langmem_ext.workspace.vector_index import VectorHit, VectorIndex
 
-if TYPE_CHECKING:
-    from langmem_ext.workspace.store import Workspace
+
+class _Host(Protocol):
+    """What the store space uses of its :class:`~langmem_ext.workspace.store.Workspace`."""
+
+    ledger: Ledger
+    lock: WorkspaceLock
+    vectors: VectorIndex
+    batch_size: int
+
+    def refresh_if_stale(self) -> None: ...
+
+    def bump_generation(self) -> None: ...
 
 
 class KvSpace:
@@ -28,7 +40,7 @@ class KvSpace:
         workspace: The workspace.
     """
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: _Host) -> None:
         self._ws = workspace
 
     @property

@@ -42,6 +42,7 @@ from langmem_ext.workspace.files import (
     atomic_write_text,
     remove_stale_temp_files,
 )
+from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.markdown import (
     Insertion,
@@ -60,7 +61,6 @@ from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 from langmem_ext.workspace.sqlite.ledger import Ledger
 
 if TYPE_CHECKING:
-    from langmem_ext.workspace.kv import KvSpace
     from langmem_ext.workspace.vector_search import VectorSearch
 
 logger = logging.getLogger(__name__)
@@ -310,8 +310,6 @@ class Workspace:
     @property
     def kv(self) -> KvSpace:
         """The LangGraph store's items and vector partitions (see :mod:`~langmem_ext.workspace.kv`)."""
-        from langmem_ext.workspace.kv import KvSpace
-
         return KvSpace(self)
 
     def _discard_index(self) -> None:
@@ -382,12 +380,7 @@ class Workspace:
             content = insertion.content
             written = {p.id for p in insertion.entries}
             lost = [e.id for e in todo if e.id not in written]
-            if lost:  # never reached: a guard against a rendering bug losing an entry
-                raise MemoryFileError(
-                    f"{self.layout.rel(path)}: entries {', '.join(lost)} would not read back "
-                    "from the Markdown as written; nothing was stored."
-                )
-            self._write_file(path, content)
+            self._write_checked(path, content, f"entries {', '.join(lost)}" if lost else None)
         rel = self.layout.rel(path)
         now = time.time()
         self._record_added(scope, rel, entries, now)
@@ -544,6 +537,17 @@ class Workspace:
         with contextlib.suppress(OSError):
             self._keep(path, _KnownFile.of(_stat_key(os.lstat(path)), content))
 
+    def _write_checked(self, path: Path, content: str, lost: str | None) -> None:
+        """Rewrite a memory file, unless ``lost`` names what would not read back from
+        ``content`` as written: then nothing is stored (never reached: a guard against
+        a rendering bug losing an entry)."""
+        if lost:
+            raise MemoryFileError(
+                f"{self.layout.rel(path)}: {lost} would not read back "
+                "from the Markdown as written; nothing was stored."
+            )
+        self._write_file(path, content)
+
     def _keep(self, path: Path, known: _KnownFile) -> None:
         """Remember ``known`` for ``path``, forgetting the least recently written beyond
         ``_KNOWN_FILES_MAX`` (daily notes add a file a day per scope)."""
@@ -658,12 +662,8 @@ class Workspace:
         if old is None:
             raise KeyError(old_id)
         new_content, parsed = supersede_entry(content, old_id, new.id, new.text)
-        if parsed is None or parsed.text != new.text or parsed.superseded:
-            raise MemoryFileError(
-                f"{self.layout.rel(path)}: the new version of {old_id} would not read back "
-                "from the Markdown as written; nothing was stored."
-            )
-        self._write_file(path, new_content)
+        intact = parsed is not None and parsed.text == new.text and not parsed.superseded
+        self._write_checked(path, new_content, None if intact else f"the new version of {old_id}")
         rel = self.layout.rel(path)
         now = time.time()
         with self.ledger.transaction():

@@ -37,6 +37,7 @@ from langmem_ext.workspace.docs import (
     FileStamp,
     Vector,
     _doc,
+    _doc_values,
     _entry,
     vector_blob,
 )
@@ -470,19 +471,7 @@ class DocTable:
                         c.execute(
                             f"INSERT INTO docs (rowid, {_DOC_COLS}, vec_hash) "
                             "VALUES (?,?,?,?,?,?,?,?,?,?,?,NULL)",
-                            (
-                                new_rowid,
-                                d.id,
-                                d.scope,
-                                d.path,
-                                d.line,
-                                d.category,
-                                d.text,
-                                d.text_hash,
-                                d.created_at,
-                                d.updated_at,
-                                d.importance,
-                            ),
+                            (new_rowid, *_doc_values(d)),
                         )
                         index_doc(c, new_rowid, d.text)
                         c.execute("DELETE FROM vec_deletes WHERE id = ?", (d.id,))
@@ -504,21 +493,9 @@ class DocTable:
                         c.execute("UPDATE docs SET rowid = ? WHERE rowid = ?", (new_rowid, rowid))
                         rowid, retokenize = new_rowid, True
                     c.execute(
-                        "UPDATE docs SET scope=?, path=?, line=?, category=?, text=?, text_hash=?, "
-                        "created_at=?, updated_at=?, importance=?, vec_hash=? WHERE rowid=?",
-                        (
-                            d.scope,
-                            d.path,
-                            d.line,
-                            d.category,
-                            d.text,
-                            d.text_hash,
-                            d.created_at,
-                            d.updated_at,
-                            d.importance,
-                            vec_hash if old_hash == d.text_hash else None,
-                            rowid,
-                        ),
+                        f"UPDATE docs SET ({_DOC_COLS}, vec_hash) = (?,?,?,?,?,?,?,?,?,?,?) "
+                        "WHERE rowid = ?",
+                        (*_doc_values(d), vec_hash if old_hash == d.text_hash else None, rowid),
                     )
                     if retokenize:
                         unindex_doc(c, rowid)

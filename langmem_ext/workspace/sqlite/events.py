@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
-from langmem_ext.workspace.sqlite._repo import SqliteRepo
+from langmem_ext.workspace.sqlite._repo import SqliteRepo, columns
 from langmem_ext.workspace.sqlite._sql import in_chunks
 
-_COLS = "e.id, e.scope, e.thread_id, e.role, e.text, e.at, e.path, e.line"
+_COLS = columns(EventRow, alias="e")
 
 
 def match_any(tokens: Sequence[str]) -> str:
@@ -43,19 +43,6 @@ def _where(f: EventFilter) -> tuple[str, list[Any]]:
         sql += " AND e.role = ?"
         params.append(f.role)
     return sql, params
-
-
-def _event(row: Sequence[Any]) -> EventRow:
-    return EventRow(
-        id=int(row[0]),
-        scope=str(row[1]),
-        thread_id=str(row[2]),
-        role=str(row[3]),
-        text=str(row[4]),
-        at=float(row[5]),
-        path=str(row[6]),
-        line=int(row[7]),
-    )
 
 
 _NEWEST = " ORDER BY e.at DESC, e.id DESC"
@@ -113,7 +100,7 @@ class SqliteEvents(SqliteRepo):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [_event(r) for r in self._all(sql, params)]
+        return [EventRow(*r) for r in self._all(sql, params)]
 
     def matching(self, where: EventFilter, tokens: Sequence[str], limit: int) -> list[EventMatch]:
         """The best ``limit`` events ``where`` selects that hold any of ``tokens``:
@@ -129,7 +116,11 @@ class SqliteEvents(SqliteRepo):
             "AND session_events_fts MATCH ? ORDER BY f.rank, e.at DESC, e.id DESC LIMIT ?",
             [*params, match_any(tokens), int(limit)],
         )
-        return [EventMatch(_event(r), frozenset(str(r[8]).split()), -float(r[9])) for r in rows]
+        # Each row: the event's columns, then its tokens and its rank.
+        return [
+            EventMatch(EventRow(*r[:-2]), frozenset(str(r[-2]).split()), -float(r[-1]))
+            for r in rows
+        ]
 
     def bm25_full(self, tokens: Sequence[str]) -> float:
         """The BM25 score of an event of average length holding each of ``tokens``

@@ -4,34 +4,14 @@ and ``checkpoints``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
 
 from langmem_ext.workspace.records import CheckpointRow, SessionRow, StoredMessage
-from langmem_ext.workspace.sqlite._repo import SqliteRepo
+from langmem_ext.workspace.sqlite._repo import SqliteRepo, columns
 
-_SESSION_COLS = (
-    "scope, thread_id, created_at, updated_at, last_seq, summarized_seq, flushed_seq, "
-    "first_turn_at, episode_id, episode_day"
-)
-_CHECKPOINT_COLS = (
-    "scope, thread_id, kind, summary, cut_seq, compacted, used_fallback, flushed, "
-    "created_at, conversation_at"
-)
-
-
-def _session(row: Sequence[Any]) -> SessionRow:
-    return SessionRow(
-        scope=str(row[0]),
-        thread_id=str(row[1]),
-        created_at=float(row[2]),
-        updated_at=float(row[3]),
-        last_seq=int(row[4]),
-        summarized_seq=int(row[5]),
-        flushed_seq=int(row[6]),
-        first_turn_at=None if row[7] is None else float(row[7]),
-        episode_id=None if row[8] is None else str(row[8]),
-        episode_day=None if row[9] is None else str(row[9]),
-    )
+_SESSION_COLS = columns(SessionRow)
+_CHECKPOINT_COLS = columns(CheckpointRow, skip={"id"})
+"""The columns a checkpoint is written with (the table assigns its id)."""
 
 
 class SqliteSessions(SqliteRepo):
@@ -43,7 +23,7 @@ class SqliteSessions(SqliteRepo):
             f"SELECT {_SESSION_COLS} FROM sessions WHERE scope = ? AND thread_id = ?",
             (scope, thread_id),
         )
-        return _session(row) if row is not None else None
+        return SessionRow(*row) if row is not None else None
 
     def record_turn(self, scope: str, thread_id: str, at: float, last_seq: int) -> None:
         """A turn ending at message ``last_seq`` was stored at ``at``."""
@@ -96,7 +76,7 @@ class SqliteSessions(SqliteRepo):
             "WHERE updated_at <= ? AND last_seq > summarized_seq ORDER BY updated_at",
             (before,),
         )
-        return [_session(r) for r in rows]
+        return [SessionRow(*r) for r in rows]
 
 
 class SqliteConversations(SqliteRepo):
@@ -151,25 +131,14 @@ class SqliteConversations(SqliteRepo):
     def latest_checkpoint(self, scope: str, thread_id: str) -> CheckpointRow | None:
         """The conversation's newest checkpoint, or ``None``."""
         r = self._one(
-            f"SELECT {_CHECKPOINT_COLS}, id FROM checkpoints WHERE scope = ? AND thread_id = ? "
+            f"SELECT {columns(CheckpointRow)} FROM checkpoints WHERE scope = ? AND thread_id = ? "
             "ORDER BY id DESC LIMIT 1",
             (scope, thread_id),
         )
         if r is None:
             return None
-        return CheckpointRow(
-            scope=str(r[0]),
-            thread_id=str(r[1]),
-            kind=str(r[2]),
-            summary=str(r[3]),
-            cut_seq=int(r[4]),
-            compacted=int(r[5]),
-            used_fallback=bool(r[6]),
-            flushed=int(r[7]),
-            created_at=float(r[8]),
-            conversation_at=float(r[9]),
-            id=int(r[10]),
-        )
+        row = CheckpointRow(*r)
+        return replace(row, used_fallback=bool(row.used_fallback))  # stored as 0 / 1
 
     def add_checkpoint(self, row: CheckpointRow) -> int:
         """Store a checkpoint; returns its id (ids grow)."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import islice
 from typing import Any, TypeVar
 
 from langmem_ext.text import index_tokens, query_tokens
@@ -89,27 +90,10 @@ class SqliteStoreItems(SqliteRepo):
         if not rest:
             rows = self._all(f"{sql} LIMIT ? OFFSET ?", [*params, limit, offset])
             return [make(r) for r in rows]
-        return list(self._stream(sql, params, rest, make, limit, offset))
-
-    def _stream(
-        self,
-        sql: str,
-        params: Sequence[Any],
-        rest: Mapping[str, Any],
-        make: Callable[[Sequence[Any]], T],
-        limit: int,
-        offset: int,
-    ) -> Iterator[T]:
         with self._lock:
-            seen = 0
-            for r in self._conn.execute(sql, params):
-                if not matches_filter(json.loads(r[-1]), rest):
-                    continue
-                seen += 1
-                if seen > offset:
-                    yield make(r)
-                if seen >= offset + limit:
-                    return
+            cursor = self._conn.execute(sql, params)
+            passing = (r for r in cursor if matches_filter(json.loads(r[-1]), rest))
+            return [make(r) for r in islice(passing, offset, offset + limit)]
 
     # -- reads -----------------------------------------------------------------------
 
