@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -34,7 +34,59 @@ from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.statements import Statement, extract_statements, statements_in
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.service import Memory
+    from langmem_ext.config import Settings
+    from langmem_ext.memory.models import MemoryEntry, PendingItem, SearchHit
+
+
+class MemoryOps(Protocol):
+    """What extraction uses of :class:`~langmem_ext.Memory` (which implements it)."""
+
+    settings: Settings
+
+    def search(
+        self, query: str, *, scope: str | None = ..., k: int | None = ..., intent: None = ...
+    ) -> list[SearchHit]: ...
+
+    def slot_memories(self, slot: str, *, scope: str | None = ...) -> list[MemoryEntry]: ...
+
+    def add(
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        created_at: float | None = ...,
+        source: str = ...,
+        slot: str | None = ...,
+    ) -> str: ...
+
+    def save(
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        source: str = ...,
+        created_at: float | None = ...,
+    ) -> PendingItem: ...
+
+    def update(
+        self,
+        entry_id: str,
+        text: str,
+        *,
+        scope: str | None = ...,
+        at: float | None = ...,
+        source: str | None = ...,
+        verified: bool | None = ...,
+    ) -> MemoryEntry: ...
+
+    def boost(self, entry_id: str, *, scope: str | None = ..., reason: str = ...) -> float: ...
+
+    def get_entry(self, entry_id: str, *, scope: str | None = ...) -> MemoryEntry: ...
+
+    def delete(self, entry_id: str, *, scope: str | None = ...) -> None: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +177,7 @@ class Extractor:
         at: When the turn happened (epoch seconds): new versions are valid from then.
     """
 
-    def __init__(self, memory: Memory, scope: str, at: float) -> None:
+    def __init__(self, memory: MemoryOps, scope: str, at: float) -> None:
         self.memory = memory
         self.scope = scope
         self.at = at
@@ -214,21 +266,19 @@ class Extractor:
     def _statement(self, st: Statement, shown: Sequence[tuple[str, str]]) -> None:
         """The fallback: a statement supersedes the current memory of its slot (one
         written with that slot, or a shown memory stating the same slot)."""
-        current = self.memory.workspace.ledger.entries.current_of_slots(self.scope, [st.slot])
-        if current:
-            target: tuple[str, str | None] | None = (current[-1].id, None)
-        else:
-            target = next(
+        current = self.memory.slot_memories(st.slot, scope=self.scope)
+        target = (
+            (current[-1].id, current[-1].text)
+            if current
+            else next(
                 ((i, t) for i, t in shown if any(s.slot == st.slot for s in extract_statements(t))),
                 None,
             )
+        )
         if target is None:
             self._add(st.text, "fact", st.slot)
             return
         entry_id, text = target
-        if text is None:
-            doc = self.memory.workspace.keyword.docs([entry_id]).get(entry_id)
-            text = doc.text if doc is not None else None
         if text == st.text:
             return  # said again: nothing new
         try:
@@ -277,7 +327,7 @@ class Extractor:
 
 
 def related_memories(
-    memory: Memory, scope: str, turn: Sequence[BaseMessage]
+    memory: MemoryOps, scope: str, turn: Sequence[BaseMessage]
 ) -> list[tuple[str, str]]:
     """The memories shown to the model when the caller recalled none: a search for
     the turn's user message (current versions)."""
@@ -297,6 +347,7 @@ __all__ = [
     "ExtractionReport",
     "Extractor",
     "MemoryAction",
+    "MemoryOps",
     "last_turn",
     "related_memories",
 ]

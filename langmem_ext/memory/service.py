@@ -733,6 +733,14 @@ class Memory:
             raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
         return _to_entry(doc, st)
 
+    def slot_memories(self, slot: str, *, scope: str | None = None) -> list[MemoryEntry]:
+        """The current memories stating a slot of the user (``user|lives_in``; a prefix
+        such as ``user|allergic_to`` covers ``user|allergic_to|花生``), oldest first."""
+        scope = self._scope(scope)
+        states = self.workspace.ledger.entries.current_of_slots(scope, [slot])
+        docs = self.workspace.keyword.docs([s.id for s in states])
+        return [_to_entry(docs[s.id], s) for s in states if s.id in docs]
+
     def get_entry(self, entry_id: str, *, scope: str | None = None) -> MemoryEntry:
         """One entry by id."""
         scope = self._scope(scope)
