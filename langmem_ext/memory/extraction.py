@@ -61,13 +61,7 @@ class MemoryOps(Protocol):
     ) -> str: ...
 
     def save(
-        self,
-        text: str,
-        *,
-        scope: str | None = ...,
-        category: str = ...,
-        source: str = ...,
-        created_at: float | None = ...,
+        self, text: str, *, scope: str | None = ..., category: str = ..., source: str = ...
     ) -> PendingItem: ...
 
     def update(
@@ -289,9 +283,7 @@ class Extractor:
     def _add(self, text: str, category: str, slot: str | None) -> None:
         try:
             if self.mode == "pending":
-                item = self.memory.save(
-                    text, scope=self.scope, category=category, source=SOURCE, created_at=self.at
-                )
+                item = self.memory.save(text, scope=self.scope, category=category, source=SOURCE)
                 self.report.pending.append(item.id)
             else:
                 entry_id = self.memory.add(
