@@ -191,6 +191,8 @@ class InjectionSettings(BaseModel):
     """Cap of today's + yesterday's daily notes injected on a session's first turn."""
     always_core: bool = True
     """Always inject core memories."""
+    profile_tokens: int = 300
+    """Token budget of the profile's safety-critical fields, sent with every model call."""
 
 
 class LifecycleSettings(BaseModel):

@@ -37,6 +37,7 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_vali
 from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, cite
+from langmem_ext.memory.profile import Profile, ProfileUpdate, fact_ops, preference_ops
 from langmem_ext.memory.service import GET_MAX_LINES, Memory
 from langmem_ext.short_term.budget import clip_text, truncation_marker
 from langmem_ext.tokens import count_tokens, truncate_at_boundary
@@ -57,6 +58,8 @@ TOOL_NAMES: tuple[str, ...] = (
     "memory_reject",
     "memory_update",
     "memory_forget",
+    "profile_get",
+    "profile_update",
 )
 """Names of the memory tools, in the order :func:`create_memory_tools` returns them."""
 
@@ -114,6 +117,23 @@ FORGET_DESCRIPTION = (
     "Delete a memory the user asks you to forget. Pass the memory id from memory_search "
     "results. When it is unclear which memory the user means, search and ask before "
     "deleting."
+)
+
+PROFILE_GET_DESCRIPTION = (
+    "Read the user's profile: name, preferred name, language, timezone, safety-critical "
+    "facts (allergies, dietary restrictions, medical conditions, medications, accessibility "
+    "needs, emergency contact) and free preferences. The safety-critical part is already "
+    "shown to you every turn; use this for the rest."
+)
+PROFILE_UPDATE_DESCRIPTION = (
+    "Update the user's profile when they state a profile fact (我对花生过敏, 'call me Ann', "
+    "'I take aspirin daily') or a lasting preference. `facts`: typed fields: name, "
+    "preferred_name, language, timezone (text); allergies, dietary_restrictions, "
+    "medical_conditions, medications, accessibility_needs (lists: new items are added; "
+    "replace=true replaces the list); emergency_contact (text). `preferences`: free "
+    "text -> text (null removes one). Changes to safety-critical fields are only PENDING "
+    "until the user confirms: tell the user what would change and ask; then call "
+    "memory_confirm or memory_reject with the pending id. The other changes are saved at once."
 )
 
 # -- argument schemas ---------------------------------------------------------------
@@ -203,6 +223,26 @@ class PendingIdInput(BaseModel):
 
     pending_id: str = Field(
         min_length=1, description="The pending id returned by memory_save, e.g. 'p-1a2b3c4d5e'."
+    )
+
+
+class ProfileGetInput(BaseModel):
+    """Arguments of ``profile_get`` (none)."""
+
+
+class ProfileUpdateInput(BaseModel):
+    """Arguments of ``profile_update``."""
+
+    facts: dict[str, list[str] | str | None] = Field(
+        default_factory=dict,
+        description="Typed fields to change, e.g. {'allergies': ['peanuts'], 'name': 'Ann'}.",
+    )
+    preferences: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="Free preferences, e.g. {'seat': 'window'}; null removes one.",
+    )
+    replace: bool = Field(
+        default=False, description="Replace list fields instead of adding the new items."
     )
 
 
@@ -363,6 +403,29 @@ def _render_entry(entry: MemoryEntry, template: str) -> ToolOutput:
         id=entry.id, cite=cite(entry), text=_quote(entry.text), supersedes=entry.supersedes
     )
     return text, entry.model_dump(mode="json")
+
+
+def _render_profile(profile: Profile) -> ToolOutput:
+    shown = {k: v for k, v in profile.flat().items() if v not in (None, [])}
+    lines = [f"- {k}: {json.dumps(v, ensure_ascii=False)}" for k, v in shown.items()]
+    text = "The user's profile:\n" + "\n".join(lines) if lines else "The user's profile is empty."
+    return text, profile.model_dump(mode="json")
+
+
+def _render_profile_update(update: ProfileUpdate) -> ToolOutput:
+    lines = [f"Saved: {c.field} = {json.dumps(c.new, ensure_ascii=False)}" for c in update.changed]
+    lines += [
+        f"Pending {p.id} (safety-critical, needs the user's confirmation): {p.text}"
+        for p in update.pending
+    ]
+    if update.pending:
+        lines.append(
+            "Tell the user what would change and ask them to confirm; then call "
+            "memory_confirm (yes) or memory_reject (no) with the pending id."
+        )
+    return "\n".join(lines) or "Nothing changed: the profile already says so.", update.model_dump(
+        mode="json"
+    )
 
 
 def _render_rejected(item: PendingItem) -> ToolOutput:
@@ -762,7 +825,10 @@ class MemoryConfirmTool(_MemoryTool):
     args_schema: type[BaseModel] = PendingIdInput
 
     def _call(self, scope: str, /, pending_id: str) -> ToolOutput:
-        return _render_entry(self.memory.confirm(pending_id, scope=scope), _CONFIRMED)
+        done = self.memory.confirm(pending_id, scope=scope)
+        if isinstance(done, ProfileUpdate):
+            return _render_profile_update(done)
+        return _render_entry(done, _CONFIRMED)
 
 
 class MemoryRejectTool(_MemoryTool):
@@ -815,6 +881,122 @@ class MemoryRejectTool(_MemoryTool):
         return _render_rejected(self.memory.reject(pending_id, scope=scope))
 
 
+class ProfileGetTool(_MemoryTool):
+    """``profile_get``: the caller's user profile (identity, safety-critical facts, preferences).
+
+    Setup:
+        ``pip install langmem-ext``; the profile is ``PROFILE.md`` of the caller's scope.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import ProfileGetTool
+
+            memory = Memory("./memory-ws")
+            memory.upsert_facts({"allergies": ["peanuts"]}, scope="main")
+            tool = ProfileGetTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({}))
+
+        .. code-block:: none
+
+            The user's profile:
+            - allergies: ["peanuts"]
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({})
+
+    Use in a graph:
+        In a ``ToolNode`` next to the other memory tools (see :class:`MemorySearchTool`):
+
+        .. code-block:: python
+
+            msg = tool.invoke({"name": "profile_get", "args": {}, "id": "c1",
+                               "type": "tool_call"})
+            msg.artifact["allergies"]   # ['peanuts']
+    """
+
+    name: str = "profile_get"
+    description: str = PROFILE_GET_DESCRIPTION
+    args_schema: type[BaseModel] = ProfileGetInput
+
+    def _call(self, scope: str, /) -> ToolOutput:
+        return _render_profile(self.memory.profile(scope=scope))
+
+
+class ProfileUpdateTool(_MemoryTool):
+    """``profile_update``: change the caller's profile; safety-critical changes wait.
+
+    Setup:
+        ``pip install langmem-ext``. A change of a safety-critical field (allergies,
+        medications …) waits for ``memory_confirm``; the others are saved at once.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory
+            from langmem_ext.tools import ProfileUpdateTool
+
+            memory = Memory("./memory-ws")
+            tool = ProfileUpdateTool(memory=memory, scope="user_ann")  # scope: the default
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"facts": {"allergies": ["penicillin"], "name": "Ann"}}))
+
+        .. code-block:: none
+
+            Saved: name = "Ann"
+            Pending p-… (safety-critical, needs the user's confirmation): profile: allergies += …
+
+    Async:
+        .. code-block:: python
+
+            await tool.ainvoke({"preferences": {"seat": "window"}})
+
+    Use in a graph:
+        In a ``ToolNode`` (see :class:`MemorySearchTool`); the pending id goes to
+        ``memory_confirm`` once the user agrees:
+
+        .. code-block:: python
+
+            call = {"name": "profile_update", "args": {"facts": {"medications": ["aspirin"]}},
+                    "id": "c1", "type": "tool_call"}
+            pending_id = tool.invoke(call).artifact["pending"][0]["id"]
+            memory.confirm(pending_id, scope="user_ann")
+            memory.profile(scope="user_ann").medications   # ['aspirin']
+    """
+
+    name: str = "profile_update"
+    description: str = PROFILE_UPDATE_DESCRIPTION
+    args_schema: type[BaseModel] = ProfileUpdateInput
+
+    def _call(
+        self,
+        scope: str,
+        /,
+        facts: dict[str, Any] | None = None,
+        preferences: dict[str, str | None] | None = None,
+        replace: bool = False,
+    ) -> ToolOutput:
+        facts, preferences = facts or {}, preferences or {}
+        fact_ops(facts), preference_ops(preferences)  # both valid before anything is written
+        done = self.memory.upsert_facts(facts, scope=scope, source="agent", replace=replace)
+        if preferences:
+            more = self.memory.upsert_preferences(preferences, scope=scope, source="agent")
+            done = more.model_copy(
+                update={"changed": done.changed + more.changed, "pending": done.pending}
+            )
+        return _render_profile_update(done)
+
+
 class _ToolFactory(Protocol[_ToolT_co]):
     def __call__(self, memory: Memory, *, scope: str = MAIN_SCOPE) -> _ToolT_co: ...
 
@@ -842,6 +1024,8 @@ create_memory_confirm_tool = _factory(MemoryConfirmTool)
 create_memory_reject_tool = _factory(MemoryRejectTool)
 create_memory_update_tool = _factory(MemoryUpdateTool)
 create_memory_forget_tool = _factory(MemoryForgetTool)
+create_profile_get_tool = _factory(ProfileGetTool)
+create_profile_update_tool = _factory(ProfileUpdateTool)
 
 _FACTORIES: dict[str, _ToolFactory[_MemoryTool]] = {
     "memory_search": create_memory_search_tool,
@@ -851,6 +1035,8 @@ _FACTORIES: dict[str, _ToolFactory[_MemoryTool]] = {
     "memory_reject": create_memory_reject_tool,
     "memory_update": create_memory_update_tool,
     "memory_forget": create_memory_forget_tool,
+    "profile_get": create_profile_get_tool,
+    "profile_update": create_profile_update_tool,
 }
 
 
@@ -933,6 +1119,8 @@ __all__ = [
     "MemorySaveTool",
     "MemorySearchTool",
     "MemoryUpdateTool",
+    "ProfileGetTool",
+    "ProfileUpdateTool",
     "create_memory_confirm_tool",
     "create_memory_forget_tool",
     "create_memory_get_tool",
@@ -941,4 +1129,6 @@ __all__ = [
     "create_memory_search_tool",
     "create_memory_tools",
     "create_memory_update_tool",
+    "create_profile_get_tool",
+    "create_profile_update_tool",
 ]

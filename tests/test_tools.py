@@ -42,6 +42,8 @@ from langmem_ext.tools import (
     create_memory_search_tool,
     create_memory_tools,
     create_memory_update_tool,
+    create_profile_get_tool,
+    create_profile_update_tool,
 )
 
 _SHARED: dict[str, Memory] = {}
@@ -198,6 +200,8 @@ def test_factories_build_each_tool() -> None:
         create_memory_reject_tool,
         create_memory_update_tool,
         create_memory_forget_tool,
+        create_profile_get_tool,
+        create_profile_update_tool,
     ]
     names = [f(mem, scope="team_a").name for f in factories]
     assert names == list(TOOL_NAMES)

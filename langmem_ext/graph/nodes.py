@@ -40,6 +40,7 @@ from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.extraction import last_turn
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.models import cite
+from langmem_ext.memory.profile import ProfileUpdate
 from langmem_ext.memory.session import record_checkpoint, run_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
@@ -142,7 +143,8 @@ def resolve_pending(
         try:
             if decision == "confirm":
                 e = memory.confirm(pid, scope=scope)
-                notes.append(f"confirmed and stored ({cite(e)}): {e.text}")
+                where = "profile" if isinstance(e, ProfileUpdate) else cite(e)
+                notes.append(f"confirmed and stored ({where}): {e.text}")
             else:
                 memory.reject(pid, scope=scope)
                 notes.append(f"rejected, not stored: {pending[pid].text}")

@@ -22,8 +22,9 @@ never deleted by the extractor.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -36,6 +37,7 @@ from langmem_ext.short_term.statements import Statement, extract_statements, sta
 if TYPE_CHECKING:
     from langmem_ext.config import Settings
     from langmem_ext.memory.models import MemoryEntry, PendingItem, SearchHit
+    from langmem_ext.memory.profile import ProfileUpdate
 
 
 class MemoryOps(Protocol):
@@ -81,6 +83,10 @@ class MemoryOps(Protocol):
 
     def delete(self, entry_id: str, *, scope: str | None = ...) -> None: ...
 
+    def upsert_facts(
+        self, facts: dict[str, Any], *, scope: str | None = ..., source: str = ...
+    ) -> ProfileUpdate: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +95,9 @@ SOURCE = "extractor"
 SHOWN_MEMORIES = 5
 """Related memories shown to the model when the caller passes none."""
 PROTECTED = frozenset({"core", "system"})
+PROFILE_PREDICATES = {"allergic_to": "allergies", "name": "name"}
+"""Statement predicates that are also profile fields (the fallback proposes them)."""
+_ITEMS_RE = re.compile(r"\s*(?:和|与|及|、|,|，|\band\b)\s*")
 
 EXTRACTION_PROMPT = """You maintain the long-term memory of an assistant. Read the last \
 conversation turn and the memories recalled for it, then decide what changes.
@@ -145,6 +154,8 @@ class ExtractionReport(BaseModel):
     boosted: list[str] = Field(default_factory=list)
     deleted: list[str] = Field(default_factory=list)
     pending: list[str] = Field(default_factory=list)
+    profile: list[str] = Field(default_factory=list)
+    """Profile changes: fields written, or pending ids (safety-critical fields)."""
     ignored: list[str] = Field(default_factory=list)
     used_fallback: bool = False
     error: str | None = None
@@ -195,6 +206,7 @@ class Extractor:
             logger.info("extraction without a model: explicit first-person statements")
             for st in statements_in(turn):
                 self._statement(st, shown)
+                self._profile(st)
             return self.report
         allowed = {i for i, _ in shown}
         for action in plan.actions:
@@ -279,6 +291,20 @@ class Extractor:
             self._update(entry_id, st.text)
         except LangmemError as e:
             self._ignore(f"statement {st.text!r}: {e}")
+
+    def _profile(self, st: Statement) -> None:
+        """A statement of a profile field also proposes the profile change (pending for
+        a safety-critical field). A negated one ("我不再对花生过敏") changes only memory."""
+        field = PROFILE_PREDICATES.get(st.predicate)
+        if field is None or st.negated:
+            return
+        value: Any = st.object if field != "allergies" else _ITEMS_RE.split(st.object)
+        try:
+            up = self.memory.upsert_facts({field: value}, scope=self.scope, source=SOURCE)
+        except LangmemError as e:
+            self._ignore(f"profile {field} {st.object!r}: {e}")
+            return
+        self.report.profile += [c.field for c in up.changed] + [p.id for p in up.pending]
 
     def _add(self, text: str, category: str, slot: str | None) -> None:
         try:

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+if TYPE_CHECKING:
+    from langmem_ext.workspace.records import PendingRow
+
 Target = Literal["long_term", "daily"]
 
 
@@ -77,13 +80,29 @@ class PendingItem(BaseModel):
     """Pending id, e.g. ``p-1a2b3c4d5e``."""
     text: str
     scope: str
-    target: Target
+    target: Target | Literal["profile"]
+    """Where it goes once confirmed (``profile``: a change of the user profile)."""
     category: str
     status: Literal["pending", "confirmed", "rejected", "expired"]
     created_at: datetime
     expires_at: datetime
     entry_id: str
-    """The entry id the memory gets once confirmed."""
+    """The entry id the memory gets once confirmed (``""`` for a profile change)."""
+
+    @classmethod
+    def from_row(cls, row: PendingRow) -> PendingItem:
+        """The public form of a ledger row."""
+        return cls(
+            id=row.id,
+            text=row.text,
+            scope=row.scope,
+            target=row.target if row.target in ("daily", "profile") else "long_term",  # type: ignore[arg-type]
+            category=row.category,
+            status=row.status,  # type: ignore[arg-type]
+            created_at=to_dt(row.created_at),  # type: ignore[arg-type]
+            expires_at=to_dt(row.expires_at),  # type: ignore[arg-type]
+            entry_id=row.entry_id,
+        )
 
 
 class SearchHit(_Cited):

@@ -48,6 +48,15 @@ from langmem_ext.memory.extraction import (
     related_memories,
 )
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
+from langmem_ext.memory.profile import (
+    PROFILE_TARGET,
+    Profile,
+    ProfileBook,
+    ProfileChange,
+    ProfileUpdate,
+    fact_ops,
+    preference_ops,
+)
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.memory.versions import version_chain
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
@@ -145,6 +154,8 @@ class Memory:
             exact_max_entries=settings.index.exact_search_max_entries,
         )
         self.engine = SearchEngine(self.workspace, inner, settings)
+        self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)
+        """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
 
@@ -337,17 +348,7 @@ class Memory:
 
     @staticmethod
     def _pending_item(row: PendingRow) -> PendingItem:
-        return PendingItem(
-            id=row.id,
-            text=row.text,
-            scope=row.scope,
-            target="daily" if row.target == "daily" else "long_term",
-            category=row.category,
-            status=row.status,  # type: ignore[arg-type]
-            created_at=to_dt(row.created_at),  # type: ignore[arg-type]
-            expires_at=to_dt(row.expires_at),  # type: ignore[arg-type]
-            entry_id=row.entry_id,
-        )
+        return PendingItem.from_row(row)
 
     def _load_pending(self, pending_id: str, scope: str) -> PendingRow:
         row = self.workspace.ledger.pending.get(str(pending_id).strip(), scope=scope)
@@ -387,6 +388,7 @@ class Memory:
         Returns:
             The ids of ``rows`` found confirmed.
         """
+        rows = [r for r in rows if r.target != PROFILE_TARGET]  # no file entry to find
         if not rows:
             return set()
         ws = self.workspace
@@ -413,8 +415,11 @@ class Memory:
         self._expire([r.id for r in rows if r.expires_at <= now])
         return [self._pending_item(r) for r in rows if r.expires_at > now]
 
-    def confirm(self, pending_id: str, *, scope: str | None = None) -> MemoryEntry:
+    def confirm(self, pending_id: str, *, scope: str | None = None) -> MemoryEntry | ProfileUpdate:
         """Confirm a pending memory: it is durable in Markdown when this returns.
+
+        A pending profile change (category ``profile``, proposed by the model or the
+        extractor) changes the profile instead and returns the :class:`ProfileUpdate`.
 
         Raises:
             PendingNotFoundError: unknown id, or an id of another scope.
@@ -425,6 +430,10 @@ class Memory:
         ws = self.workspace
         with ws.lock.hold():
             row = self._load_pending(pending_id, scope)
+            if row.target == PROFILE_TARGET:
+                update = self.profiles.confirm(row)
+                ws.ledger.pending.resolve(row.id, "confirmed", time.time())
+                return update
             path, title = self._file_for(scope, self._target(row.target), row.said_at)
             ws.write_entries(
                 scope,
@@ -1041,6 +1050,62 @@ class Memory:
             return ""
 
     # -- async twins -------------------------------------------------------
+
+    # -- user profile (memory/profile.py) ------------------------------------
+
+    def profile(self, *, scope: str | None = None) -> Profile:
+        """The scope's user profile (``PROFILE.md``; a hand edit is read back and recorded)."""
+        return self.profiles.read(self._scope(scope))
+
+    def upsert_facts(
+        self,
+        facts: dict[str, Any],
+        *,
+        scope: str | None = None,
+        source: str = "app",
+        replace: bool = False,
+    ) -> ProfileUpdate:
+        """Set typed profile fields, e.g. ``{"allergies": ["花生"], "name": "小明"}``.
+
+        Args:
+            facts: Field → value; list fields take a list (or a comma-separated text).
+            scope: Whose profile.
+            source: ``app`` (trusted: written at once); ``agent`` / ``extractor``
+                propose: their safety-critical changes wait as pending items.
+            replace: Replace list fields instead of adding the new items.
+
+        Raises:
+            InvalidInputError: an unknown field or a value of the wrong kind.
+        """
+        ops = fact_ops(facts, replace=replace)
+        return self.profiles.upsert(self._scope(scope), ops, source)
+
+    def upsert_preferences(
+        self, preferences: dict[str, str | None], *, scope: str | None = None, source: str = "app"
+    ) -> ProfileUpdate:
+        """Set free preferences (text → text; ``None`` removes one); written at once."""
+        return self.profiles.upsert(self._scope(scope), preference_ops(preferences), source)
+
+    def profile_history(
+        self, *, scope: str | None = None, field: str | None = None
+    ) -> builtins.list[ProfileChange]:
+        """Every change of the scope's profile (of one field when given), oldest first."""
+        return self.profiles.history(self._scope(scope), field)
+
+    def safety_block(self, *, scope: str | None = None, max_tokens: int | None = None) -> str:
+        """The safety-critical part of the profile as a system block (``""`` when empty).
+
+        Within ``max_tokens`` (default ``injection.profile_tokens``); the graph and the
+        middleware put it in every model call.
+        """
+        budget = self.settings.injection.profile_tokens if max_tokens is None else max_tokens
+        return self.profiles.safety_block(self._scope(scope), budget)
+
+    aprofile = async_method(profile)
+    aupsert_facts = async_method(upsert_facts)
+    aupsert_preferences = async_method(upsert_preferences)
+    aprofile_history = async_method(profile_history)
+    asafety_block = async_method(safety_block)
 
     asave = async_method(save)
     aconfirm = async_method(confirm)

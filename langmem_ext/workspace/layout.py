@@ -135,6 +135,10 @@ class Layout:
             return self.root / "MEMORY.md"
         return self.scope_dir(scope) / "LONG_TERM.md"
 
+    def profile(self, scope: str) -> Path:
+        """The scope's user profile (``PROFILE.md``, next to its long-term file)."""
+        return self.long_term(scope).parent / "PROFILE.md"
+
     def daily(self, scope: str, day: date) -> Path:
         """The scope's daily notes of ``day``."""
         return self.scope_dir(scope) / f"{day.isoformat()}.md"

@@ -81,6 +81,22 @@ class HistoryRow:
 
 
 @dataclass(frozen=True)
+class ProfileChangeRow:
+    """One change of a profile field (``profile_history``)."""
+
+    scope: str
+    field: str
+    """A typed field (``allergies``, ``name`` …) or ``preferences.<key>``."""
+    old_value: str | None
+    """The value before, as JSON (``None``: unset)."""
+    new_value: str | None
+    """The value after, as JSON (``None``: removed)."""
+    source: str
+    """Who changed it: ``app``, ``agent``, ``extractor``, ``hand-edit`` …"""
+    at: float
+
+
+@dataclass(frozen=True)
 class StoredMessage:
     """One message of a conversation (``session_messages``)."""
 
@@ -268,6 +284,22 @@ class EntryRepository(Protocol):
 
     def history(self, entry_id: str, scope: str) -> list[HistoryRow]:
         """The edits of an entry of ``scope``, oldest first (empty when none)."""
+        ...
+
+
+class ProfileHistoryRepository(Protocol):
+    """Every change of the users' profiles (``profile_history``)."""
+
+    def record(self, rows: Sequence[ProfileChangeRow]) -> None:
+        """Append changes (in one write)."""
+        ...
+
+    def of_scope(self, scope: str, field: str | None = None) -> list[ProfileChangeRow]:
+        """A scope's changes (of one field when given), oldest first."""
+        ...
+
+    def latest(self, scope: str) -> dict[str, str | None]:
+        """The last recorded value (JSON) of every field the scope ever changed."""
         ...
 
 
@@ -689,6 +721,8 @@ __all__ = [
     "NewEventRow",
     "PendingRepository",
     "PendingRow",
+    "ProfileChangeRow",
+    "ProfileHistoryRepository",
     "SessionRepository",
     "SessionRow",
     "StoreItemsRepository",

@@ -26,6 +26,7 @@ from langmem_ext.workspace.records import (
     EventRepository,
     MetaRepository,
     PendingRepository,
+    ProfileHistoryRepository,
     SessionRepository,
     StoreItemsRepository,
 )
@@ -35,6 +36,7 @@ from langmem_ext.workspace.sqlite.entries import SqliteEntries
 from langmem_ext.workspace.sqlite.events import SqliteEvents
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.pending import SqlitePending
+from langmem_ext.workspace.sqlite.profile import SqliteProfileHistory
 from langmem_ext.workspace.sqlite.schema import migrate
 from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
 from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
@@ -74,6 +76,8 @@ class Ledger:
         """The session hot log (``session_events`` and its FTS5 table)."""
         self.store: StoreItemsRepository = SqliteStoreItems(self._conn, self._lock)
         """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
+        self.profile: ProfileHistoryRepository = SqliteProfileHistory(self._conn, self._lock)
+        """Every change of the users' profiles (``profile_history``)."""
 
     def close(self) -> None:
         """Close the connection."""

@@ -189,6 +189,19 @@ _STORE_FTS = (
     "SELECT item_id, group_concat(tokens, ' ') FROM store_texts GROUP BY item_id",
 )
 
+_PROFILE = (
+    """CREATE TABLE IF NOT EXISTS profile_history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    field TEXT NOT NULL,
+    old_value TEXT,
+    new_value TEXT,
+    source TEXT NOT NULL,
+    at REAL NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS profile_history_scope ON profile_history(scope, field, seq)",
+)
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -213,6 +226,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(3, "keyword index of store items (store_fts)", _STORE_FTS),
+    Migration(4, "user profiles: every change of a field (profile_history)", _PROFILE),
 )
 """Every step of the ledger's schema, oldest first."""
 
