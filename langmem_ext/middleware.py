@@ -359,6 +359,20 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return ""
         return self._render(hits, plan[1])
 
+    def _safety(self) -> Steps[str]:
+        """The profile's safety block: in every call, whatever the gate says, before
+        the recalled memory, in the system message (never compacted or clipped)."""
+        memory = self.memory
+        try:
+            scope = scope_from_config(_current_config(), self.scope)
+            block: str = yield _Call(memory.safety_block, memory.asafety_block, scope=scope)
+            return block
+        except LangmemError as e:
+            logger.error("the profile's safety fields could not be read: %s", e)
+            return (
+                "<user_safety_profile>The user's profile could not be read.</user_safety_profile>"
+            )
+
     def _plan(self, query: str, scope: str | None) -> tuple[str, bool] | None:
         """``(scope, forced)`` when ``query`` should be searched, else ``None``."""
         if not query.strip():
@@ -443,8 +457,9 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The body of :meth:`wrap_model_call` / :meth:`awrap_model_call` before the
         model call: recall, then compact the history when the call would not fit
         (the checkpoint routine of :mod:`langmem_ext.memory.session`)."""
+        safety = yield from self._safety()
         block = yield from self._recall(_last_user_text(request.messages), None)
-        request = _with_block(request, block)
+        request = _with_block(_with_block(request, safety), block)
         fit = self._fit_start(request)
         if self._needs_compaction(fit):
             cp = yield _Call(

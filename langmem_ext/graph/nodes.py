@@ -40,7 +40,7 @@ from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.extraction import last_turn
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.models import cite
-from langmem_ext.memory.profile import ProfileUpdate
+from langmem_ext.memory.profile import UNREADABLE_SAFETY, ProfileUpdate
 from langmem_ext.memory.session import record_checkpoint, run_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
@@ -325,13 +325,30 @@ def create_preflight_recall_node(
             tool_context=carried or state.get("tool_context"),
         )
         update.update({"memory_context": block, "recalled": recalled, "tool_context": None})
+        update["profile_context"] = _safety_block(memory, scope, inj.profile_tokens)
         return update
 
     return preflight_recall
 
 
+def _safety_block(memory: Memory, scope: str, max_tokens: int) -> str:
+    """The profile's safety block, every turn whatever the gate says ("" when empty)."""
+    try:
+        return memory.safety_block(scope=scope, max_tokens=max_tokens)
+    except LangmemError as err:  # e.g. the lock timed out: say so rather than drop it silently
+        logger.error("the profile's safety fields could not be read: %s", err)
+        return UNREADABLE_SAFETY
+
+
+def _system_prompt(state: MemoryState) -> SystemMessage:
+    """The system prompt with the profile's safety block: the first system message, so
+    compaction never removes it and clipping never cuts it."""
+    safety = state.get("profile_context")
+    return SystemMessage(f"{SYSTEM_PROMPT}\n\n{safety}" if safety else SYSTEM_PROMPT)
+
+
 def _system_messages(state: MemoryState) -> list[BaseMessage]:
-    out: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    out: list[BaseMessage] = [_system_prompt(state)]
     if state.get("summary"):
         out.append(summary_message(str(state["summary"])))
     if state.get("memory_context"):
@@ -341,7 +358,7 @@ def _system_messages(state: MemoryState) -> list[BaseMessage]:
 
 def _base_system(state: MemoryState) -> list[BaseMessage]:
     """System prompt and memory block (the summary is placed by the fitter)."""
-    out: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    out: list[BaseMessage] = [_system_prompt(state)]
     if state.get("memory_context"):
         out.append(SystemMessage(str(state["memory_context"])))
     return out
@@ -565,7 +582,7 @@ def create_checkpoint_node(
 
     def checkpoint_summarize(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         messages = state.get("messages", [])
-        fixed = system_tokens + _text_tokens(str(state.get("memory_context", "")))
+        fixed = system_tokens + _injected_tokens(state)
         done = run_checkpoint(
             messages,
             state.get("summary"),
@@ -713,6 +730,13 @@ def _text_tokens(text: str) -> int:
     return count_tokens(text)
 
 
+def _injected_tokens(state: MemoryState) -> int:
+    """Tokens of what preflight put in front of the history (memory and safety blocks)."""
+    return _text_tokens(str(state.get("memory_context", ""))) + _text_tokens(
+        str(state.get("profile_context", ""))
+    )
+
+
 def needs_checkpoint(state: MemoryState, settings: Settings, system_tokens: int = 0) -> bool:
     """Fresh token count of the state (never a stale one) against the threshold.
 
@@ -723,7 +747,7 @@ def needs_checkpoint(state: MemoryState, settings: Settings, system_tokens: int 
     st = settings.short_term
     history = [m for m in state.get("messages", []) if not isinstance(m, SystemMessage)]
     summary = state.get("summary")
-    system = system_tokens + _text_tokens(str(state.get("memory_context", "")))
+    system = system_tokens + _injected_tokens(state)
     estimated = system + history_tokens(history)
     if summary and summary.strip():
         estimated += message_tokens(summary_message(summary))

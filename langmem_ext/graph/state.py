@@ -16,6 +16,9 @@ class MemoryState(MessagesState, total=False):
         summary: The running summary of everything checkpointed away.
         memory_context: The delimited memory block built by ``preflight_recall``
             for this turn (recalled hits, core memories, first-turn notes).
+        profile_context: The safety-critical part of the user profile, refreshed by
+            ``preflight_recall`` every turn and sent in every answer call (in the first
+            system message, before the memory block).
         recalled: The hits recalled this turn (id, text, score, citation as the model
             sees it: ``path#^id (line N)``, anchor, created_at, source).
         pending_ids: Pending saves waiting for the user's confirmation.
@@ -31,6 +34,7 @@ class MemoryState(MessagesState, total=False):
 
     summary: str | None
     memory_context: str
+    profile_context: str
     recalled: list[dict[str, Any]]
     pending_ids: list[str]
     notes: list[str]
