@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -219,6 +219,41 @@ class LifecycleSettings(BaseModel):
     """A fact at this importance is reviewed for promotion to core."""
     core_threshold: float = 3.0
     """Importance of a core memory."""
+    review_keep_importance: float = 0.5
+    """A fact that a decay review keeps is reset to this importance (seed 001)."""
+    review_search_rounds: int = Field(default=3, ge=0)
+    """Searches the reviewer model may make before it decides (seed 001's ``[SEARCH:]``)."""
+    promote_boost_days: int = Field(default=3, ge=1)
+    """Without a reviewer model (or when it fails), a fact reviewed for core is promoted
+    once it was boosted on this many distinct days and never superseded."""
+    decay_on_open: bool = True
+    """When a ``Memory`` opens and decay last ran over 24 h ago, it runs then
+    (seed 001's 启动时自动衰减); deletions and reviews wait for ``maintain``."""
+    daily_jobs: bool = True
+    """``langmem-ext serve`` runs ``maintain`` on start when due and daily at
+    :attr:`daily_at`, with the day archive, plus idle-conversation summaries."""
+    daily_at: str = "04:00"
+    """Local time (``HH:MM``) of the daily jobs under ``serve`` (seed 003's 04:00 archive)."""
+    idle_check_minutes: float = Field(default=10.0, gt=0)
+    """How often ``serve`` looks for conversations idle ``short_term.idle_episode_hours``."""
+
+    @field_validator("daily_at")
+    @classmethod
+    def _hh_mm(cls, value: str) -> str:
+        parts = value.strip().split(":")
+        if (
+            len(parts) != 2
+            or not all(p.isdigit() for p in parts)
+            or not (0 <= int(parts[0]) < 24 and 0 <= int(parts[1]) < 60)
+        ):
+            msg = f"daily_at must be a local time HH:MM such as '04:00', got {value!r}"
+            raise ValueError(msg)
+        return f"{int(parts[0]):02d}:{int(parts[1]):02d}"
+
+    def daily_time(self) -> tuple[int, int]:
+        """:attr:`daily_at` as ``(hour, minute)``."""
+        hour, minute = self.daily_at.split(":")
+        return int(hour), int(minute)
 
 
 class ShortTermSettings(BaseModel):

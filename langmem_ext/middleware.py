@@ -9,6 +9,7 @@ data, not instructions, so a memory that reads like a command stays a quotation.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -47,6 +48,7 @@ from langgraph.types import Command
 
 from langmem_ext._scoping import scope_from_config
 from langmem_ext.errors import LangmemError
+from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import SearchHit, cite
 from langmem_ext.memory.service import Memory
 from langmem_ext.retrieval.gate import should_retrieve
@@ -119,6 +121,11 @@ def format_recalled_memory(
         )
     lines.append(f"</{BLOCK_TAG}>")
     return "\n".join(lines)
+
+
+def _memory_ids(hits: Sequence[SearchHit]) -> list[str]:
+    """Ids of the memories among ``hits`` (not session events)."""
+    return [h.id for h in hits if h.source == "memory"]
 
 
 def _last_user_text(messages: Sequence[AnyMessage]) -> str:
@@ -278,6 +285,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except LangmemError as e:
             logger.warning("memory recall failed (%s); answering without memory", e)
             return ""
+        record_recall(self.memory, _memory_ids(hits), scope=plan[0])
         return self._render(hits, plan[1])
 
     async def arecall(self, query: str, *, scope: str | None = None) -> str:
@@ -290,6 +298,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except LangmemError as e:
             logger.warning("memory recall failed (%s); answering without memory", e)
             return ""
+        await asyncio.to_thread(record_recall, self.memory, _memory_ids(hits), scope=plan[0])
         return self._render(hits, plan[1])
 
     def _plan(self, query: str, scope: str | None) -> tuple[str, bool] | None:

@@ -62,7 +62,10 @@ class HistoryRow:
     entry_id: str
     scope: str
     op: str
-    """``add``, ``update``, ``delete``, ``hand-add``, ``hand-edit``, ``move`` or ``removed``."""
+    """``add``, ``update``, ``delete``, ``hand-add``, ``hand-edit``, ``move`` or ``removed``;
+    the lifecycle (:mod:`langmem_ext.memory.lifecycle`) adds ``decay`` and ``review-keep``
+    (``old_text`` / ``new_text`` hold the importance before and after, e.g. ``"1.0000"``)
+    and ``promote`` (both hold the entry's text)."""
     old_text: str | None
     new_text: str | None
     at: float
@@ -129,6 +132,28 @@ class EntryRepository(Protocol):
 
     def history(self, entry_id: str, scope: str) -> list[HistoryRow]:
         """The edits of an entry of ``scope``, oldest first (empty when none)."""
+        ...
+
+    def scopes(self) -> list[str]:
+        """Scopes that have live entries, sorted."""
+        ...
+
+    def set_importances(self, changes: Iterable[tuple[str, float]]) -> None:
+        """Set the importance of entries ``(id, importance)``, nothing else (decay, review).
+
+        Unlike :meth:`touch` the last access and the access count stay as they are.
+        """
+        ...
+
+    def mark_accessed(self, ids: Iterable[str], *, scope: str, at: float) -> int:
+        """Record that live entries of ``scope`` reached the model at ``at`` (a recall).
+
+        Sets their last access to ``at`` (never back in time) and counts one access
+        each; ids of other scopes, deleted or unknown ids are left alone.
+
+        Returns:
+            How many entries were marked.
+        """
         ...
 
 
@@ -205,6 +230,10 @@ class BoostRepository(Protocol):
 
     def total_since(self, entry_id: str, since: float) -> float:
         """Importance added to the entry by boosts after ``since``."""
+        ...
+
+    def times(self, entry_id: str) -> list[float]:
+        """When the entry was boosted (epoch seconds), oldest first."""
         ...
 
 

@@ -107,3 +107,28 @@ class SqliteEntries(SqliteRepo):
             (entry_id, scope),
         )
         return [from_row(HistoryRow, r) for r in rows]
+
+    def scopes(self) -> list[str]:
+        """Scopes that have live entries, sorted."""
+        rows = self._all("SELECT DISTINCT scope FROM entries WHERE deleted_at IS NULL ORDER BY 1")
+        return [str(r[0]) for r in rows]
+
+    def set_importances(self, changes: Iterable[tuple[str, float]]) -> None:
+        """Set the importance of entries ``(id, importance)``, nothing else (decay, review)."""
+        rows = [(float(importance), entry_id) for entry_id, importance in changes]
+        with self._atomic():
+            self._run_many("UPDATE entries SET importance = ? WHERE id = ?", rows)
+
+    def mark_accessed(self, ids: Iterable[str], *, scope: str, at: float) -> int:
+        """Record that live entries of ``scope`` reached the model at ``at`` (a recall)."""
+        marked = 0
+        with self._atomic():
+            for chunk, marks in in_chunks(list(dict.fromkeys(ids))):
+                cur = self._run(
+                    "UPDATE entries SET last_access = max(coalesce(last_access, 0), ?), "
+                    "access_count = access_count + 1 "
+                    f"WHERE scope = ? AND deleted_at IS NULL AND id IN ({marks})",
+                    (at, scope, *chunk),
+                )
+                marked += int(cur.rowcount or 0)
+        return marked
