@@ -144,7 +144,11 @@ def _serve(args: argparse.Namespace) -> int:
     """``langmem-ext serve``: the LangServe app with uvicorn until SIGINT / SIGTERM."""
     import signal
 
-    from langmem_ext.chat_models import ModelUnavailableError, check_model_reachable
+    from langmem_ext.chat_models import (
+        ModelUnavailableError,
+        chat_model_from_settings,
+        check_model_reachable,
+    )
     from langmem_ext.serving import serve
 
     def stop(_signum: int, _frame: Any) -> None:
@@ -155,6 +159,7 @@ def _serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         model: Any = None
+        jobs_model: Any = None
         if args.scripted:
             from langmem_ext.scripted import ScriptedChatModel, offline_policy
 
@@ -166,6 +171,7 @@ def _serve(args: argparse.Namespace) -> int:
             name = mem.settings.chat_model
             try:
                 check_model_reachable(mem.settings)
+                jobs_model = chat_model_from_settings(mem.settings)
             except ModelUnavailableError as e:
                 print(
                     f"warning: {str(e).splitlines()[0]} The chat model is not reachable: "
@@ -180,7 +186,15 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        serve(args.host, args.port, memory=mem, model=model)
+        lc = mem.settings.lifecycle
+        if lc.daily_jobs:
+            print(
+                f"lifecycle jobs: maintain when due and daily at {lc.daily_at} local time, "
+                "idle conversations summarised (LANGMEM_LIFECYCLE__DAILY_JOBS=false: off)",
+                file=sys.stderr,
+                flush=True,
+            )
+        serve(args.host, args.port, memory=mem, model=model, jobs_model=jobs_model)
     except KeyboardInterrupt:
         pass
     finally:
