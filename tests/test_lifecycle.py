@@ -97,7 +97,7 @@ def test_episode_is_deleted_on_day_7_not_6_with_history_and_markdown(fake_memory
     ]
     assert not live(fake_memory, ep) and ep not in path.read_text()
     assert fake_memory.search("面试", scope="main") == []
-    assert [h["op"] for h in fake_memory.history(ep, scope="main")] == ["add", "decay", "delete"]
+    assert [h["op"] for h in fake_memory.history(ep, scope="main")] == ["add", "delete"]
 
 
 def test_maintain_twice_on_one_day_equals_once(fake_memory: Memory) -> None:
@@ -156,12 +156,14 @@ def test_decay_catches_up_on_open_when_the_last_run_is_over_24_hours_old(tmp_pat
         _age(m, fact, 10)
         m.workspace.ledger.meta.set(DECAY_AT_KEY, repr(time.time() - 2 * DAY))
     with Memory(settings=s) as m:
+        assert m._catch_up is not None  # it runs beside the open
+        m._catch_up.join()
         # idle since 10 days ago: decayed on days 5..10, i.e. 6 times
         assert importance(m, fact) == pytest.approx(0.85**6)
         assert index_importance(m, fact) == pytest.approx(0.85**6)
         assert importance(m, fresh) == 1.0
-        assert m.history(fact, scope="main")[-1]["op"] == "decay"
     with Memory(settings=s) as m:  # ran less than 24 h ago: nothing more
+        assert m._catch_up is None
         assert importance(m, fact) == pytest.approx(0.85**6)
 
 
@@ -172,12 +174,24 @@ def test_no_decay_on_open_when_recent_or_switched_off(tmp_path: Path) -> None:
         _age(m, fact, 10)
         m.workspace.ledger.meta.set(DECAY_AT_KEY, repr(time.time() - 3600))
     with Memory(settings=s) as m:
-        assert importance(m, fact) == 1.0
+        assert m._catch_up is None and importance(m, fact) == 1.0
         m.workspace.ledger.meta.set(DECAY_AT_KEY, repr(time.time() - 2 * DAY))
     off = s.model_copy(deep=True)
     off.lifecycle.decay_on_open = False
     with Memory(settings=off) as m:
-        assert importance(m, fact) == 1.0
+        assert m._catch_up is None and importance(m, fact) == 1.0
+
+
+def test_close_waits_for_the_decay_on_open(tmp_path: Path) -> None:
+    s = fake_settings(tmp_path / "ws")
+    with Memory(settings=s) as m:
+        fact = m.add("Likes ramen", scope="main")
+        _age(m, fact, 10)
+        m.workspace.ledger.meta.set(DECAY_AT_KEY, repr(time.time() - 2 * DAY))
+    m = Memory(settings=s)
+    m.close()  # at once: the thread finishes before the connections close
+    with Memory(settings=s) as m:
+        assert importance(m, fact) == pytest.approx(0.85**6)
 
 
 def test_opening_an_empty_workspace_writes_no_decay_state(tmp_path: Path) -> None:

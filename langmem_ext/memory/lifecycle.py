@@ -7,11 +7,14 @@ Seed 001's rules as operations on a workspace (the table itself is the pure
   calendar days since the scope's last decay day, in one ledger transaction
   together with the new day (``meta`` key ``lifecycle.decay_day:<scope>``), so a
   run killed midway applied all of a scope or nothing, and a second run on the
-  same day changes nothing. Each changed importance gets a ``decay`` history row
-  (old and new importance) and is mirrored to the keyword index.
+  same day changes nothing. The new importances are mirrored to the keyword index;
+  a fact the decay makes due for review gets a ``decay`` history row (old and new
+  importance): the daily steps in between are not written one by one (every idle
+  entry changes every day; its importance and the scope's decay day tell them).
 - :func:`catch_up_on_open` runs that decay for every scope when a ``Memory`` opens
-  and the last decay is over 24 hours old (seed 001's 启动时自动衰减), only if the
-  workspace lock is free at once; deletions and reviews wait for ``maintain``.
+  and the last decay is over 24 hours old (seed 001's 启动时自动衰减), on a
+  background thread (:func:`start_catch_up`) and only if the workspace lock is free
+  at once; deletions and reviews wait for ``maintain``.
 - :func:`promote` moves a fact's bullet to the ``## Core`` section of its file and
   makes it ``core``; :func:`reset_importance` is a decay review's KEEP;
   :func:`delete_entries` is the bulk delete of jobs and reviews, which never
@@ -27,15 +30,16 @@ the maintenance run that calls them is :mod:`langmem_ext.memory.maintenance`.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from langmem_ext.errors import EntryNotFoundError
-from langmem_ext.memory.decay import NEVER_DECAY, DecayOutcome, day_of, decay_outcome
-from langmem_ext.workspace.records import EntryState, HistoryRow
+from langmem_ext.memory.decay import NEVER_DECAY, day_of, decay_outcome
+from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
 
 if TYPE_CHECKING:
     from langmem_ext.memory.service import Memory
@@ -50,9 +54,8 @@ CATCH_UP_AFTER_S = 86400.0
 """A ``Memory`` opening over this long after the last decay runs it (seed 001: 24 h)."""
 
 
-@dataclass(frozen=True)
-class ImportanceChange:
-    """One entry whose importance a lifecycle step changed.
+class ImportanceChange(NamedTuple):
+    """One entry whose importance decay changed.
 
     Attributes:
         entry_id: The entry.
@@ -89,34 +92,36 @@ def decay_day(memory: Memory, scope: str) -> date | None:
     return _day(memory.workspace.ledger.meta.get(DECAY_DAY_KEY.format(scope=scope)))
 
 
-def _outcomes(
-    states: Sequence[EntryState], memory: Memory, last: date | None, today: date
-) -> list[tuple[EntryState, DecayOutcome]]:
+def _changes(
+    rows: Sequence[EntryActivity], memory: Memory, scope: str, last: date | None, today: date
+) -> list[ImportanceChange]:
     lc = memory.settings.lifecycle
-    out: list[tuple[EntryState, DecayOutcome]] = []
-    for st in states:
-        if st.category in NEVER_DECAY:
-            continue
+    out: list[ImportanceChange] = []
+    for row in rows:
         o = decay_outcome(
-            category=st.category,
-            importance=st.importance,
-            created_at=st.created_at,
-            last_active=last_active(st),
+            category=row.category,
+            importance=row.importance,
+            created_at=row.created_at,
+            last_active=row.last_active,
             last_run=last,
             today=today,
             settings=lc,
         )
-        if o.steps and o.importance != st.importance:
-            out.append((st, o))
+        if o.steps and o.importance != row.importance:
+            out.append(
+                ImportanceChange(
+                    row.id, scope, row.category, row.importance, o.importance, o.action
+                )
+            )
     return out
 
 
 def decay_scope(memory: Memory, scope: str, *, today: date) -> list[ImportanceChange] | None:
     """Apply the decay table to a scope for the days since its last decay day.
 
-    Holds the workspace lock; the new importances, their ``decay`` history rows and
-    the scope's decay day commit in one ledger transaction, then the keyword index
-    mirrors them. Deletion of old episodes is not done here (see
+    Holds the workspace lock; the new importances and the scope's decay day commit in
+    one ledger transaction (with a ``decay`` history row for each fact the decay made
+    due for review), then the keyword index mirrors them. Deletion of old episodes is not done here (see
     :func:`~langmem_ext.memory.maintenance.maintain`).
 
     Args:
@@ -134,22 +139,18 @@ def decay_scope(memory: Memory, scope: str, *, today: date) -> list[ImportanceCh
         last = _day(ws.ledger.meta.get(key))
         if last is not None and last >= today:
             return None
-        outcomes = _outcomes(ws.ledger.entries.of_scope(scope), memory, last, today)
+        changes = _changes(ws.ledger.entries.activity(scope), memory, scope, last, today)
+        importances = [(c.entry_id, c.after) for c in changes]
         at = time.time()
         with ws.ledger.transaction():
-            ws.ledger.entries.set_importances([(st.id, o.importance) for st, o in outcomes])
-            for st, o in outcomes:
-                ws.ledger.entries.record_history(
-                    HistoryRow(
-                        st.id, scope, "decay", f"{st.importance:.4f}", f"{o.importance:.4f}", at
-                    )
-                )
+            ws.ledger.entries.set_importances(importances)
+            ws.ledger.entries.record_history_many(
+                HistoryRow(c.entry_id, scope, "decay", f"{c.before:.4f}", f"{c.after:.4f}", at)
+                for c in changes
+                if c.outcome == "review"
+            )
             ws.ledger.meta.set(key, today.isoformat())
-        changes = [
-            ImportanceChange(st.id, scope, st.category, st.importance, o.importance, o.action)
-            for st, o in outcomes
-        ]
-        ws.keyword.set_importances([(c.entry_id, c.after) for c in changes])
+        ws.keyword.set_importances(importances)
     if changes:
         logger.info("decay of %s on %s: %d memories", scope, today.isoformat(), len(changes))
     return changes
@@ -210,6 +211,33 @@ def catch_up_on_open(memory: Memory) -> list[ImportanceChange] | None:
         if not decay_due(memory):  # another process ran it meanwhile
             return None
         return decay_all(memory)
+
+
+def start_catch_up(memory: Memory) -> threading.Thread | None:
+    """:func:`catch_up_on_open` on a background thread, when it is due.
+
+    The check is one ``meta`` read on the caller's thread; the decay itself runs
+    beside the caller (a 10k-memory scope takes ~0.2 s), so opening a workspace and
+    its first search do not wait for it. ``Memory.close`` waits for the thread.
+
+    Returns:
+        The thread, or ``None`` when nothing is due.
+    """
+    if not memory.settings.lifecycle.decay_on_open or not decay_due(memory):
+        return None
+    if not memory.workspace.ledger.entries.scopes():
+        return None
+
+    def run() -> None:
+        try:
+            catch_up_on_open(memory)
+        except Exception:  # never fail the memory over it: maintain() retries
+            logger.exception("decay on open failed; the next maintain() runs it")
+
+    thread = threading.Thread(target=run, name="langmem-decay-on-open", daemon=True)
+    thread.start()
+    memory.on_close(thread.join)
+    return thread
 
 
 def mirror_importances(memory: Memory, scope: str) -> int:
@@ -394,4 +422,5 @@ __all__ = [
     "record_access",
     "record_recall",
     "reset_importance",
+    "start_catch_up",
 ]

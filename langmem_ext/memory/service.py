@@ -39,7 +39,7 @@ from langmem_ext.errors import (
     TextTooLongError,
 )
 from langmem_ext.memory._utils import async_method
-from langmem_ext.memory.lifecycle import catch_up_on_open, record_access
+from langmem_ext.memory.lifecycle import record_access, start_catch_up
 from langmem_ext.memory.maintenance import MaintenanceReport, maintain
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.reviewer import ReviewKind, ReviewResult, review_entry
@@ -137,10 +137,8 @@ class Memory:
         self.engine = SearchEngine(self.workspace, inner, settings)
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
-        try:  # seed 001: decay on open when the last run is over 24 h old
-            catch_up_on_open(self)
-        except Exception:  # never fail an open over it: maintain() retries
-            logger.exception("decay on open failed; the next maintain() runs it")
+        # seed 001: decay on open when the last run is over 24 h old, beside the caller
+        self._catch_up = start_catch_up(self)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Memory:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,17 @@ class EntryState:
     source: str
     verified: bool
     deleted_at: float | None
+
+
+class EntryActivity(NamedTuple):
+    """What decay reads of one live entry (a narrow read: decay visits every entry)."""
+
+    id: str
+    category: str
+    importance: float
+    created_at: float
+    last_active: float
+    """The latest of its creation, text edit (``updated_at``) and last access."""
 
 
 @dataclass(frozen=True)
@@ -130,12 +141,20 @@ class EntryRepository(Protocol):
         """Append one edit to an entry's history."""
         ...
 
+    def record_history_many(self, rows: Iterable[HistoryRow]) -> None:
+        """Append many edits (one statement per row, in one transaction)."""
+        ...
+
     def history(self, entry_id: str, scope: str) -> list[HistoryRow]:
         """The edits of an entry of ``scope``, oldest first (empty when none)."""
         ...
 
     def scopes(self) -> list[str]:
         """Scopes that have live entries, sorted."""
+        ...
+
+    def activity(self, scope: str) -> list[EntryActivity]:
+        """The live entries of a scope that decay may change (not ``system`` / ``core``)."""
         ...
 
     def set_importances(self, changes: Iterable[tuple[str, float]]) -> None:
@@ -239,6 +258,7 @@ class BoostRepository(Protocol):
 
 __all__ = [
     "BoostRepository",
+    "EntryActivity",
     "EntryRepository",
     "EntryState",
     "HistoryRow",
