@@ -223,6 +223,10 @@ class LifecycleSettings(BaseModel):
     """A fact that a decay review keeps is reset to this importance (seed 001)."""
     review_search_rounds: int = Field(default=3, ge=0)
     """Searches the reviewer model may make before it decides (seed 001's ``[SEARCH:]``)."""
+    max_model_reviews: int = Field(default=50, ge=0)
+    """Reviews one ``maintain`` run asks the reviewer model for; the other facts due
+    wait for the next run (a store idle for weeks would otherwise cost a model call per
+    fact at once). Without a model every due fact is reviewed (the rules are cheap)."""
     promote_boost_days: int = Field(default=3, ge=1)
     """Without a reviewer model (or when it fails), a fact reviewed for core is promoted
     once it was boosted on this many distinct days and never superseded."""

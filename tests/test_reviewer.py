@@ -170,3 +170,15 @@ def test_reviewer_sees_the_memory_and_the_decision_tools(fake_memory: Memory) ->
     ]
     first = model.calls[0]
     assert isinstance(first[-1], HumanMessage) and "Likes ramen" in str(first[-1].content)
+
+
+def test_model_reviews_per_run_are_capped_and_the_rest_wait(fake_memory: Memory) -> None:
+    facts = fake_memory.add_many(["Had a cold", "Was tired", "Missed the bus"], scope="main")
+    fake_memory.workspace.ledger.entries.set_importances([(f, 0.1) for f in facts])
+    fake_memory.settings.lifecycle.max_model_reviews = 2
+    model = ScriptedChatModel(policy=lambda messages: decide("DELETE", "a passing state"))
+    first = fake_memory.maintain(model=model)
+    assert len(first.reviews) == 2 and first.reviews_deferred == 1
+    second = fake_memory.maintain(model=model)
+    assert len(second.reviews) == 1 and second.reviews_deferred == 0
+    assert fake_memory.list(scope="main") == []

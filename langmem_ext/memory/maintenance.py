@@ -99,6 +99,8 @@ class MaintenanceReport:
         changes: Every change, in the order made.
         decay_already_done: Scopes whose decay had already run for ``day``.
         reviews: The reviews made (decision, fallback or model, searches).
+        reviews_deferred: Facts due for review left for the next run
+            (``lifecycle.max_model_reviews`` model reviews were made).
         events_purged: Session hot-log rows past their TTL deleted.
         temp_files_removed: Temp files of killed writes removed.
         index_repaired: Keyword-index importances corrected from the ledger.
@@ -110,6 +112,7 @@ class MaintenanceReport:
     changes: list[MaintenanceChange] = field(default_factory=list)
     decay_already_done: list[str] = field(default_factory=list)
     reviews: list[ReviewResult] = field(default_factory=list)
+    reviews_deferred: int = 0
     events_purged: int = 0
     temp_files_removed: int = 0
     index_repaired: int = 0
@@ -263,6 +266,14 @@ def maintain(
             report.changes.extend(_decay_change(c, texts) for c in decayed)
         ticker.tick()
     plans = [(s, _old_episodes(memory, s, today), due_reviews(memory, s)) for s in scopes]
+    if model is not None:  # a model call per review: at most max_model_reviews a run
+        room = memory.settings.lifecycle.max_model_reviews
+        capped = []
+        for s, old, due in plans:
+            capped.append((s, old, due[:room]))
+            report.reviews_deferred += len(due) - len(due[:room])
+            room -= len(due[:room])
+        plans = capped
     ticker.grow(sum(len(old) + len(due) for _s, old, due in plans))
     for s, old, due in plans:
         _delete_episodes(memory, s, old, today, report, ticker)
