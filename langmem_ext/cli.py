@@ -282,6 +282,9 @@ def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
         from langmem_ext.chat_models import load_chat_model
 
         model = load_chat_model(mem.settings)
+    from langmem_ext.memory.events import SessionLog
+
+    SessionLog(mem)  # registers the hot log's TTL purge with maintain
     update, close = _progress_bar("maintain", unit="step")
     try:
         rep = mem.maintain(scope=args.scope, now=_when(args.now), progress=update, model=model)

@@ -17,6 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
+from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.lifecycle import DECAY_AT_KEY, DECAY_DAY_KEY, delete_entries
 from langmem_ext.middleware import MemoryMiddleware
 from langmem_ext.scripted import ScriptedChatModel
@@ -247,3 +248,11 @@ async def test_async_maintain_and_middleware_recall(fake_memory: Memory) -> None
     assert st.last_access == noon(20).timestamp()  # an access never goes back in time
     report = await fake_memory.amaintain(now=noon(24))
     assert report.count("decayed") == 0 and importance(fake_memory, fact) == 1.0
+
+
+def test_maintain_purges_the_hot_log_past_its_ttl(fake_memory: Memory) -> None:
+    log = SessionLog(fake_memory)  # registers its purge with maintain
+    log.append("main", "t1", "user", "帮我查一下去杭州的高铁", at=time.time())
+    assert fake_memory.maintain(now=noon(10)).events_purged == 0
+    report = fake_memory.maintain(now=noon(31))
+    assert report.events_purged == 1 and log.recent("main") == []

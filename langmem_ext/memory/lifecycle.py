@@ -32,19 +32,59 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import date
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from langmem_ext.errors import EntryNotFoundError
 from langmem_ext.memory.decay import NEVER_DECAY, day_of, decay_outcome
 from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.service import Memory
+    from langmem_ext.config import Settings
+    from langmem_ext.memory.models import PendingItem, SearchHit
+    from langmem_ext.workspace.store import Progress, SyncReport, Workspace
 
 logger = logging.getLogger(__name__)
+
+
+class MemoryHost(Protocol):
+    """What the lifecycle uses of a memory service (:class:`~langmem_ext.Memory` is one).
+
+    The lifecycle modules name this protocol, not ``Memory``: ``Memory``'s own
+    ``maintain`` / ``review`` delegate to them, and the imports run one way.
+    """
+
+    settings: Settings
+    workspace: Workspace
+
+    def delete(self, entry_id: str, *, scope: str | None = None) -> None:
+        """Forget one entry (bullet, ledger with history, index)."""
+        ...
+
+    def search(
+        self, query: str, *, scope: str | None = None, k: int | None = None, intent: Any = "auto"
+    ) -> list[SearchHit]:
+        """Search a scope."""
+        ...
+
+    def sync(self, *, scope: str | None = None, progress: Progress | None = None) -> SyncReport:
+        """Pick up hand edits of a scope."""
+        ...
+
+    def list_pending(self, *, scope: str | None = None) -> list[PendingItem]:
+        """Pending items of a scope (settled and expired by the clock)."""
+        ...
+
+    def on_close(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` when the memory closes."""
+        ...
+
+    def maintenance_steps(self) -> list[Callable[[float], int]]:
+        """Workspace-wide steps registered by services on top (the hot log's purge)."""
+        ...
+
 
 DECAY_DAY_KEY = "lifecycle.decay_day:{scope}"
 """``meta`` key: the last day (ISO) decay was applied to a scope."""
@@ -87,13 +127,13 @@ def _day(value: str | None) -> date | None:
         return None
 
 
-def decay_day(memory: Memory, scope: str) -> date | None:
+def decay_day(memory: MemoryHost, scope: str) -> date | None:
     """The last day decay was applied to ``scope`` (``None``: never)."""
     return _day(memory.workspace.ledger.meta.get(DECAY_DAY_KEY.format(scope=scope)))
 
 
 def _changes(
-    rows: Sequence[EntryActivity], memory: Memory, scope: str, last: date | None, today: date
+    rows: Sequence[EntryActivity], memory: MemoryHost, scope: str, last: date | None, today: date
 ) -> list[ImportanceChange]:
     lc = memory.settings.lifecycle
     out: list[ImportanceChange] = []
@@ -116,7 +156,7 @@ def _changes(
     return out
 
 
-def decay_scope(memory: Memory, scope: str, *, today: date) -> list[ImportanceChange] | None:
+def decay_scope(memory: MemoryHost, scope: str, *, today: date) -> list[ImportanceChange] | None:
     """Apply the decay table to a scope for the days since its last decay day.
 
     Holds the workspace lock; the new importances and the scope's decay day commit in
@@ -156,7 +196,7 @@ def decay_scope(memory: Memory, scope: str, *, today: date) -> list[ImportanceCh
     return changes
 
 
-def decay_all(memory: Memory, *, now: float | None = None) -> list[ImportanceChange]:
+def decay_all(memory: MemoryHost, *, now: float | None = None) -> list[ImportanceChange]:
     """Decay every scope with live entries for the days up to ``now``'s day.
 
     Records the run's time (``lifecycle.decay_at``), which :func:`catch_up_on_open`
@@ -178,7 +218,7 @@ def decay_all(memory: Memory, *, now: float | None = None) -> list[ImportanceCha
     return changes
 
 
-def decay_due(memory: Memory, now: float | None = None) -> bool:
+def decay_due(memory: MemoryHost, now: float | None = None) -> bool:
     """Whether the last decay over every scope is over 24 hours old (or never ran)."""
     ts = time.time() if now is None else now
     last = memory.workspace.ledger.meta.get(DECAY_AT_KEY)
@@ -188,7 +228,7 @@ def decay_due(memory: Memory, now: float | None = None) -> bool:
         return True
 
 
-def catch_up_on_open(memory: Memory) -> list[ImportanceChange] | None:
+def catch_up_on_open(memory: MemoryHost) -> list[ImportanceChange] | None:
     """Seed 001's 启动时自动衰减: decay on open when the last run is over 24 h old.
 
     Cheap when not due (one ``meta`` read). When due, runs :func:`decay_all` only if
@@ -213,7 +253,7 @@ def catch_up_on_open(memory: Memory) -> list[ImportanceChange] | None:
         return decay_all(memory)
 
 
-def start_catch_up(memory: Memory) -> threading.Thread | None:
+def start_catch_up(memory: MemoryHost) -> threading.Thread | None:
     """:func:`catch_up_on_open` on a background thread, when it is due.
 
     The check is one ``meta`` read on the caller's thread; the decay itself runs
@@ -240,7 +280,7 @@ def start_catch_up(memory: Memory) -> threading.Thread | None:
     return thread
 
 
-def mirror_importances(memory: Memory, scope: str) -> int:
+def mirror_importances(memory: MemoryHost, scope: str) -> int:
     """Make the keyword index hold the ledger's importances of a scope's entries.
 
     The ledger is written first; a process killed before the index followed leaves
@@ -257,14 +297,14 @@ def mirror_importances(memory: Memory, scope: str) -> int:
     return len(fix)
 
 
-def _state(memory: Memory, entry_id: str, scope: str) -> EntryState:
+def _state(memory: MemoryHost, entry_id: str, scope: str) -> EntryState:
     st = memory.workspace.ledger.entries.get(str(entry_id).strip())
     if st is None or st.scope != scope:
         raise EntryNotFoundError(f"No memory {entry_id!r} in this scope.")
     return st
 
 
-def promote(memory: Memory, entry_id: str, *, scope: str) -> EntryState:
+def promote(memory: MemoryHost, entry_id: str, *, scope: str) -> EntryState:
     """Make a memory ``core``: its bullet moves to ``## Core`` of its Markdown file.
 
     Its importance becomes at least ``lifecycle.core_threshold``; the ledger keeps a
@@ -305,7 +345,7 @@ def promote(memory: Memory, entry_id: str, *, scope: str) -> EntryState:
     return new
 
 
-def reset_importance(memory: Memory, entry_id: str, *, scope: str, importance: float) -> float:
+def reset_importance(memory: MemoryHost, entry_id: str, *, scope: str, importance: float) -> float:
     """Set one entry's importance (a decay review's KEEP), with a ``review-keep`` history row.
 
     Returns:
@@ -331,7 +371,7 @@ def reset_importance(memory: Memory, entry_id: str, *, scope: str, importance: f
 
 
 def delete_entries(
-    memory: Memory, entry_ids: Iterable[str], *, scope: str
+    memory: MemoryHost, entry_ids: Iterable[str], *, scope: str
 ) -> tuple[list[str], list[str]]:
     """Delete memories the way :meth:`Memory.delete <langmem_ext.Memory.delete>` does,
     skipping ``core`` and ``system`` ones (the bulk delete of jobs and reviews).
@@ -368,7 +408,7 @@ def delete_entries(
 
 
 def record_access(
-    memory: Memory, entry_ids: Iterable[str], *, scope: str, at: float | None = None
+    memory: MemoryHost, entry_ids: Iterable[str], *, scope: str, at: float | None = None
 ) -> int:
     """Record that memories reached the model (``last_access``, ``access_count``).
 
@@ -395,7 +435,7 @@ def record_access(
 
 
 def record_recall(
-    memory: Memory, entry_ids: Iterable[str], *, scope: str, at: float | None = None
+    memory: MemoryHost, entry_ids: Iterable[str], *, scope: str, at: float | None = None
 ) -> None:
     """:func:`record_access` for a recall surface: a failure is logged, never raised
     (an answer must not fail because an access time was not written)."""
@@ -410,6 +450,7 @@ __all__ = [
     "DECAY_AT_KEY",
     "DECAY_DAY_KEY",
     "ImportanceChange",
+    "MemoryHost",
     "catch_up_on_open",
     "decay_all",
     "decay_day",

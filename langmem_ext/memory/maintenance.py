@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
@@ -42,15 +42,13 @@ from langmem_ext.memory.decay import day_of
 from langmem_ext.memory.lifecycle import (
     DECAY_AT_KEY,
     ImportanceChange,
+    MemoryHost,
     decay_scope,
     delete_entries,
     mirror_importances,
 )
 from langmem_ext.memory.reviewer import ReviewResult, due_reviews, review_entry
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
-
-if TYPE_CHECKING:
-    from langmem_ext.memory.service import Memory
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +157,7 @@ class _Ticker:
             self.progress(self.done, self.total)
 
 
-def known_scopes(memory: Memory) -> list[str]:
+def known_scopes(memory: MemoryHost) -> list[str]:
     """Scopes with live memories or memory files."""
     found = set(memory.workspace.ledger.entries.scopes()) | set(memory.workspace.layout.scopes())
     return sorted(found) or [MAIN_SCOPE]
@@ -199,7 +197,7 @@ def _review_change(r: ReviewResult) -> MaintenanceChange | None:
     )
 
 
-def _old_episodes(memory: Memory, scope: str, today: date) -> list[tuple[str, float, float]]:
+def _old_episodes(memory: MemoryHost, scope: str, today: date) -> list[tuple[str, float, float]]:
     """``(id, importance, created_at)`` of the scope's episodes old enough to delete."""
     limit = memory.settings.lifecycle.episode_delete_after_days
     return [
@@ -209,7 +207,7 @@ def _old_episodes(memory: Memory, scope: str, today: date) -> list[tuple[str, fl
     ]
 
 
-def _expire_pending(memory: Memory, scope: str, ts: float) -> list[MaintenanceChange]:
+def _expire_pending(memory: MemoryHost, scope: str, ts: float) -> list[MaintenanceChange]:
     """Expire the scope's pending saves past their TTL at ``ts`` (written ones are
     confirmed first, as :meth:`Memory.list_pending` does)."""
     pending = memory.workspace.ledger.pending
@@ -228,7 +226,7 @@ def _expire_pending(memory: Memory, scope: str, ts: float) -> list[MaintenanceCh
 
 
 def maintain(
-    memory: Memory,
+    memory: MemoryHost,
     *,
     scope: str | None = None,
     now: datetime | date | float | None = None,
@@ -298,7 +296,7 @@ def maintain(
 
 
 def _delete_episodes(
-    memory: Memory,
+    memory: MemoryHost,
     scope: str,
     old: Sequence[tuple[str, float, float]],
     today: date,
@@ -326,15 +324,14 @@ def _delete_episodes(
         ticker.tick()
 
 
-def _workspace_chores(memory: Memory, ts: float, report: MaintenanceReport) -> None:
+def _workspace_chores(memory: MemoryHost, ts: float, report: MaintenanceReport) -> None:
     """The workspace-wide steps of a full run: hot-log TTL, temp files, run times."""
-    from langmem_ext.memory.events import SessionLog
-
-    try:
-        report.events_purged = SessionLog(memory).purge(now=ts)
-    except Exception as e:  # the hot log is not the memory: report and go on
-        report.errors.append(f"hot-log purge: {e}")
-        logger.exception("hot-log purge failed")
+    for step in memory.maintenance_steps():
+        try:
+            report.events_purged += step(ts)
+        except Exception as e:  # the hot log is not the memory: report and go on
+            report.errors.append(f"hot-log purge: {e}")
+            logger.exception("a registered maintenance step failed")
     report.temp_files_removed = len(memory.workspace.remove_stale_temp_files())
     meta = memory.workspace.ledger.meta
     with memory.workspace.ledger.transaction():
@@ -342,7 +339,7 @@ def _workspace_chores(memory: Memory, ts: float, report: MaintenanceReport) -> N
         meta.set(MAINTAIN_AT_KEY, repr(ts))
 
 
-def last_maintained(memory: Memory) -> float | None:
+def last_maintained(memory: MemoryHost) -> float | None:
     """When ``maintain`` last ran over the whole workspace (epoch seconds), or ``None``."""
     value = memory.workspace.ledger.meta.get(MAINTAIN_AT_KEY)
     try:

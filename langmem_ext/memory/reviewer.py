@@ -46,12 +46,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langmem_ext.errors import EntryNotFoundError, InvalidInputError, LangmemError
 from langmem_ext.memory.decay import NEVER_DECAY, day_of
-from langmem_ext.memory.lifecycle import delete_entries, last_active, promote, reset_importance
+from langmem_ext.memory.lifecycle import (
+    MemoryHost,
+    delete_entries,
+    last_active,
+    promote,
+    reset_importance,
+)
 from langmem_ext.workspace.records import EntryState
 
 if TYPE_CHECKING:
     from langmem_ext.memory.models import SearchHit
-    from langmem_ext.memory.service import Memory
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +156,7 @@ class InvalidReviewError(LangmemError):
     """The reviewer model's answer was not one valid decision."""
 
 
-def review_kind(memory: Memory, state: EntryState) -> ReviewKind | None:
+def review_kind(memory: MemoryHost, state: EntryState) -> ReviewKind | None:
     """Which review a memory is due for (``None``: none).
 
     A fact at or above ``core_review_at`` is due a promotion review unless a review
@@ -187,13 +192,13 @@ def _render_hits(hits: Sequence[SearchHit]) -> str:
     )
 
 
-def _related(memory: Memory, text: str, scope: str, exclude: str) -> list[SearchHit]:
+def _related(memory: MemoryHost, text: str, scope: str, exclude: str) -> list[SearchHit]:
     hits = memory.search(text, scope=scope, k=RELATED_K + 1, intent=None)
     return [h for h in hits if h.id != exclude and h.source == "memory"][:RELATED_K]
 
 
 def _prompt(
-    memory: Memory, state: EntryState, text: str, kind: ReviewKind, boost_days: int
+    memory: MemoryHost, state: EntryState, text: str, kind: ReviewKind, boost_days: int
 ) -> list[BaseMessage]:
     rounds = memory.settings.lifecycle.review_search_rounds
     system = (PROMOTION_PROMPT if kind == "promotion" else DECAY_PROMPT).format(rounds=rounds)
@@ -209,7 +214,7 @@ def _prompt(
 
 
 def _ask_model(
-    memory: Memory,
+    memory: MemoryHost,
     model: BaseChatModel,
     messages: list[BaseMessage],
     scope: str,
@@ -251,7 +256,7 @@ def _ask_model(
     raise InvalidReviewError(f"no decision after {rounds} searches")
 
 
-def _run_search(memory: Memory, call: Any, scope: str, searches: list[str], rounds: int) -> str:
+def _run_search(memory: MemoryHost, call: Any, scope: str, searches: list[str], rounds: int) -> str:
     if call.get("name") != SEARCH_TOOL:
         return f"Unknown tool {call.get('name')!r}: use {SEARCH_TOOL} or {DECISION_TOOL}."
     if len(searches) >= rounds:
@@ -264,11 +269,13 @@ def _run_search(memory: Memory, call: Any, scope: str, searches: list[str], roun
     return _render_hits(memory.search(query, scope=scope, k=RELATED_K, intent=None))
 
 
-def _boost_days(memory: Memory, entry_id: str) -> int:
+def _boost_days(memory: MemoryHost, entry_id: str) -> int:
     return len({day_of(t) for t in memory.workspace.ledger.boosts.times(entry_id)})
 
 
-def fallback_decision(memory: Memory, state: EntryState, kind: ReviewKind) -> tuple[Decision, str]:
+def fallback_decision(
+    memory: MemoryHost, state: EntryState, kind: ReviewKind
+) -> tuple[Decision, str]:
     """The deterministic decision: ``(decision, the rule that gave it)``."""
     if kind == "decay":
         return "KEEP", "no reviewer model: a decayed memory is kept"
@@ -285,7 +292,7 @@ def fallback_decision(memory: Memory, state: EntryState, kind: ReviewKind) -> tu
 
 
 def review_entry(
-    memory: Memory,
+    memory: MemoryHost,
     entry_id: str,
     *,
     scope: str,
@@ -353,7 +360,7 @@ def review_entry(
     return result
 
 
-def _apply(memory: Memory, st: EntryState, result: ReviewResult) -> None:
+def _apply(memory: MemoryHost, st: EntryState, result: ReviewResult) -> None:
     """Carry out a decision (seed 001's table); fills ``action`` and ``importance_after``."""
     lc = memory.settings.lifecycle
     if st.category in NEVER_DECAY:
@@ -377,7 +384,7 @@ def _apply(memory: Memory, st: EntryState, result: ReviewResult) -> None:
     result.action, result.importance_after = "reset", lc.review_keep_importance
 
 
-def due_reviews(memory: Memory, scope: str) -> list[tuple[EntryState, ReviewKind]]:
+def due_reviews(memory: MemoryHost, scope: str) -> list[tuple[EntryState, ReviewKind]]:
     """The facts of a scope due for a review, least recently active first."""
     out: list[tuple[EntryState, ReviewKind]] = []
     for st in memory.workspace.ledger.entries.of_scope(scope):
@@ -389,7 +396,7 @@ def due_reviews(memory: Memory, scope: str) -> list[tuple[EntryState, ReviewKind
 
 
 def review_all(
-    memory: Memory, scope: str, *, model: BaseChatModel | None = None
+    memory: MemoryHost, scope: str, *, model: BaseChatModel | None = None
 ) -> list[ReviewResult]:
     """Review every fact of a scope that is due (see :func:`review_kind`)."""
     results: list[ReviewResult] = []

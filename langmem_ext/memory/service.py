@@ -137,6 +137,7 @@ class Memory:
         self.engine = SearchEngine(self.workspace, inner, settings)
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
+        self._maintenance_steps: dict[str, Callable[[float], int]] = {}
         # seed 001: decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
@@ -157,6 +158,19 @@ class Memory:
         register their drain here, so nothing queued is lost on ``close()``.
         """
         self._close_callbacks.append(callback)
+
+    def on_maintain(self, name: str, step: Callable[[float], int]) -> None:
+        """Register a workspace-wide step of :meth:`maintain` (one per ``name``).
+
+        Services built on the memory register their own housekeeping here: the
+        session hot log (:class:`~langmem_ext.memory.events.SessionLog`) its TTL
+        purge. ``step(now)`` returns how many rows it removed.
+        """
+        self._maintenance_steps[name] = step
+
+    def maintenance_steps(self) -> builtins.list[Callable[[float], int]]:
+        """The steps registered with :meth:`on_maintain`."""
+        return builtins.list(self._maintenance_steps.values())
 
     def close(self) -> None:
         """Release database connections (after running the :meth:`on_close` callbacks)."""
