@@ -39,6 +39,7 @@ from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.extraction import last_turn
 from langmem_ext.memory.flush import flush_to_pending
+from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
 from langmem_ext.memory.session import record_checkpoint, run_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
@@ -291,6 +292,7 @@ def create_preflight_recall_node(
                     }
                     for h in hits
                 ]
+                _record_recall(memory, scope, [h.id for h in hits if h.source == "memory"], writer)
         core: list[dict[str, Any]] = []
         if inj.always_core:
             seen = {h["id"] for h in recalled}
@@ -326,6 +328,24 @@ def create_preflight_recall_node(
         return update
 
     return preflight_recall
+
+
+def _record_recall(
+    memory: Memory, scope: str, ids: Sequence[str], writer: TurnWriter | None
+) -> None:
+    """Mark the recalled memories accessed (their ``last_access``), off the reply path
+    when the graph has a background writer."""
+    if not ids:
+        return
+    at = time.time()
+
+    def record() -> None:
+        record_recall(memory, ids, scope=scope, at=at)
+
+    if writer is None:
+        record()
+    else:
+        writer.submit(scope, record)
 
 
 def _system_messages(state: MemoryState) -> list[BaseMessage]:

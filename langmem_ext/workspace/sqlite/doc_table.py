@@ -541,6 +541,24 @@ class DocTable:
             )
             self._forget([entry_id])
 
+    def set_importances(self, changes: Sequence[tuple[str, float]]) -> None:
+        """Mirror many importance changes ``(id, importance)`` from the ledger (one commit)."""
+        if not changes:
+            return
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                c.executemany(
+                    "UPDATE docs SET importance = ? WHERE id = ?",
+                    [(float(imp), entry_id) for entry_id, imp in changes],
+                )
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            c.execute("COMMIT")
+            self._forget([entry_id for entry_id, _imp in changes])
+
     # -- vector outbox -----------------------------------------------------
 
     def vector_todo(self, limit: int = 100_000) -> list[Doc]:
