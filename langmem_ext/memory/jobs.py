@@ -178,17 +178,8 @@ def archive_day(memory: Memory, day: date, *, model: BaseChatModel | None = None
         entry_id, fallback = _write_episode(memory, scope, header, messages, noon, model, "archive")
         meta.set(key, entry_id or "-")
         if entry_id is not None:
-            out.append(
-                Episode(
-                    scope=scope,
-                    entry_id=entry_id,
-                    source="archive",
-                    thread_id=None,
-                    events=len(messages),
-                    used_fallback=fallback,
-                    pending_ids=flushed.pending_ids,
-                )
-            )
+            n = len(messages)
+            out.append(Episode(scope, entry_id, "archive", None, n, fallback, flushed.pending_ids))
     logger.info("archive of %s: %d scopes", day.isoformat(), len(out))
     return out
 
@@ -345,8 +336,9 @@ class DailyJobs:
     """The lifecycle jobs of a long-running server, on one background thread.
 
     Setup:
-        Needs a :class:`~langmem_ext.Memory`; a chat model is optional (reviews and
-        summaries fall back to their deterministic rules without one).
+        ``langmem-ext serve`` runs them (``lifecycle.daily_jobs``); an application
+        with its own server starts them itself. Without a chat model, reviews and
+        summaries follow their deterministic rules.
 
     Instantiate:
         .. code-block:: python
@@ -354,8 +346,7 @@ class DailyJobs:
             from langmem_ext import Memory
             from langmem_ext.memory.jobs import DailyJobs
 
-            memory = Memory("./memory-ws")
-            jobs = DailyJobs(memory)
+            jobs = DailyJobs(Memory("./memory-ws"))
 
     Invoke:
         .. code-block:: python

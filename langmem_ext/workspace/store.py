@@ -650,14 +650,23 @@ class Workspace:
 
         Must be called with the lock held; the caller updates the ledger.
         """
-        self._sync_paths(scope, [path])
-        content = self._read_own(scope, path)
-        old = next((e for e in parse_entries(content) if e.id == entry_id), None)
-        if old is None:
-            raise KeyError(entry_id)
+        content, old = self._entry_in(scope, path, entry_id)
         new_content, _found = replace_entry(content, entry_id, new_text)
         self._write_file(path, new_content)
         return old.text
+
+    def _entry_in(self, scope: str, path: Path, entry_id: str) -> tuple[str, ParsedEntry]:
+        """The file's text (synced first) and the entry ``entry_id`` as parsed in it.
+
+        Raises:
+            KeyError: The entry is not in the file.
+        """
+        self._sync_paths(scope, [path])
+        content = self._read_own(scope, path)
+        entry = next((e for e in parse_entries(content) if e.id == entry_id), None)
+        if entry is None:
+            raise KeyError(entry_id)
+        return content, entry
 
     def supersede(self, scope: str, path: Path, old_id: str, new: NewEntry) -> str:
         """Replace a version by a new one: ``old_id`` is struck through in the file and
@@ -671,11 +680,7 @@ class Workspace:
         Returns:
             The old version's text.
         """
-        self._sync_paths(scope, [path])
-        content = self._read_own(scope, path)
-        old = next((e for e in parse_entries(content) if e.id == old_id), None)
-        if old is None:
-            raise KeyError(old_id)
+        content, old = self._entry_in(scope, path, old_id)
         new_content, parsed = supersede_entry(content, old_id, new.id, new.text)
         intact = parsed is not None and parsed.text == new.text and not parsed.superseded
         self._write_checked(path, new_content, None if intact else f"the new version of {old_id}")
@@ -702,11 +707,7 @@ class Workspace:
         Raises:
             KeyError: The entry is not in the file.
         """
-        self._sync_paths(scope, [path])
-        content = self._read_own(scope, path)
-        entry = next((e for e in parse_entries(content) if e.id == entry_id), None)
-        if entry is None:
-            raise KeyError(entry_id)
+        content, entry = self._entry_in(scope, path, entry_id)
         new_content, _found = move_entry(content, entry_id, category)
         if new_content != content:
             self._write_file(path, new_content)
