@@ -27,18 +27,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from langmem_ext.graph import sqlite_checkpointer
-from langmem_ext.graph.session_state import (
+from langmem_ext.graph import (
     SessionState,
     agent_slot,
-    combine,
-    entities,
-    flow,
     reduce_session,
     set_entities,
     set_flow,
+    sqlite_checkpointer,
     update_slot,
 )
+from langmem_ext.graph.session_state import combine, entities, flow
 from langmem_ext.scripted import ScriptedChatModel
 
 
