@@ -183,10 +183,12 @@ class InjectionSettings(BaseModel):
     """Recalled memories injected per turn."""
     max_tokens_per_hit: int = 1500
     """Token cap of one injected memory."""
-    recent_history_tokens: int = 1000
-    """Token cap of recent history carried into a new session."""
-    static_memory_chars: int = 4000
-    """Cap of the static MEMORY.md fallback when search finds nothing."""
+    recent_history_tokens: int = Field(default=1000, ge=0)
+    """Token cap of the previous user turns added to the recall query of a short
+    follow-up ("那它呢？", "and what about him?"); 0: follow-ups are searched alone."""
+    static_memory_chars: int = Field(default=4000, ge=0)
+    """Cap of the static fallback: when search is unavailable (embedder and keyword
+    index down), the beginning of the scope's long-term file (MEMORY.md) is injected."""
     first_turn_daily_chars: int = 4000
     """Cap of today's + yesterday's daily notes injected on a session's first turn."""
     always_core: bool = True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
 from langmem_ext.memory.session import record_checkpoint, run_checkpoint
+from langmem_ext.retrieval.followup import contextual_query
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
@@ -240,6 +242,30 @@ def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main"
     return pending_confirm
 
 
+def recall_query(messages: Sequence[BaseMessage], settings: Settings) -> str:
+    """The recall query of a turn: the latest user message, with the previous user
+    turns (within ``injection.recent_history_tokens``) when it is a short follow-up
+    such as "那它呢？" (:func:`~langmem_ext.retrieval.followup.contextual_query`)."""
+    said = [message_text(m).strip() for m in messages if isinstance(m, HumanMessage)]
+    if not said:
+        return ""
+    budget = settings.injection.recent_history_tokens
+    return contextual_query(said[-1], said[:-1], max_tokens=budget, gate=settings.gate)
+
+
+def static_memory(memory: Memory, scope: str, max_chars: int, err: Exception) -> str:
+    """Seed 000's static fallback when search is unavailable: the beginning (at most
+    ``max_chars`` characters) of the scope's long-term Markdown file; one warning."""
+    text = memory.long_term_text(scope=scope)[: max(max_chars, 0)].strip()
+    logger.warning(
+        "memory search unavailable (%s); injecting the first %d characters of the "
+        "scope's long-term memory file instead",
+        err,
+        len(text),
+    )
+    return text
+
+
 def create_preflight_recall_node(
     memory: Memory,
     *,
@@ -268,18 +294,18 @@ def create_preflight_recall_node(
         scope = _scope(config, default_scope)
         if writer is not None:
             writer.wait(scope)
-        query = latest_human_text(state.get("messages", []))
+        query = recall_query(state.get("messages", []), s)
         now = datetime.now().astimezone()
         recalled: list[dict[str, Any]] = []
+        static = ""
         if query:
             gate = should_retrieve(query, s.gate)
             intent = detect_recall_intent(query, now)
             if gate.retrieve or intent is not None:
                 try:
                     hits = memory.search(query, scope=scope, k=inj.top_k, intent=intent)
-                except LangmemError as err:
-                    logger.warning("preflight recall failed: %s", err)
-                    hits = []
+                except (LangmemError, sqlite3.Error) as err:
+                    hits, static = [], static_memory(memory, scope, inj.static_memory_chars, err)
                 recalled = [
                     {
                         "id": h.id,
@@ -323,6 +349,7 @@ def create_preflight_recall_node(
             daily=daily,
             notes=state.get("notes", []) or [],
             tool_context=carried or state.get("tool_context"),
+            static=static,
         )
         update.update({"memory_context": block, "recalled": recalled, "tool_context": None})
         return update

@@ -1052,11 +1052,23 @@ class Memory:
     def daily_notes(self, day: date, *, scope: str | None = None) -> str:
         """The text of a scope's daily notes of ``day`` ("" when none)."""
         scope = self._scope(scope)
-        path = self.workspace.layout.daily(scope, day)
+        return self._read_or_empty(self.workspace.layout.daily(scope, day), scope)
+
+    def long_term_text(self, *, scope: str | None = None) -> str:
+        """The text of a scope's long-term Markdown file (``MEMORY.md`` for ``main``,
+        ``LONG_TERM.md`` for the others; "" when none), as a person would read it.
+
+        Needs neither the embedder nor the index: the graph injects its beginning
+        when search is unavailable (seed 000's static fallback).
+        """
+        scope = self._scope(scope)
+        return self._read_or_empty(self.workspace.layout.long_term(scope), scope)
+
+    def _read_or_empty(self, path: Path, scope: str) -> str:
         try:
             return self.workspace.layout.read(path, scope)
-        except LangmemError as e:  # a symlink or a non-UTF-8 file: injected as no notes
-            logger.warning("daily notes %s not read: %s", day.isoformat(), e)
+        except LangmemError as e:  # a symlink or a non-UTF-8 file: injected as nothing
+            logger.warning("%s not read: %s", path.name, e)
             return ""
 
     # -- lifecycle ---------------------------------------------------------
