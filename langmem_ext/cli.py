@@ -9,6 +9,7 @@ Examples:
         langmem-ext --workspace ./ws confirm p-1a2b3c4d5e
         langmem-ext --workspace ./ws search 拉面
         langmem-ext --workspace ./ws get MEMORY.md:3
+        langmem-ext --workspace ./ws maintain
         langmem-ext --workspace ./ws serve --scripted
 """
 
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from rich import box
@@ -27,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from langmem_ext.errors import LangmemError
+from langmem_ext.errors import InvalidInputError, LangmemError
 
 COMMANDS: dict[str, str] = {
     "save": "propose a memory (waits for confirm)",
@@ -43,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "sync": "pick up hand edits of the Markdown files",
     "reindex": "rebuild the derived index from Markdown",
     "stats": "counts per scope and category",
+    "maintain": "decay, delete old episodes, review, expire pending (once a day is enough)",
     "export": "export memories as JSON",
     "demo": "run the bilingual sample conversation through the memory graph",
     "chat": "talk to the memory agent (resumes the scope's latest session)",
@@ -98,12 +101,16 @@ def _memory(args: argparse.Namespace) -> Any:
     )
 
 
-def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+def _progress_bar(
+    desc: str, unit: str = "mem"
+) -> tuple[Callable[[int, int], None], Callable[[], None]]:
     """``(update(done, total), close())`` of a progress display on stderr.
 
     On a terminal: an animated tqdm bar. Otherwise (a log file, a pipe, CI) no
-    frames at all, only one final line ``desc: done/total memories`` on close.
+    frames at all, only one final line ``desc: done/total memories`` (or ``steps``)
+    on close.
     """
+    plural = "memories" if unit == "mem" else f"{unit}s"
     bar: dict[str, Any] = {}
     if not sys.stderr.isatty():
 
@@ -112,7 +119,7 @@ def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], N
 
         def summary() -> None:
             if "total" in bar:
-                print(f"{desc}: {bar['done']}/{bar['total']} memories", file=sys.stderr)
+                print(f"{desc}: {bar['done']}/{bar['total']} {plural}", file=sys.stderr)
 
         return count, summary
 
@@ -120,7 +127,7 @@ def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], N
 
     def update(done: int, total: int) -> None:
         if "bar" not in bar:
-            bar["bar"] = tqdm(total=total, desc=desc, unit="mem", file=sys.stderr)
+            bar["bar"] = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
         b = bar["bar"]
         b.total = total
         b.n = done
@@ -137,7 +144,11 @@ def _serve(args: argparse.Namespace) -> int:
     """``langmem-ext serve``: the LangServe app with uvicorn until SIGINT / SIGTERM."""
     import signal
 
-    from langmem_ext.chat_models import ModelUnavailableError, check_model_reachable
+    from langmem_ext.chat_models import (
+        ModelUnavailableError,
+        chat_model_from_settings,
+        check_model_reachable,
+    )
     from langmem_ext.serving import serve
 
     def stop(_signum: int, _frame: Any) -> None:
@@ -148,6 +159,7 @@ def _serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         model: Any = None
+        jobs_model: Any = None
         if args.scripted:
             from langmem_ext.scripted import ScriptedChatModel, offline_policy
 
@@ -159,6 +171,7 @@ def _serve(args: argparse.Namespace) -> int:
             name = mem.settings.chat_model
             try:
                 check_model_reachable(mem.settings)
+                jobs_model = chat_model_from_settings(mem.settings)
             except ModelUnavailableError as e:
                 print(
                     f"warning: {str(e).splitlines()[0]} The chat model is not reachable: "
@@ -173,7 +186,15 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        serve(args.host, args.port, memory=mem, model=model)
+        lc = mem.settings.lifecycle
+        if lc.daily_jobs:
+            print(
+                f"lifecycle jobs: maintain when due and daily at {lc.daily_at} local time, "
+                "idle conversations summarised (LANGMEM_LIFECYCLE__DAILY_JOBS=false: off)",
+                file=sys.stderr,
+                flush=True,
+            )
+        serve(args.host, args.port, memory=mem, model=model, jobs_model=jobs_model)
     except KeyboardInterrupt:
         pass
     finally:
@@ -210,6 +231,66 @@ def _entries_table(entries: Sequence[Any]) -> str:
         for e in entries
     ]
     return format_table(["id", "category", "imp", "created", "where", "text"], rows)
+
+
+def _when(value: str | None) -> datetime | None:
+    """``--now``: an ISO date or date-time (local time unless it names a zone)."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"--now {value!r} is not an ISO date or time: use e.g. 2026-03-05 or 2026-03-05T04:00."
+        ) from None
+
+
+def _importance(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _maintenance_table(rep: Any) -> str:
+    """What a maintenance run changed, then its totals."""
+    summary = rep.summary()
+    totals = ", ".join(f"{n} {kind}" for kind, n in summary.items() if n) or "nothing changed"
+    head = f"maintain {rep.day.isoformat()} ({', '.join(rep.scopes)}): {totals}"
+    if rep.decay_already_done:
+        head += f"\ndecay already done today for: {', '.join(rep.decay_already_done)}"
+    head += "".join(f"\nerror: {e}" for e in rep.errors)
+    if not rep.changes:
+        return head
+    rows = [
+        [
+            c.scope,
+            c.id,
+            c.action,
+            c.category,
+            f"{_importance(c.importance_before)} → {_importance(c.importance_after)}",
+            c.text,
+            c.reason,
+        ]
+        for c in rep.changes
+    ]
+    table = format_table(["scope", "id", "change", "category", "importance", "text", "why"], rows)
+    return f"{table}\n\n{head}"
+
+
+def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
+    """``langmem-ext maintain``: one lifecycle run with a progress bar and a table."""
+    model = None
+    if args.with_model:
+        from langmem_ext.chat_models import load_chat_model
+
+        model = load_chat_model(mem.settings)
+    from langmem_ext.memory.events import SessionLog
+
+    SessionLog(mem)  # registers the hot log's TTL purge with maintain
+    update, close = _progress_bar("maintain", unit="step")
+    try:
+        rep = mem.maintain(scope=args.scope, now=_when(args.now), progress=update, model=model)
+    finally:
+        close()
+    out.emit(rep.to_dict(), lambda: _maintenance_table(rep))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -326,6 +407,8 @@ def _run(args: argparse.Namespace) -> int:
                     f"vectors waiting: {st['vectors_waiting']}"
                 ),
             )
+        elif cmd == "maintain":
+            _maintain(mem, args, out)
         elif cmd == "chat":
             from langmem_ext.chat import run_chat
 
@@ -409,6 +492,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline scripted model (no LLM needed): saves on 'remember', answers from memory",
     )
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
+    parsers["maintain"].add_argument(
+        "--now", default=None, help="the time to run for, ISO (default now; e.g. 2026-03-05T04:00)"
+    )
+    parsers["maintain"].add_argument(
+        "--with-model",
+        action="store_true",
+        help="review with the chat model of LANGMEM_CHAT_MODEL (default: the deterministic rules)",
+    )
     return p
 
 

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -183,10 +183,12 @@ class InjectionSettings(BaseModel):
     """Recalled memories injected per turn."""
     max_tokens_per_hit: int = 1500
     """Token cap of one injected memory."""
-    recent_history_tokens: int = 1000
-    """Token cap of recent history carried into a new session."""
-    static_memory_chars: int = 4000
-    """Cap of the static MEMORY.md fallback when search finds nothing."""
+    recent_history_tokens: int = Field(default=1000, ge=0)
+    """Token cap of the previous user turns added to the recall query of a short
+    follow-up ("那它呢？", "and what about him?"); 0: follow-ups are searched alone."""
+    static_memory_chars: int = Field(default=4000, ge=0)
+    """Cap of the static fallback: when search is unavailable (embedder and keyword
+    index down), the beginning of the scope's long-term file (MEMORY.md) is injected."""
     first_turn_daily_chars: int = 4000
     """Cap of today's + yesterday's daily notes injected on a session's first turn."""
     always_core: bool = True
@@ -228,6 +230,45 @@ class LifecycleSettings(BaseModel):
     """What the background extractor does with what it finds: write it at once
     (``direct``, seed 001), queue it for the user's confirmation (``pending``), or
     nothing (``off``)."""
+    review_keep_importance: float = 0.5
+    """A fact that a decay review keeps is reset to this importance (seed 001)."""
+    review_search_rounds: int = Field(default=3, ge=0)
+    """Searches the reviewer model may make before it decides (seed 001's ``[SEARCH:]``)."""
+    max_model_reviews: int = Field(default=50, ge=0)
+    """Reviews one ``maintain`` run asks the reviewer model for; the other facts due
+    wait for the next run (a store idle for weeks would otherwise cost a model call per
+    fact at once). Without a model every due fact is reviewed (the rules are cheap)."""
+    promote_boost_days: int = Field(default=3, ge=1)
+    """Without a reviewer model (or when it fails), a fact reviewed for core is promoted
+    once it was boosted on this many distinct days and never superseded."""
+    decay_on_open: bool = True
+    """When a ``Memory`` opens and decay last ran over 24 h ago, it runs then
+    (seed 001's 启动时自动衰减); deletions and reviews wait for ``maintain``."""
+    daily_jobs: bool = True
+    """``langmem-ext serve`` runs ``maintain`` on start when due and daily at
+    :attr:`daily_at`, with the day archive, plus idle-conversation summaries."""
+    daily_at: str = "04:00"
+    """Local time (``HH:MM``) of the daily jobs under ``serve`` (seed 003's 04:00 archive)."""
+    idle_check_minutes: float = Field(default=10.0, gt=0)
+    """How often ``serve`` looks for conversations idle ``short_term.idle_episode_hours``."""
+
+    @field_validator("daily_at")
+    @classmethod
+    def _hh_mm(cls, value: str) -> str:
+        parts = value.strip().split(":")
+        if (
+            len(parts) != 2
+            or not all(p.isdigit() for p in parts)
+            or not (0 <= int(parts[0]) < 24 and 0 <= int(parts[1]) < 60)
+        ):
+            msg = f"daily_at must be a local time HH:MM such as '04:00', got {value!r}"
+            raise ValueError(msg)
+        return f"{int(parts[0]):02d}:{int(parts[1]):02d}"
+
+    def daily_time(self) -> tuple[int, int]:
+        """:attr:`daily_at` as ``(hour, minute)``."""
+        hour, minute = self.daily_at.split(":")
+        return int(hour), int(minute)
 
 
 class ShortTermSettings(BaseModel):

@@ -23,19 +23,18 @@ storage.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_ext.errors import EmbeddingError
+from langmem_ext.runtime import blas_threads, model_name_of
 
 if TYPE_CHECKING:
     from langmem_ext.config import EmbeddingSettings
@@ -63,27 +62,6 @@ def _load_once(key: str, factory: Callable[[], Any]) -> Any:
 
 SMALL_BATCH = 16
 """Batches of at most this many texts always run BLAS on one thread."""
-
-
-@functools.cache
-def _blas_controller() -> Any:
-    """The process's ``threadpoolctl.ThreadpoolController`` (finds BLAS libraries once)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-@contextmanager
-def blas_threads(threads: int) -> Iterator[None]:
-    """Limit numpy's BLAS (OpenBLAS, MKL, ...) to ``threads`` threads in the body.
-
-    Entering and leaving costs ~0.1 ms.
-
-    Args:
-        threads: Thread count inside the ``with`` block (restored after).
-    """
-    with _blas_controller().limit(limits=threads, user_api="blas"):
-        yield
 
 
 def _as_lists(arr: Any) -> list[list[float]]:
@@ -246,12 +224,6 @@ class HashingEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed one query."""
         return self._vec(text)
-
-
-def model_name_of(embeddings: Embeddings) -> str:
-    """A stable name for an embedder, used in cache keys and collection names."""
-    name = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
-    return str(name or type(embeddings).__name__)
 
 
 class EmbeddingCache(Protocol):

@@ -9,6 +9,7 @@ data, not instructions, so a memory that reads like a command stays a quotation.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -48,6 +49,7 @@ from langgraph.types import Command
 
 from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
+from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import SearchHit, cite
 from langmem_ext.memory.service import Memory
 from langmem_ext.memory.session import record_checkpoint
@@ -126,6 +128,11 @@ def format_recalled_memory(
     return "\n".join(lines)
 
 
+def _memory_ids(hits: Sequence[SearchHit]) -> list[str]:
+    """Ids of the memories among ``hits`` (not session events)."""
+    return [h.id for h in hits if h.source == "memory"]
+
+
 def _last_user_text(messages: Sequence[AnyMessage]) -> str:
     for m in reversed(messages):
         if isinstance(m, HumanMessage):
@@ -199,6 +206,11 @@ class _Call(Generic[P, T]):
 
     async def arun(self) -> T:
         return await self._async(*self._args, **self._kwargs)
+
+
+async def _arecord_recall(memory: Memory, entry_ids: list[str], *, scope: str) -> None:
+    """:func:`record_recall` off the event loop."""
+    await asyncio.to_thread(record_recall, memory, entry_ids, scope=scope)
 
 
 Steps = Generator[_Call[..., Any], Any, T]
@@ -357,6 +369,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except LangmemError as e:
             logger.warning("memory recall failed (%s); answering without memory", e)
             return ""
+        yield _Call(record_recall, _arecord_recall, memory, _memory_ids(hits), scope=plan[0])
         return self._render(hits, plan[1])
 
     def _safety(self) -> Steps[str]:

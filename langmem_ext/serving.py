@@ -50,6 +50,7 @@ examples. Importing this module loads neither FastAPI, LangServe, uvicorn nor a 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
@@ -68,6 +69,7 @@ from pydantic import BaseModel, Field, field_validator
 from langmem_ext._scoping import check_scope, scope_for_user
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
+from langmem_ext.memory.jobs import DailyJobs
 from langmem_ext.memory.service import Memory
 
 if TYPE_CHECKING:
@@ -379,6 +381,23 @@ async def open_async_checkpointer(path: Path) -> AsyncIterator[BaseCheckpointSav
         yield saver
 
 
+def shutdown_flush(memory: Memory, *, timeout: float = 30.0) -> None:
+    """Seed 003's shutdown flush: the background turn writes (hot log, boosts) are
+    drained, then every conversation with events in no episode is summarised."""
+    from langmem_ext.graph.background import flush_turn_writes
+    from langmem_ext.memory.jobs import flush_active_threads
+
+    if not flush_turn_writes(memory, timeout=timeout):
+        logger.warning("background turn writes still running after %.0f s at shutdown", timeout)
+    try:
+        episodes = flush_active_threads(memory)
+    except Exception:  # shutdown goes on: the idle job summarises them after a restart
+        logger.exception("shutdown flush of active conversations failed")
+        return
+    if episodes:
+        logger.info("shutdown: %d active conversation(s) summarised", len(episodes))
+
+
 def create_app(
     memory: Memory | None = None,
     model: BaseChatModel | str | None = None,
@@ -390,6 +409,9 @@ def create_app(
     default_scope: str | None = None,
     durability: Literal["sync", "async", "exit"] | None = None,
     title: str = "langmem-ext",
+    jobs: bool = False,
+    jobs_model: BaseChatModel | None = None,
+    flush_on_shutdown: bool = False,
 ) -> FastAPI:
     """A LangServe app serving the memory agent and the memory retriever.
 
@@ -444,6 +466,17 @@ def create_app(
             crashes midway is not resumable); ``None`` keeps LangGraph's default.
             Confirmed memories are durable either way.
         title: The app's title in its OpenAPI docs.
+        jobs: Run the lifecycle jobs while the app runs
+            (:class:`~langmem_ext.memory.jobs.DailyJobs`): ``maintain`` on start when
+            due and daily at ``lifecycle.daily_at``, the day archive, idle
+            conversations summarised. :func:`serve` turns them on
+            (``lifecycle.daily_jobs``).
+        jobs_model: Chat model of the jobs' reviews, flush and summaries; ``None``
+            uses their deterministic fallbacks.
+        flush_on_shutdown: On shutdown (SIGTERM / SIGINT under uvicorn, after the
+            requests in flight), wait for the background turn writes and summarise
+            the conversations still active into episodes (seed 003's shutdown
+            flush). :func:`serve` turns it on.
 
     Returns:
         The FastAPI app; ``app.state.langmem`` is its :class:`ServingState`.
@@ -493,10 +526,17 @@ def create_app(
                 graph.checkpointer = saver
             state.checkpointer = type(graph.checkpointer).__name__
             state.started = True
+            daily = DailyJobs(memory, model=jobs_model) if jobs else None
+            if daily is not None:
+                daily.start()
             try:
                 yield
             finally:
                 state.started = False
+                if daily is not None:
+                    await asyncio.to_thread(daily.stop)
+                if flush_on_shutdown:
+                    await asyncio.to_thread(shutdown_flush, memory)
                 if checkpointer is None:
                     graph.checkpointer = None
                 if owns_memory:
@@ -576,11 +616,16 @@ def serve(
     shared_scopes: Collection[str] = (),
     default_scope: str | None = None,
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info",
+    jobs_model: BaseChatModel | None = None,
 ) -> None:
     """Run :func:`create_app` with uvicorn (blocks until stopped).
 
     Binds 127.0.0.1 by default. Binding another address without ``authenticate``
-    logs a warning: every client could then claim any ``user_id``.
+    logs a warning: every client could then claim any ``user_id``. The lifecycle
+    jobs run while it serves (``lifecycle.daily_jobs``, with ``jobs_model`` for
+    reviews and summaries), and SIGTERM / SIGINT stop it gracefully: no new
+    requests, the ones in flight answered, the background writes drained, active
+    conversations summarised.
     """
     try:
         import uvicorn
@@ -598,6 +643,9 @@ def serve(
         authenticate=authenticate,
         shared_scopes=shared_scopes,
         default_scope=default_scope,
+        jobs=(settings or (memory.settings if memory else Settings())).lifecycle.daily_jobs,
+        jobs_model=jobs_model,
+        flush_on_shutdown=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
@@ -675,4 +723,5 @@ __all__ = [
     "resolve_caller",
     "serve",
     "serve_in_thread",
+    "shutdown_flush",
 ]

@@ -36,6 +36,7 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_vali
 
 from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
+from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, cite
 from langmem_ext.memory.profile import Profile, ProfileUpdate, fact_ops, preference_ops
 from langmem_ext.memory.service import GET_MAX_LINES, Memory
@@ -555,6 +556,7 @@ class MemorySearchTool(_MemoryTool):
 
     def _call(self, scope: str, /, query: str, k: int | None = None) -> ToolOutput:
         hits = self.memory.search(query, scope=scope, k=k)
+        record_recall(self.memory, [h.id for h in hits if h.source == "memory"], scope=scope)
         return _render_search(query, hits, self._result_budget())
 
 

@@ -73,6 +73,14 @@ EXPECTED: dict[str, list[str]] = {
         "agent: I searched your memory but found nothing about your sister.",
         "Part 2: a hand-built StateGraph",
     ],
+    "multi_agent_shared_state.py": [
+        "turn 1 -> orders: Order B-2024 has shipped; it is going to Porto.",
+        "slot orders: {'status': 'shipped', 'lookups': 1}",
+        "resumed from the checkpoint: order_id=B-2024",
+        "turn 2 -> shipping: Order B-2024 will go to Lisbon; change fee EUR 5.",
+        "entities: {'order_id': 'B-2024', 'destination': 'Lisbon'}",
+        "slot shipping: {'fee': 'EUR 5', 'changes': 1}",
+    ],
     "langserve_app.py": [
         "'checkpointer': 'AsyncSqliteSaver'",
         "[alice/t2] agent: 你之前说过你喜欢吃拉面。",

@@ -25,6 +25,14 @@ from langmem_ext.graph.nodes import (
     create_pending_router,
     create_preflight_recall_node,
 )
+from langmem_ext.graph.session_state import (
+    SessionState,
+    agent_slot,
+    reduce_session,
+    set_entities,
+    set_flow,
+    update_slot,
+)
 from langmem_ext.graph.state import MemoryState
 
 __all__ = [
@@ -36,7 +44,9 @@ __all__ = [
     "PRE_COMPACTION_FLUSH",
     "TOOLS",
     "MemoryState",
+    "SessionState",
     "TurnWriter",
+    "agent_slot",
     "build_memory_graph",
     "classify_reply",
     "create_answer_node",
@@ -49,7 +59,11 @@ __all__ = [
     "create_preflight_recall_node",
     "default_checkpointer",
     "flush_turn_writes",
+    "reduce_session",
     "resolve_model",
+    "set_entities",
+    "set_flow",
     "sqlite_checkpointer",
     "turn_writer",
+    "update_slot",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,9 +40,11 @@ from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.extraction import last_turn
 from langmem_ext.memory.flush import flush_to_pending
+from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
 from langmem_ext.memory.profile import UNREADABLE_SAFETY, ProfileUpdate
 from langmem_ext.memory.session import record_checkpoint, run_checkpoint
+from langmem_ext.retrieval.followup import contextual_query
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
@@ -241,6 +244,30 @@ def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main"
     return pending_confirm
 
 
+def recall_query(messages: Sequence[BaseMessage], settings: Settings) -> str:
+    """The recall query of a turn: the latest user message, with the previous user
+    turns (within ``injection.recent_history_tokens``) when it is a short follow-up
+    such as "那它呢？" (:func:`~langmem_ext.retrieval.followup.contextual_query`)."""
+    said = [message_text(m).strip() for m in messages if isinstance(m, HumanMessage)]
+    if not said:
+        return ""
+    budget = settings.injection.recent_history_tokens
+    return contextual_query(said[-1], said[:-1], max_tokens=budget, gate=settings.gate)
+
+
+def static_memory(memory: Memory, scope: str, max_chars: int, err: Exception) -> str:
+    """Seed 000's static fallback when search is unavailable: the beginning (at most
+    ``max_chars`` characters) of the scope's long-term Markdown file; one warning."""
+    text = memory.long_term_text(scope=scope)[: max(max_chars, 0)].strip()
+    logger.warning(
+        "memory search unavailable (%s); injecting the first %d characters of the "
+        "scope's long-term memory file instead",
+        err,
+        len(text),
+    )
+    return text
+
+
 def create_preflight_recall_node(
     memory: Memory,
     *,
@@ -269,18 +296,18 @@ def create_preflight_recall_node(
         scope = _scope(config, default_scope)
         if writer is not None:
             writer.wait(scope)
-        query = latest_human_text(state.get("messages", []))
+        query = recall_query(state.get("messages", []), s)
         now = datetime.now().astimezone()
         recalled: list[dict[str, Any]] = []
+        static = ""
         if query:
             gate = should_retrieve(query, s.gate)
             intent = detect_recall_intent(query, now)
             if gate.retrieve or intent is not None:
                 try:
                     hits = memory.search(query, scope=scope, k=inj.top_k, intent=intent)
-                except LangmemError as err:
-                    logger.warning("preflight recall failed: %s", err)
-                    hits = []
+                except (LangmemError, sqlite3.Error) as err:
+                    hits, static = [], static_memory(memory, scope, inj.static_memory_chars, err)
                 recalled = [
                     {
                         "id": h.id,
@@ -293,6 +320,7 @@ def create_preflight_recall_node(
                     }
                     for h in hits
                 ]
+                _record_recall(memory, scope, [h.id for h in hits if h.source == "memory"], writer)
         core: list[dict[str, Any]] = []
         if inj.always_core:
             seen = {h["id"] for h in recalled}
@@ -323,6 +351,7 @@ def create_preflight_recall_node(
             daily=daily,
             notes=state.get("notes", []) or [],
             tool_context=carried or state.get("tool_context"),
+            static=static,
         )
         update.update({"memory_context": block, "recalled": recalled, "tool_context": None})
         update["profile_context"] = _safety_block(memory, scope, inj.profile_tokens)
@@ -345,6 +374,24 @@ def _system_prompt(state: MemoryState) -> SystemMessage:
     compaction never removes it and clipping never cuts it."""
     safety = state.get("profile_context")
     return SystemMessage(f"{SYSTEM_PROMPT}\n\n{safety}" if safety else SYSTEM_PROMPT)
+
+
+def _record_recall(
+    memory: Memory, scope: str, ids: Sequence[str], writer: TurnWriter | None
+) -> None:
+    """Mark the recalled memories accessed (their ``last_access``), off the reply path
+    when the graph has a background writer."""
+    if not ids:
+        return
+    at = time.time()
+
+    def record() -> None:
+        record_recall(memory, ids, scope=scope, at=at)
+
+    if writer is None:
+        record()
+    else:
+        writer.submit(scope, record)
 
 
 def _system_messages(state: MemoryState) -> list[BaseMessage]:

@@ -41,6 +41,7 @@ def render_memory_block(
     daily: Sequence[tuple[str, str]] = (),
     notes: Sequence[str] = (),
     tool_context: str | None = None,
+    static: str = "",
 ) -> str:
     """Render the memory block (empty string when there is nothing to show).
 
@@ -51,6 +52,8 @@ def render_memory_block(
         daily: ``(date, text)`` of daily notes injected on a session's first turn.
         notes: What happened to pending saves this turn.
         tool_context: The last turn's tool results, condensed (next turn only).
+        static: The beginning of the long-term memory file, injected when search
+            is unavailable (seed 000's static fallback).
     """
     lines: list[str] = []
     for m in core:
@@ -59,6 +62,10 @@ def render_memory_block(
         lines.append(
             f"- recalled, score {h['score']:.2f}, {str(h['created_at'])[:10]} ({h['citation']}): "
             f"{quote(h['text'])}"
+        )
+    if static:
+        lines.append(
+            f"- long-term memory file (search unavailable, its beginning): {quote(static)}"
         )
     for day, text in daily:
         lines.append(f"- daily notes of {day}: {quote(text)}")

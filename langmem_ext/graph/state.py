@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.graph import MessagesState
+
+from langmem_ext.graph.session_state import SessionState, reduce_session
 
 
 class MemoryState(MessagesState, total=False):
@@ -30,6 +32,10 @@ class MemoryState(MessagesState, total=False):
         flushed: Pending ids the last pre-compaction flush saved.
         tool_context: The last turn's tool results condensed for the next turn only
             (seed 001's ContextManager; never stored as memory).
+        session: The structured session value (seed 004): meta, flow, shared
+            entities and per-agent slots, merged by
+            :func:`~langmem_ext.graph.session_state.reduce_session` and saved with the
+            thread's checkpoint (see :mod:`langmem_ext.graph.session_state`).
     """
 
     summary: str | None
@@ -44,6 +50,7 @@ class MemoryState(MessagesState, total=False):
     checkpoints: int
     flushed: list[str]
     tool_context: str | None
+    session: Annotated[SessionState, reduce_session]
 
 
 __all__ = ["MemoryState"]

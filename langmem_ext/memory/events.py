@@ -400,6 +400,7 @@ class SessionLog:
         self._line_cache: dict[Path, tuple[int, int]] = {}
         self._last_purge = 0.0
         self._index_missing()
+        memory.on_maintain("session_log.purge", lambda now: self.purge(now=now))
 
     def _index_missing(self) -> int:
         """Tokenise events logged before ``session_events_fts`` existed (once per log)."""

@@ -47,6 +47,8 @@ from langmem_ext.memory.extraction import (
     last_turn,
     related_memories,
 )
+from langmem_ext.memory.lifecycle import record_access, start_catch_up
+from langmem_ext.memory.maintenance import MaintenanceReport, maintain
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
 from langmem_ext.memory.profile import (
     PROFILE_TARGET,
@@ -57,6 +59,7 @@ from langmem_ext.memory.profile import (
     fact_ops,
     preference_ops,
 )
+from langmem_ext.memory.reviewer import ReviewKind, ReviewResult, review_entry
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.memory.versions import version_chain
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
@@ -158,6 +161,9 @@ class Memory:
         """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
+        self._maintenance_steps: dict[str, Callable[[float], int]] = {}
+        # seed 001: decay on open when the last run is over 24 h old, beside the caller
+        self._catch_up = start_catch_up(self)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Memory:
@@ -189,6 +195,19 @@ class Memory:
         register their drain here, so nothing queued is lost on ``close()``.
         """
         self._close_callbacks.append(callback)
+
+    def on_maintain(self, name: str, step: Callable[[float], int]) -> None:
+        """Register a workspace-wide step of :meth:`maintain` (one per ``name``).
+
+        Services built on the memory register their own housekeeping here: the
+        session hot log (:class:`~langmem_ext.memory.events.SessionLog`) its TTL
+        purge. ``step(now)`` returns how many rows it removed.
+        """
+        self._maintenance_steps[name] = step
+
+    def maintenance_steps(self) -> builtins.list[Callable[[float], int]]:
+        """The steps registered with :meth:`on_maintain`."""
+        return builtins.list(self._maintenance_steps.values())
 
     def close(self) -> None:
         """Release database connections (after running the :meth:`on_close` callbacks)."""
@@ -1042,14 +1061,94 @@ class Memory:
     def daily_notes(self, day: date, *, scope: str | None = None) -> str:
         """The text of a scope's daily notes of ``day`` ("" when none)."""
         scope = self._scope(scope)
-        path = self.workspace.layout.daily(scope, day)
+        return self._read_or_empty(self.workspace.layout.daily(scope, day), scope)
+
+    def long_term_text(self, *, scope: str | None = None) -> str:
+        """The text of a scope's long-term Markdown file (``MEMORY.md`` for ``main``,
+        ``LONG_TERM.md`` for the others; "" when none), as a person would read it.
+
+        Needs neither the embedder nor the index: the graph injects its beginning
+        when search is unavailable (seed 000's static fallback).
+        """
+        scope = self._scope(scope)
+        return self._read_or_empty(self.workspace.layout.long_term(scope), scope)
+
+    def _read_or_empty(self, path: Path, scope: str) -> str:
         try:
             return self.workspace.layout.read(path, scope)
-        except LangmemError as e:  # a symlink or a non-UTF-8 file: injected as no notes
-            logger.warning("daily notes %s not read: %s", day.isoformat(), e)
+        except LangmemError as e:  # a symlink or a non-UTF-8 file: injected as nothing
+            logger.warning("%s not read: %s", path.name, e)
             return ""
 
-    # -- async twins -------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------
+
+    def maintain(
+        self,
+        *,
+        scope: str | None = None,
+        now: datetime | date | float | None = None,
+        progress: Progress | None = None,
+        model: BaseChatModel | None = None,
+    ) -> MaintenanceReport:
+        """Run the memory lifecycle once: decay, old-episode deletion, reviews,
+        pending expiry, hot-log TTL and temp-file cleanup (seed 001).
+
+        Idempotent for a given day: a second run on the same day changes nothing.
+        ``core`` and ``system`` memories are never decayed or deleted. See
+        :mod:`langmem_ext.memory.maintenance`.
+
+        Args:
+            scope: Only this scope (default every scope; the hot-log purge and the
+                temp-file cleanup run only then).
+            now: The time the run is for (default now).
+            progress: ``progress(done, total)`` while it runs.
+            model: Chat model of the reviews (PROMOTE / KEEP / DELETE); ``None``
+                uses their deterministic fallback.
+
+        Returns:
+            What changed.
+        """
+        return maintain(
+            self,
+            scope=None if scope is None else self._scope(scope),
+            now=now,
+            progress=progress,
+            model=model,
+        )
+
+    def review(
+        self,
+        entry_id: str,
+        *,
+        scope: str | None = None,
+        kind: ReviewKind | None = None,
+        model: BaseChatModel | None = None,
+    ) -> ReviewResult:
+        """Review one fact now: PROMOTE to core, KEEP or DELETE (seed 001's reviewer).
+
+        Args:
+            entry_id: The memory.
+            scope: Its scope.
+            kind: ``promotion`` or ``decay`` (default: the review it is due for).
+            model: The reviewer chat model; ``None`` uses the deterministic fallback.
+
+        Returns:
+            The decision and what was done (see :mod:`langmem_ext.memory.reviewer`).
+        """
+        return review_entry(self, entry_id, scope=self._scope(scope), kind=kind, model=model)
+
+    def record_access(
+        self, entry_ids: Sequence[str], *, scope: str | None = None, at: float | None = None
+    ) -> int:
+        """Record that recalled memories reached the model (their ``last_access``).
+
+        Recall surfaces call it (the graph, the middleware, ``memory_search``); a
+        memory in use does not decay.
+
+        Returns:
+            How many memories of the scope were marked.
+        """
+        return record_access(self, entry_ids, scope=self._scope(scope), at=at)
 
     # -- user profile (memory/profile.py) ------------------------------------
 
@@ -1107,6 +1206,8 @@ class Memory:
     aprofile_history = async_method(profile_history)
     asafety_block = async_method(safety_block)
 
+    # -- async twins -------------------------------------------------------
+
     asave = async_method(save)
     aconfirm = async_method(confirm)
     areject = async_method(reject)
@@ -1123,6 +1224,9 @@ class Memory:
     aboost = async_method(boost)
     async_sync = async_method(sync)
     areindex = async_method(reindex)
+    amaintain = async_method(maintain)
+    areview = async_method(review)
+    arecord_access = async_method(record_access)
 
 
 def _to_entry(doc: Doc, st: EntryState | None) -> MemoryEntry:

@@ -411,6 +411,26 @@ def replace_entry(content: str, entry_id: str, new_text: str | None) -> tuple[st
     return content, False
 
 
+def move_entry(content: str, entry_id: str, category: str) -> tuple[str, bool]:
+    """Move the bullet carrying ``entry_id`` to the end of its ``category``'s section.
+
+    The section is created at the end of the file when missing (as
+    :func:`insert_entries` does); the bullet's text and struck-through state are kept.
+
+    Returns:
+        ``(new content, found)``; the content is unchanged when the id is not in it.
+    """
+    lines = content.splitlines()
+    for entry in parse_entries(content):
+        if entry.id != entry_id:
+            continue
+        bullet = lines[entry.line - 1 : entry.end_line]
+        rest = lines[: entry.line - 1] + lines[entry.end_line :]
+        moved, _block, _added = _insert_into_section(rest, category, bullet)
+        return "\n".join(moved).rstrip("\n") + "\n", True
+    return content, False
+
+
 def supersede_entry(
     content: str, old_id: str, new_id: str, new_text: str
 ) -> tuple[str, ParsedEntry | None]:
@@ -483,6 +503,7 @@ __all__ = [
     "category_of_heading",
     "insert_entries",
     "insert_entries_tracked",
+    "move_entry",
     "new_entry_id",
     "normalise_text",
     "outline",

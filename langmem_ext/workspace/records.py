@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,17 @@ class EntryState:
     """What a later statement of the same fact replaces (``user|lives_in``)."""
 
 
+class EntryActivity(NamedTuple):
+    """What decay reads of one live entry (a narrow read: decay visits every entry)."""
+
+    id: str
+    category: str
+    importance: float
+    created_at: float
+    last_active: float
+    """The latest of its creation, text edit (``updated_at``) and last access."""
+
+
 @dataclass(frozen=True)
 class PendingRow:
     """Ledger row of one pending item."""
@@ -74,7 +85,10 @@ class HistoryRow:
     scope: str
     op: str
     """``add``, ``update``, ``superseded``, ``delete``, ``hand-add``, ``hand-edit``,
-    ``hand-supersede``, ``hand-reopen``, ``move`` or ``removed``."""
+    ``hand-supersede``, ``hand-reopen``, ``move`` or ``removed``; the lifecycle
+    (:mod:`langmem_ext.memory.lifecycle`) adds ``decay`` and ``review-keep``
+    (``old_text`` / ``new_text`` hold the importance before and after, e.g. ``"1.0000"``)
+    and ``promote`` (both hold the entry's text)."""
     old_text: str | None
     new_text: str | None
     at: float
@@ -282,8 +296,39 @@ class EntryRepository(Protocol):
         """Append one edit to an entry's history."""
         ...
 
+    def record_history_many(self, rows: Iterable[HistoryRow]) -> None:
+        """Append many edits (one statement per row, in one transaction)."""
+        ...
+
     def history(self, entry_id: str, scope: str) -> list[HistoryRow]:
         """The edits of an entry of ``scope``, oldest first (empty when none)."""
+        ...
+
+    def scopes(self) -> list[str]:
+        """Scopes that have live entries, sorted."""
+        ...
+
+    def activity(self, scope: str) -> list[EntryActivity]:
+        """The live current entries of a scope that decay may change (not ``system`` /
+        ``core``, not superseded versions: they are history)."""
+        ...
+
+    def set_importances(self, changes: Iterable[tuple[str, float]]) -> None:
+        """Set the importance of entries ``(id, importance)``, nothing else (decay, review).
+
+        Unlike :meth:`touch` the last access and the access count stay as they are.
+        """
+        ...
+
+    def mark_accessed(self, ids: Iterable[str], *, scope: str, at: float) -> int:
+        """Record that live entries of ``scope`` reached the model at ``at`` (a recall).
+
+        Sets their last access to ``at`` (never back in time) and counts one access
+        each; ids of other scopes, deleted or unknown ids are left alone.
+
+        Returns:
+            How many entries were marked.
+        """
         ...
 
 
@@ -376,6 +421,11 @@ class BoostRepository(Protocol):
 
     def total_since(self, entry_id: str, since: float) -> float:
         """Importance added to the entry by boosts after ``since``."""
+        ...
+
+    def times(self, entry_id: str) -> list[float]:
+        """When the entry was boosted (epoch seconds), oldest first."""
+        ...
 
 
 class SessionRepository(Protocol):
@@ -707,6 +757,7 @@ __all__ = [
     "BoostRepository",
     "CheckpointRow",
     "ConversationRepository",
+    "EntryActivity",
     "EntryRepository",
     "EntryState",
     "EventFilter",

@@ -51,6 +51,7 @@ from langmem_ext.workspace.markdown import (
     append_entries,
     assign_missing_ids,
     insert_entries_tracked,
+    move_entry,
     outline,
     parse_entries,
     replace_entry,
@@ -258,6 +259,26 @@ class Workspace:
         does it. Without a lock file no writer ever ran here: nothing to clean (and
         opening a workspace to read creates nothing but the ledger).
         """
+        self.remove_stale_temp_files()
+        confirmed = self.ledger.pending.confirm_written()
+        if confirmed:
+            logger.info(
+                "marked %d pending item(s) confirmed: their entries were already written (%s)",
+                len(confirmed),
+                ", ".join(confirmed),
+            )
+
+    def remove_stale_temp_files(self) -> list[Path]:
+        """Remove the temp files a killed atomic write left (and repair a torn append).
+
+        Done only while no other writer holds the workspace lock (every atomic write
+        happens under it); when the lock is busy nothing is done now and the next
+        call does it. Without a lock file no writer ever ran here: nothing to clean.
+
+        Returns:
+            The temp files removed.
+        """
+        removed: list[Path] = []
         with contextlib.ExitStack() as stack:
             if self.layout.lock_file.exists() and stack.enter_context(self.lock.try_hold()):
                 self.journal.repair()
@@ -268,13 +289,7 @@ class Workspace:
                         len(removed),
                         ", ".join(self.layout.rel(p) for p in removed),
                     )
-        confirmed = self.ledger.pending.confirm_written()
-        if confirmed:
-            logger.info(
-                "marked %d pending item(s) confirmed: their entries were already written (%s)",
-                len(confirmed),
-                ", ".join(confirmed),
-            )
+        return removed
 
     # -- index lifecycle ---------------------------------------------------
 
@@ -635,14 +650,23 @@ class Workspace:
 
         Must be called with the lock held; the caller updates the ledger.
         """
-        self._sync_paths(scope, [path])
-        content = self._read_own(scope, path)
-        old = next((e for e in parse_entries(content) if e.id == entry_id), None)
-        if old is None:
-            raise KeyError(entry_id)
+        content, old = self._entry_in(scope, path, entry_id)
         new_content, _found = replace_entry(content, entry_id, new_text)
         self._write_file(path, new_content)
         return old.text
+
+    def _entry_in(self, scope: str, path: Path, entry_id: str) -> tuple[str, ParsedEntry]:
+        """The file's text (synced first) and the entry ``entry_id`` as parsed in it.
+
+        Raises:
+            KeyError: The entry is not in the file.
+        """
+        self._sync_paths(scope, [path])
+        content = self._read_own(scope, path)
+        entry = next((e for e in parse_entries(content) if e.id == entry_id), None)
+        if entry is None:
+            raise KeyError(entry_id)
+        return content, entry
 
     def supersede(self, scope: str, path: Path, old_id: str, new: NewEntry) -> str:
         """Replace a version by a new one: ``old_id`` is struck through in the file and
@@ -656,11 +680,7 @@ class Workspace:
         Returns:
             The old version's text.
         """
-        self._sync_paths(scope, [path])
-        content = self._read_own(scope, path)
-        old = next((e for e in parse_entries(content) if e.id == old_id), None)
-        if old is None:
-            raise KeyError(old_id)
+        content, old = self._entry_in(scope, path, old_id)
         new_content, parsed = supersede_entry(content, old_id, new.id, new.text)
         intact = parsed is not None and parsed.text == new.text and not parsed.superseded
         self._write_checked(path, new_content, None if intact else f"the new version of {old_id}")
@@ -674,6 +694,24 @@ class Workspace:
             self._add_states(scope, rel, [new], now)
         self._reconcile(scope, path, new_content)
         return old.text
+
+    def move_entry(self, scope: str, path: Path, entry_id: str, category: str) -> str:
+        """Move one entry's bullet to its ``category``'s section of the same file.
+
+        Must be called with the lock held; the caller updates the ledger and then
+        calls :meth:`reconcile_after_write`.
+
+        Returns:
+            The entry's text.
+
+        Raises:
+            KeyError: The entry is not in the file.
+        """
+        content, entry = self._entry_in(scope, path, entry_id)
+        new_content, _found = move_entry(content, entry_id, category)
+        if new_content != content:
+            self._write_file(path, new_content)
+        return entry.text
 
     def reconcile_after_write(self, scope: str, path: Path) -> None:
         """Bring the index in step with one file after a write (lock held)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,11 +34,17 @@ _FROM_SQLITE: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bo
 """How a column comes back to its field's type; others (``str``, nullable) stay as read."""
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+@functools.cache
+def _converters(cls: type[Any]) -> tuple[Callable[[Any], Any], ...]:
+    """Per field of a row dataclass, how its column is read (computed once per class)."""
+    return tuple(_FROM_SQLITE.get(str(f.type), _same) for f in fields(cls))
+
+
 def from_row(cls: type[_Row], row: Sequence[Any]) -> _Row:
     """A row dataclass from a row whose columns are its fields, in order (a ``SELECT *``
     of its table, or the columns named in field order)."""
-    values = (
-        _FROM_SQLITE.get(str(f.type), lambda v: v)(value)
-        for f, value in zip(fields(cls), row, strict=False)
-    )
-    return cls(*values)
+    return cls(*(c(v) for c, v in zip(_converters(cls), row, strict=False)))

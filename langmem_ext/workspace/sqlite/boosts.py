@@ -27,3 +27,8 @@ class SqliteBoosts(SqliteRepo):
             (entry_id, since),
         )
         return float(row[0]) if row else 0.0
+
+    def times(self, entry_id: str) -> list[float]:
+        """When the entry was boosted (epoch seconds), oldest first."""
+        rows = self._all("SELECT at FROM boosts WHERE entry_id = ? ORDER BY at", (entry_id,))
+        return [float(r[0]) for r in rows]

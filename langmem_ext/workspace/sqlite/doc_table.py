@@ -42,6 +42,7 @@ from langmem_ext.workspace.docs import (
     vector_blob,
 )
 from langmem_ext.workspace.sections import ScopeSections
+from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.fts import (
     index_doc,
     move_to_scope_blocks,
@@ -541,6 +542,18 @@ class DocTable:
             )
             self._forget([entry_id])
 
+    def set_importances(self, changes: Sequence[tuple[str, float]]) -> None:
+        """Mirror many importance changes ``(id, importance)`` from the ledger (one commit)."""
+        if not changes:
+            return
+        with self._lock:
+            with immediate(self._conn):
+                self._conn.executemany(
+                    "UPDATE docs SET importance = ? WHERE id = ?",
+                    [(float(imp), entry_id) for entry_id, imp in changes],
+                )
+            self._forget([entry_id for entry_id, _imp in changes])
+
     # -- vector outbox -----------------------------------------------------
 
     def vector_todo(self, limit: int = 100_000) -> list[Doc]:
@@ -575,24 +588,22 @@ class DocTable:
         """
         with self._lock:
             c = self._conn
-            c.execute("BEGIN IMMEDIATE")
             try:
-                c.executemany(
-                    "UPDATE docs SET vec_hash = ? WHERE id = ? AND text_hash = ?",
-                    [(h, i, h) for i, h in done],
-                )
-                if model is not None:
+                with immediate(c):
                     c.executemany(
-                        "INSERT OR REPLACE INTO kept_vectors VALUES (?, ?, ?, ?)",
-                        [
-                            (i, model, h, vector_blob(v))
-                            for (i, h), v in zip(done, vectors, strict=True)
-                        ],
+                        "UPDATE docs SET vec_hash = ? WHERE id = ? AND text_hash = ?",
+                        [(h, i, h) for i, h in done],
                     )
-                c.executemany("DELETE FROM vec_deletes WHERE id = ?", [(i,) for i in deleted])
-                c.execute("COMMIT")
+                    if model is not None:
+                        c.executemany(
+                            "INSERT OR REPLACE INTO kept_vectors VALUES (?, ?, ?, ?)",
+                            [
+                                (i, model, h, vector_blob(v))
+                                for (i, h), v in zip(done, vectors, strict=True)
+                            ],
+                        )
+                    c.executemany("DELETE FROM vec_deletes WHERE id = ?", [(i,) for i in deleted])
             except BaseException:
-                c.execute("ROLLBACK")
                 self._matrices.clear()
                 raise
             finally:

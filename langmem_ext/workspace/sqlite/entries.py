@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from langmem_ext.workspace.records import EntryState, HistoryRow
+from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
 
@@ -136,6 +136,16 @@ class SqliteEntries(SqliteRepo):
             (row.entry_id, row.scope, row.op, row.old_text, row.new_text, row.at),
         )
 
+    def record_history_many(self, rows: Iterable[HistoryRow]) -> None:
+        """Append many edits (one statement per row, in one transaction)."""
+        values = [(r.entry_id, r.scope, r.op, r.old_text, r.new_text, r.at) for r in rows]
+        with self._atomic():
+            self._run_many(
+                "INSERT INTO entry_history (entry_id, scope, op, old_text, new_text, at) "
+                "VALUES (?,?,?,?,?,?)",
+                values,
+            )
+
     def history(self, entry_id: str, scope: str) -> list[HistoryRow]:
         """The edits of an entry of ``scope``, oldest first (empty when none)."""
         rows = self._all(
@@ -144,3 +154,40 @@ class SqliteEntries(SqliteRepo):
             (entry_id, scope),
         )
         return [from_row(HistoryRow, r) for r in rows]
+
+    def scopes(self) -> list[str]:
+        """Scopes that have live entries, sorted."""
+        rows = self._all("SELECT DISTINCT scope FROM entries WHERE deleted_at IS NULL ORDER BY 1")
+        return [str(r[0]) for r in rows]
+
+    def activity(self, scope: str) -> list[EntryActivity]:
+        """The live current entries of a scope that decay may change (not ``system`` /
+        ``core``, not superseded versions: they are history)."""
+        rows = self._all(
+            "SELECT id, category, importance, created_at, "
+            "max(created_at, updated_at, coalesce(last_access, 0)) FROM entries "
+            "WHERE scope = ? AND deleted_at IS NULL AND valid_to IS NULL "
+            "AND category NOT IN ('system', 'core')",
+            (scope,),
+        )
+        return [EntryActivity._make(r) for r in rows]
+
+    def set_importances(self, changes: Iterable[tuple[str, float]]) -> None:
+        """Set the importance of entries ``(id, importance)``, nothing else (decay, review)."""
+        rows = [(float(importance), entry_id) for entry_id, importance in changes]
+        with self._atomic():
+            self._run_many("UPDATE entries SET importance = ? WHERE id = ?", rows)
+
+    def mark_accessed(self, ids: Iterable[str], *, scope: str, at: float) -> int:
+        """Record that live entries of ``scope`` reached the model at ``at`` (a recall)."""
+        marked = 0
+        with self._atomic():
+            for chunk, marks in in_chunks(list(dict.fromkeys(ids))):
+                cur = self._run(
+                    "UPDATE entries SET last_access = max(coalesce(last_access, 0), ?), "
+                    "access_count = access_count + 1 "
+                    f"WHERE scope = ? AND deleted_at IS NULL AND id IN ({marks})",
+                    (at, scope, *chunk),
+                )
+                marked += int(cur.rowcount or 0)
+        return marked
