@@ -281,10 +281,20 @@ class _Fusion:
         """``debug["relevance"]``, and ``debug["own_relevance"]``: the relevance from
         the hit's own cosine, when its vector score is its contextual one (the
         context stage gates on it)."""
-        c.debug["relevance"] = ev.relevance(_vector_evidence(c, self._full, self._settings.rrf_k))
+        full = self._full_match(ev.readable)
+        c.debug["relevance"] = ev.relevance(_vector_evidence(c, full, self._settings.rrf_k))
         own = c.debug.get("own_vector")
         if own is not None:
-            c.debug["own_relevance"] = ev.relevance(_clamp01(own / self._full))
+            c.debug["own_relevance"] = ev.relevance(_clamp01(own / full))
+
+    def _full_match(self, readable: float) -> float:
+        """The cosine that counts as a full match for a memory of which the query's
+        script reads ``readable``: cross-lingual pairs of one meaning score lower than
+        same-language ones (``retrieval.cross_script_full_match`` of the full match)."""
+        if readable >= 1.0:
+            return self._full
+        ratio = self._settings.cross_script_full_match
+        return self._full * (readable + (1.0 - readable) * ratio)
 
     def finish(self, how: str) -> list[Candidate]:
         """The candidates, best ``score`` first."""
