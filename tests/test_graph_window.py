@@ -155,3 +155,31 @@ def test_middleware_sends_the_window_and_stores_the_summaries(window_memory: Mem
     state = agent.get_state(CONFIG).values
     trigger = next(m for m in state["messages"] if m.content == DECISION)
     assert "PostgreSQL 16" in state["memory_message_summaries"][trigger.id]
+
+
+def test_full_history_mode_does_not_checkpoint_between_turns(tmp_path: Path) -> None:
+    def run(mode: str, turns: int) -> tuple[int, dict[str, Any]]:
+        s = Settings(workspace=tmp_path / mode)
+        s.embeddings.provider = "fake"
+        s.short_term.mode = mode  # type: ignore[assignment]
+        s.short_term.context_window = 8000
+        mem = Memory(settings=s)
+        try:
+            graph = build_memory_graph(
+                ScriptedChatModel(policy=_policy), mem, checkpointer=InMemorySaver()
+            )
+            for t in range(turns):
+                out = _say(
+                    graph, f"第 {t} 段：" + "这是一段比较长的普通聊天内容，没有什么要记的。" * 8
+                )
+                if out.get("checkpoints"):
+                    return t, out
+            return turns, out
+        finally:
+            mem.close()
+
+    first, summary_n = run("summary_n", 80)
+    assert summary_n.get("checkpoints") == 1
+    _, full = run("full_history", first + 1)
+    assert not full.get("checkpoints") and not full.get("summary")
+    assert any(str(m.content).startswith("第 0 段") for m in full["messages"])
