@@ -298,7 +298,7 @@ class ShortTermSettings(BaseModel):
       the window or in the summary."""
     window_messages: int = Field(default=15, ge=1)
     """Messages in the hybrid window."""
-    window_verbatim: int = 5
+    window_verbatim: int = Field(default=5, ge=0)
     """Newest messages of the hybrid window kept verbatim."""
     summary_max_chars: int = 280
     """Cap of one per-message structured summary."""
@@ -326,6 +326,12 @@ class ShortTermSettings(BaseModel):
             msg = (
                 f"reserved_output_tokens ({self.reserved_output_tokens}) must be smaller "
                 f"than context_window ({self.context_window})"
+            )
+            raise ValueError(msg)
+        if self.window_verbatim > self.window_messages:
+            msg = (
+                f"window_verbatim ({self.window_verbatim}) cannot exceed "
+                f"window_messages ({self.window_messages})"
             )
             raise ValueError(msg)
         return self
