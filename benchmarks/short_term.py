@@ -12,8 +12,14 @@ strategies:
   summary + last 8 turns) whenever it says ``should_checkpoint`` — the new user
   message is counted in (``system_tokens``), so the floor holds for what the
   model really gets;
-- hybrid window: :func:`~langmem_ext.short_term.window.build_hybrid_window`
-  (15 messages, 10 condensed, 5 verbatim).
+- ``hybrid_window`` (``short_term.mode="hybrid_window"``, what the graph sends):
+  the running summary, then
+  :func:`~langmem_ext.short_term.window.settings_window` (newest 5 verbatim, the
+  older ones as ``[Summary]`` / ``[Old]`` lines, per-message summaries made
+  extractively), with the graph's checkpoints (past 0.75 × window, or past 25
+  messages) on the extractive summarizer;
+- bare window: :func:`~langmem_ext.short_term.window.build_hybrid_window`
+  (15 messages, 10 condensed, 5 verbatim) with no summary of what left it.
 
 At the end every needle is probed: is its key still in what the model sees
 (summary + kept turns / the window / the newest messages that fit the window), or
@@ -49,10 +55,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langmem_ext import Memory, Settings
 from langmem_ext.memory.session import SessionManager
 from langmem_ext.short_term.accounting import count_message_tokens, message_tokens
+from langmem_ext.short_term.checkpoint import make_checkpoint, plan_context, with_summary
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.summarizer import needs_message_summary, summarize_message
+from langmem_ext.short_term.summarizer import (
+    Summarizer,
+    needs_message_summary,
+    summarize_message,
+)
 from langmem_ext.short_term.validity import validate_messages
-from langmem_ext.short_term.window import build_hybrid_window
+from langmem_ext.short_term.window import build_hybrid_window, settings_window, window_overflow
 
 logger = logging.getLogger("benchmarks.short_term")
 
@@ -335,6 +346,7 @@ class Report:
     budget: int
     series: list[Series]
     checkpoints: int
+    hybrid_checkpoints: int
     flush_pending: int
     recall: dict[str, float]
     channels: dict[str, int]
@@ -377,7 +389,13 @@ def run(turns: int, embedder: str, workdir: Path) -> Report:
 
     full = Series("FULL_HISTORY")
     summary_n = Series("SUMMARY_N (summary + last 8 turns)")
-    hybrid = Series("hybrid window (15 msgs: 10 condensed + 5 verbatim)")
+    hybrid = Series("bare window (15 msgs: 10 condensed + 5 verbatim, no summary)")
+    hybrid_mode = Series("hybrid_window (summary + window)")
+    hy_history: list[BaseMessage] = []
+    hy_summary: str | None = None
+    hy_checkpoints = 0
+    extractive = Summarizer()
+    hy_st = st.model_copy(update={"mode": "hybrid_window"})
     history: list[BaseMessage] = []
     history_tokens = 0
     per_message_summaries: dict[str, str] = {}
@@ -407,6 +425,11 @@ def run(turns: int, embedder: str, workdir: Path) -> Report:
             line_max_chars=st.summary_max_chars,
         )
         hybrid.tokens.append(count_message_tokens(window_msgs))
+        hy_call = with_summary(
+            settings_window([*hy_history, turn.human], per_message_summaries, st), hy_summary
+        )
+        validate_messages(hy_call)
+        hybrid_mode.tokens.append(count_message_tokens(hy_call))
 
         sessions.write_turn(
             SCOPE,
@@ -421,6 +444,12 @@ def run(turns: int, embedder: str, workdir: Path) -> Report:
             if m.id and needs_message_summary(m):
                 per_message_summaries[m.id] = summarize_message(m, max_chars=st.summary_max_chars)
         history.extend(turn.messages)
+        hy_history.extend(turn.messages)
+        plan = plan_context(hy_history, running_summary=hy_summary, settings=st)
+        if plan.should_checkpoint or window_overflow(hy_history, hy_st):
+            cp = make_checkpoint(hy_history, hy_summary, extractive, hy_st)
+            if cp.removed_count:
+                hy_history, hy_summary, hy_checkpoints = cp.kept, cp.summary, hy_checkpoints + 1
         if (t + 1) % 100 == 0:
             logger.info("turn %d: %d checkpoints so far", t + 1, checkpoints)
     seconds = time.perf_counter() - t0
@@ -430,10 +459,21 @@ def run(turns: int, embedder: str, workdir: Path) -> Report:
     ctx = sessions.query_context(SCOPE, THREAD)
     seen_summary_n = _text(ctx.history)
     seen_hybrid = _text(build_hybrid_window(history, per_message_summaries))
+    seen_hybrid_mode = _text(
+        with_summary(settings_window(hy_history, per_message_summaries, st), hy_summary)
+    )
     seen_full = _text(_newest_fitting(history, window))
     pending = "\n".join(p.text for p in memory.list_pending(scope=SCOPE))
     channels = {"context": 0, "pending": 0, "search: memory": 0, "search: session log": 0}
-    found = {"summary_n": 0, "summary_n+memory": 0, "no_log": 0, "hybrid": 0, "full": 0}
+    found = {
+        "summary_n": 0,
+        "summary_n+memory": 0,
+        "no_log": 0,
+        "hybrid": 0,
+        "hybrid_mode": 0,
+        "hybrid_mode+memory": 0,
+        "full": 0,
+    }
     missing: list[str] = []
     for needle in planted:
         hits = memory.search(needle.probe, scope=SCOPE, k=10)
@@ -447,6 +487,8 @@ def run(turns: int, embedder: str, workdir: Path) -> Report:
         channels["search: session log"] += in_log
         found["summary_n"] += in_context
         found["hybrid"] += needle.key in seen_hybrid
+        found["hybrid_mode"] += needle.key in seen_hybrid_mode
+        found["hybrid_mode+memory"] += needle.key in seen_hybrid_mode or in_log
         found["full"] += needle.key in seen_full
         found["no_log"] += in_context or in_pending or in_memory
         if in_context or in_pending or in_memory or in_log:
@@ -460,8 +502,9 @@ def run(turns: int, embedder: str, workdir: Path) -> Report:
         turns=turns,
         window=window,
         budget=budget,
-        series=[full, summary_n, hybrid],
+        series=[full, summary_n, hybrid_mode, hybrid],
         checkpoints=checkpoints,
+        hybrid_checkpoints=hy_checkpoints,
         flush_pending=flushed,
         recall=recall,
         channels=channels,
@@ -492,7 +535,12 @@ def render(report: Report, command: str, day: str) -> str:
         ["what the agent has", "needle recall"],
         [
             ["FULL_HISTORY, newest messages that fit the window", f"{r.recall['full']:.0%}"],
-            ["hybrid window alone", f"{r.recall['hybrid']:.0%}"],
+            ["bare window alone (no summary)", f"{r.recall['hybrid']:.0%}"],
+            ["hybrid_window context alone (summary + window)", f"{r.recall['hybrid_mode']:.0%}"],
+            [
+                "hybrid_window context + session-log search",
+                f"{r.recall['hybrid_mode+memory']:.0%}",
+            ],
             ["SUMMARY_N context alone (summary + kept turns)", f"{r.recall['summary_n']:.0%}"],
             [
                 "SUMMARY_N + pending flush saves + memory entries (no session log)",
@@ -535,7 +583,7 @@ the new user message included.
 
 {tokens}
 
-Checkpoints: {r.checkpoints}; facts the flush proposed (pending): {r.flush_pending};
+Checkpoints: {r.checkpoints} (SUMMARY_N), {r.hybrid_checkpoints} (hybrid_window); facts the flush proposed (pending): {r.flush_pending};
 {r.per_turn_ms:.0f} ms per turn end to end (query, checkpoint when due, write + hot log).
 
 Needles, probed after the last turn with a recall question each

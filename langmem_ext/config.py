@@ -290,9 +290,23 @@ class ShortTermSettings(BaseModel):
     """After a checkpoint, summary + kept turns must fit this share of the window
     (older kept turns move into the summary if needed), so that checkpoints do not
     repeat on every turn once the last turns alone are near the threshold."""
-    window_messages: int = 15
+    mode: Literal["summary_n", "full_history", "hybrid_window"] = "summary_n"
+    """What an answer call of the graph and the middleware holds (seed 002).
+
+    - ``"summary_n"`` (default): the whole history until it passes
+      ``checkpoint_ratio`` of the window, then the running summary and the last
+      ``keep_last_turns`` turns;
+    - ``"full_history"``: no checkpoint between turns, the whole history (compacted
+      inside a turn only when a call would not fit the window);
+    - ``"hybrid_window"``: the checkpoint summary, then the window: the newest
+      ``window_verbatim`` messages verbatim, the older ones as ``[Summary]`` /
+      ``[Old]`` lines (per-message summaries made in the background); a checkpoint
+      also runs once the history holds more than ``window_messages +
+      (window_messages - window_verbatim)`` messages, so every message is either in
+      the window or in the summary."""
+    window_messages: int = Field(default=15, ge=1)
     """Messages in the hybrid window."""
-    window_verbatim: int = 5
+    window_verbatim: int = Field(default=5, ge=0)
     """Newest messages of the hybrid window kept verbatim."""
     summary_max_chars: int = 280
     """Cap of one per-message structured summary."""
@@ -320,6 +334,12 @@ class ShortTermSettings(BaseModel):
             msg = (
                 f"reserved_output_tokens ({self.reserved_output_tokens}) must be smaller "
                 f"than context_window ({self.context_window})"
+            )
+            raise ValueError(msg)
+        if self.window_verbatim > self.window_messages:
+            msg = (
+                f"window_verbatim ({self.window_verbatim}) cannot exceed "
+                f"window_messages ({self.window_messages})"
             )
             raise ValueError(msg)
         return self

@@ -65,6 +65,7 @@ from langmem_ext.short_term.checkpoint import (
 )
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index
+from langmem_ext.short_term.window import is_window_mode, settings_window, with_fallback_summaries
 from langmem_ext.tokens import truncate_by_tokens
 from langmem_ext.tools import create_memory_tools
 
@@ -159,9 +160,12 @@ class MemoryAgentState(AgentState[Any]):
     Attributes:
         memory_summary: Summary of the messages removed to keep model calls
             within the context window (sent in the system message of every call).
+        memory_message_summaries: Per-message summaries by message id, for the
+            ``[Summary]`` lines of ``short_term.mode="hybrid_window"``.
     """
 
     memory_summary: NotRequired[str | None]
+    memory_message_summaries: NotRequired[dict[str, str]]
 
 
 @dataclass
@@ -173,6 +177,8 @@ class _Fit:
     summary: str | None
     tools_tokens: int
     checkpoint: Checkpoint | None = None
+    summaries: dict[str, str] | None = None
+    new_summaries: bool = False
 
 
 def _current_config() -> RunnableConfig | None:
@@ -415,11 +421,13 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _fit_start(self, request: ModelRequest[Any]) -> _Fit:
         state = request.state if isinstance(request.state, dict) else {}
         summary = state.get("memory_summary")
+        stored = state.get("memory_message_summaries")
         return _Fit(
             base=request.system_message,
             messages=list(request.messages),
             summary=summary if isinstance(summary, str) and summary.strip() else None,
             tools_tokens=tool_schema_tokens(request.tools),
+            summaries=dict(stored) if isinstance(stored, dict) else {},
         )
 
     def _system(self, fit: _Fit) -> list[BaseMessage]:
@@ -444,8 +452,19 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             system = _with_block(
                 request.override(system_message=system), str(summary_message(fit.summary).content)
             ).system_message
-        limit = self.memory.settings.short_term.call_budget() - fit.tools_tokens
-        call: list[BaseMessage] = [*([system] if system is not None else []), *fit.messages]
+        st = self.memory.settings.short_term
+        limit = st.call_budget() - fit.tools_tokens
+        messages = fit.messages
+        if is_window_mode(st):  # seed 002: older messages condensed, newest verbatim
+            ids = {m.id for m in messages}
+            made = {
+                i: text
+                for i, text in with_fallback_summaries(messages, fit.summaries, st).items()
+                if i in ids
+            }
+            fit.new_summaries, fit.summaries = made != fit.summaries, made
+            messages = settings_window(messages, made, st, pack="roles")
+        call: list[BaseMessage] = [*([system] if system is not None else []), *messages]
         if count_message_tokens(call) > limit:
             call = clip_to_fit(call, limit)
         if system is not None:
@@ -459,11 +478,13 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         fit: _Fit, response: ModelResponse[Any] | AIMessage
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         cp = fit.checkpoint
-        if cp is None:
+        if cp is None and not fit.new_summaries:
             return response
         if isinstance(response, AIMessage):
             response = ModelResponse(result=[response])
-        update = {"messages": cp.remove_messages(), "memory_summary": cp.summary}
+        update: dict[str, Any] = {"memory_message_summaries": fit.summaries or {}}
+        if cp is not None:
+            update.update({"messages": cp.remove_messages(), "memory_summary": cp.summary})
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def _prepare(self, request: ModelRequest[Any]) -> Steps[tuple[ModelRequest[Any], _Fit]]:

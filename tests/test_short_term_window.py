@@ -183,3 +183,31 @@ def test_window_invariants_random(seed: int) -> None:
     for pack in ("system", "roles"):
         window = build_hybrid_window(messages, pack=pack)  # type: ignore[arg-type]
         assert_invariants(messages, window, pending=pending)
+
+
+def test_settings_window_condenses_everything_older_and_fills_missing_summaries() -> None:
+    from langmem_ext.config import ShortTermSettings
+    from langmem_ext.short_term.window import settings_window, summaries_due, window_overflow
+
+    st = ShortTermSettings(mode="hybrid_window")
+    messages = simple(12)  # 24 messages: more than the 15 of the window
+    long = messages[0]
+    long.content = "决定：用 PostgreSQL 16。" + "其余都是闲聊。" * 80
+    assert summaries_due(messages, {}) == [long]
+    window = settings_window(messages, {}, st)
+    lines = _block_lines(window[0])
+    assert len(lines) == 19 and lines[0].startswith(SUMMARY_MARK) and "PostgreSQL 16" in lines[0]
+    assert window[1:] == messages[-5:]
+    assert not window_overflow(messages, st) and window_overflow(simple(13), st)
+    assert not window_overflow(simple(40), ShortTermSettings())  # other modes: never
+
+
+def test_window_settings_are_checked() -> None:
+    from pydantic import ValidationError
+
+    from langmem_ext.config import ShortTermSettings
+
+    with pytest.raises(ValidationError):
+        ShortTermSettings(window_messages=4, window_verbatim=5)
+    with pytest.raises(ValidationError):
+        ShortTermSettings(mode="sliding")  # type: ignore[arg-type]

@@ -9,13 +9,15 @@
   reserved_output_tokens``, it compacts with the one checkpoint routine
   (:func:`~langmem_ext.short_term.checkpoint.make_checkpoint`: tool calls stay with
   their results, the newest human turn stays verbatim, what is removed goes into
-  the summary and the episode), and clips what still does not fit.
+  the summary and the episode), and clips what still does not fit. In
+  ``short_term.mode="hybrid_window"`` the history it sends is the hybrid window
+  (:func:`~langmem_ext.short_term.window.settings_window`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +31,7 @@ from langmem_ext.short_term.budget import budget_result, clip_to_fit
 from langmem_ext.short_term.checkpoint import Checkpoint, make_checkpoint, summary_message
 from langmem_ext.short_term.summarizer import Summarizer
 from langmem_ext.short_term.validity import safe_cut_index
+from langmem_ext.short_term.window import is_window_mode, settings_window
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +113,7 @@ class CallFitter:
         system: Sequence[BaseMessage],
         history: Sequence[BaseMessage],
         summary: str | None,
+        summaries: Mapping[str, str] | None = None,
     ) -> FittedCall:
         """The call to send: compacted inside the turn and clipped when needed.
 
@@ -118,12 +122,14 @@ class CallFitter:
                 summary message goes after the first of them).
             history: The conversation (no system messages).
             summary: The running summary, or ``None``.
+            summaries: Per-message summaries by message id, for the
+                ``[Summary]`` lines of the hybrid window (``hybrid_window`` mode).
 
         Returns:
             The messages to send, and the checkpoint to apply to the state (its
             removed messages are in its summary).
         """
-        call = self._assemble(system, history, summary)
+        call = self._assemble(system, history, summary, summaries)
         if count_message_tokens(call) <= self.limit:
             return FittedCall(call, None, False)
         checkpoint = None
@@ -137,21 +143,27 @@ class CallFitter:
                     "compacted inside the turn: %d messages moved into the summary",
                     checkpoint.removed_count,
                 )
-                call = self._assemble(system, checkpoint.kept, checkpoint.summary)
+                call = self._assemble(system, checkpoint.kept, checkpoint.summary, summaries)
             else:
                 checkpoint = None
         if count_message_tokens(call) <= self.limit:
             return FittedCall(call, checkpoint, False)
         return FittedCall(clip_to_fit(call, self.limit), checkpoint, True)
 
-    @staticmethod
     def _assemble(
-        system: Sequence[BaseMessage], history: Sequence[BaseMessage], summary: str | None
+        self,
+        system: Sequence[BaseMessage],
+        history: Sequence[BaseMessage],
+        summary: str | None,
+        summaries: Mapping[str, str] | None,
     ) -> list[BaseMessage]:
         head = list(system[:1])
         if summary and summary.strip():
             head.append(summary_message(summary))
-        return [*head, *system[1:], *[m for m in history if not isinstance(m, SystemMessage)]]
+        body = [m for m in history if not isinstance(m, SystemMessage)]
+        if is_window_mode(self.settings):
+            body = settings_window(body, summaries, self.settings)
+        return [*head, *system[1:], *body]
 
 
 __all__ = ["CallFitter", "FittedCall", "budget_tool_calls"]

@@ -48,10 +48,12 @@ from langmem_ext.graph.nodes import (
 )
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
 from langmem_ext.graph.state import MemoryState
+from langmem_ext.graph.window import MessageSummaries
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import NewEvent, SessionLog
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.summarizer import summarizer_within
+from langmem_ext.short_term.window import is_window_mode, window_overflow
 from langmem_ext.tools import create_memory_tools
 from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
 
@@ -168,7 +170,10 @@ def build_memory_graph(
             ``None`` / ``False`` off. It reads the turn and the memories recalled
             for it, on the background writer (off the reply path when
             ``background_writes``); ``lifecycle.extract_mode`` decides whether what
-            it finds is written or queued for confirmation.
+            it finds is written or queued for confirmation. In
+            ``short_term.mode="hybrid_window"`` it also writes the per-message
+            summaries of the window (:mod:`langmem_ext.graph.window`; without it
+            they are extractive).
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
@@ -202,10 +207,13 @@ def build_memory_graph(
         extract=(extractor is not None and extractor is not False),
         extract_model=extract_model,
     )
-    g.add_node(
-        PREFLIGHT_RECALL, create_preflight_recall_node(memory, default_scope=scope, writer=writer)
-    )
     st = settings.short_term
+    preflight = create_preflight_recall_node(memory, default_scope=scope, writer=writer)
+    after = boost
+    if is_window_mode(st):  # seed 002: per-message summaries, off the reply path
+        summaries = MessageSummaries(st, extract_model, writer=writer, default_scope=scope)
+        preflight, after = summaries.before(preflight), summaries.after(boost)
+    g.add_node(PREFLIGHT_RECALL, preflight)
     tools_tokens = tool_schema_tokens(all_tools)
     # Sent with every answer call besides the history and the memory block: the
     # checkpoint threshold counts them, so compaction inside a turn stays the exception.
@@ -213,7 +221,7 @@ def build_memory_graph(
     fitter = CallFitter(st, summarizer_within(chat, st), tools_tokens)
     record = create_checkpoint_recorder(memory, default_scope=scope, session_log=log, writer=writer)
     g.add_node(
-        ANSWER, create_answer_node(chat, all_tools, after=boost, fitter=fitter, record=record)
+        ANSWER, create_answer_node(chat, all_tools, after=after, fitter=fitter, record=record)
     )
     wrap, awrap = budget_tool_calls(st)
     g.add_node(TOOLS, ToolNode(all_tools, wrap_tool_call=wrap, awrap_tool_call=awrap))
@@ -234,7 +242,10 @@ def build_memory_graph(
         messages = state.get("messages", [])
         if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
             return TOOLS  # what ``tools_condition`` checks
-        if needs_checkpoint(state, settings, fixed_tokens):
+        if st.mode != "full_history" and (
+            needs_checkpoint(state, settings, fixed_tokens)
+            or window_overflow(state.get("messages", []), st)
+        ):
             return (
                 PRE_COMPACTION_FLUSH
                 if settings.short_term.flush_before_checkpoint

@@ -448,7 +448,8 @@ def create_answer_node(
         if fitter is None:
             call = [*_system_messages(state), *history]
         else:
-            fitted = fitter.fit(_base_system(state), history, state.get("summary"))
+            summaries = state.get("message_summaries")
+            fitted = fitter.fit(_base_system(state), history, state.get("summary"), summaries)
             call = fitted.messages
             if fitted.checkpoint is not None:
                 cp = fitted.checkpoint

@@ -8,6 +8,21 @@ from langgraph.graph import MessagesState
 
 from langmem_ext.graph.session_state import SessionState, reduce_session
 
+MESSAGE_SUMMARIES_MAX = 512
+"""Per-message summaries a thread's state keeps (the newest; older ones belong to
+messages a checkpoint has long moved into the running summary)."""
+
+
+def merge_summaries(
+    current: dict[str, str] | None, update: dict[str, str] | None
+) -> dict[str, str]:
+    """Reducer of ``message_summaries``: ``update`` over ``current``, the newest
+    :data:`MESSAGE_SUMMARIES_MAX` kept."""
+    merged = {**(current or {}), **(update or {})}
+    if len(merged) > MESSAGE_SUMMARIES_MAX:
+        merged = dict(list(merged.items())[-MESSAGE_SUMMARIES_MAX:])
+    return merged
+
 
 class MemoryState(MessagesState, total=False):
     """State of :func:`~langmem_ext.graph.build_memory_graph`.
@@ -36,6 +51,10 @@ class MemoryState(MessagesState, total=False):
             entities and per-agent slots, merged by
             :func:`~langmem_ext.graph.session_state.reduce_session` and saved with the
             thread's checkpoint (see :mod:`langmem_ext.graph.session_state`).
+        message_summaries: Seed 002's per-message structured summaries (≤ 280
+            characters, Goal / Decision / Todo / Facts) by message id, made in the
+            background in ``short_term.mode="hybrid_window"`` and saved with the
+            thread's checkpoint (see :mod:`langmem_ext.graph.window`).
     """
 
     summary: str | None
@@ -51,6 +70,7 @@ class MemoryState(MessagesState, total=False):
     flushed: list[str]
     tool_context: str | None
     session: Annotated[SessionState, reduce_session]
+    message_summaries: Annotated[dict[str, str], merge_summaries]
 
 
-__all__ = ["MemoryState"]
+__all__ = ["MESSAGE_SUMMARIES_MAX", "MemoryState", "merge_summaries"]

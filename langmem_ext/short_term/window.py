@@ -20,6 +20,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from langmem_ext.config import ShortTermSettings
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.short_term.content import (
     clip,
@@ -29,6 +30,8 @@ from langmem_ext.short_term.content import (
     render_message,
     role_label,
 )
+from langmem_ext.short_term.extractive import extractive_message_summary
+from langmem_ext.short_term.summarizer import needs_message_summary
 from langmem_ext.short_term.validity import latest_human_index, next_safe_cut, snap_to_safe_cut
 
 logger = logging.getLogger(__name__)
@@ -153,6 +156,106 @@ def build_hybrid_window(
     return [*pinned, *_pack_by_role(older, summaries, line_max_chars), *recent]
 
 
+def is_window_mode(settings: ShortTermSettings) -> bool:
+    """Whether answer calls are built from the hybrid window (``mode="hybrid_window"``)."""
+    return settings.mode == "hybrid_window"
+
+
+def summaries_due(
+    messages: Sequence[BaseMessage], summaries: Mapping[str, str] | None = None
+) -> list[BaseMessage]:
+    """Messages that need a per-message summary (seed 002's triggers) and have none.
+
+    Args:
+        messages: The history.
+        summaries: The stored summaries, by message id.
+
+    Returns:
+        The messages with an id for which
+        :func:`~langmem_ext.short_term.summarizer.needs_message_summary` is true and
+        ``summaries`` holds nothing, oldest first.
+    """
+    stored = summaries or {}
+    return [m for m in messages if m.id and m.id not in stored and needs_message_summary(m)]
+
+
+def with_fallback_summaries(
+    messages: Sequence[BaseMessage],
+    summaries: Mapping[str, str] | None,
+    settings: ShortTermSettings,
+) -> dict[str, str]:
+    """``summaries`` completed with extractive ones for older messages still missing one.
+
+    A summary made in the background may not be stored yet (the job has not run, or
+    the process restarted in between); a message that would be condensed is then
+    summarised here, deterministically, so that its facts are not cut off at the
+    ``[Old]`` line's length.
+
+    Args:
+        messages: The history.
+        summaries: The stored summaries, by message id.
+        settings: ``window_verbatim`` and ``summary_max_chars``.
+
+    Returns:
+        A new mapping (``summaries`` is not changed).
+    """
+    out = dict(summaries or {})
+    older = messages[: max(0, len(messages) - settings.window_verbatim)]
+    for message in summaries_due(older, out):
+        assert message.id is not None  # summaries_due keeps messages with an id
+        out[message.id] = extractive_message_summary(message, settings.summary_max_chars)
+    return out
+
+
+def settings_window(
+    messages: Sequence[BaseMessage],
+    summaries: Mapping[str, str] | None,
+    settings: ShortTermSettings,
+    *,
+    pack: Pack = "system",
+) -> list[BaseMessage]:
+    """The hybrid window of ``settings``, dropping nothing that is in ``messages``.
+
+    :func:`build_hybrid_window` with ``window_messages``, ``window_verbatim`` and
+    ``summary_max_chars``, except that messages older than the window are condensed
+    too instead of left out: what a checkpoint has not yet moved into the running
+    summary stays visible as a ``[Summary]`` / ``[Old]`` line. Summaries missing for
+    condensed messages are filled in by :func:`with_fallback_summaries`.
+
+    Args:
+        messages: The history (after the last checkpoint), oldest first.
+        summaries: Stored per-message summaries, by message id.
+        settings: The short-term settings.
+        pack: ``"system"`` or ``"roles"`` (see :func:`build_hybrid_window`).
+
+    Returns:
+        The messages to send after the system prompt and the running summary.
+    """
+    return build_hybrid_window(
+        messages,
+        with_fallback_summaries(messages, summaries, settings),
+        size=max(settings.window_messages, len(messages)),
+        verbatim=settings.window_verbatim,
+        pack=pack,
+        line_max_chars=settings.summary_max_chars,
+    )
+
+
+def window_overflow(messages: Sequence[BaseMessage], settings: ShortTermSettings) -> bool:
+    """Whether a hybrid-window history is due for a checkpoint by its length.
+
+    True in ``hybrid_window`` mode once the history (system messages left out)
+    holds more than ``window_messages + (window_messages - window_verbatim)``
+    messages: the checkpoint moves what has left the window into the running
+    summary, a batch at a time (one summary call per batch, not per turn).
+    """
+    if not is_window_mode(settings):
+        return False
+    history = sum(1 for m in messages if not isinstance(m, SystemMessage))
+    slack = settings.window_messages - settings.window_verbatim
+    return history > settings.window_messages + slack
+
+
 def _pack_by_role(
     older: Sequence[BaseMessage], summaries: Mapping[str, str] | None, line_max_chars: int
 ) -> list[BaseMessage]:
@@ -200,6 +303,11 @@ __all__ = [
     "WINDOW_HEADER",
     "Pack",
     "build_hybrid_window",
+    "is_window_mode",
     "render_old_line",
+    "settings_window",
+    "summaries_due",
+    "window_overflow",
     "window_text",
+    "with_fallback_summaries",
 ]
