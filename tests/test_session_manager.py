@@ -292,8 +292,9 @@ def test_second_checkpoint_rolls_the_summary_and_updates_the_episode(mem: Memory
     second = sm.checkpoint("main", "t1")
     assert second.made and "浙A7K3Q9" in (second.summary or "")
     assert second.episode_id == first.episode_id  # one episode per conversation and day
-    assert "浙A7K3Q9" in mem.get_entry(second.episode_id or "").text
-    episodes = mem.list(category="episode")
+    episode = mem.get_entry(second.episode_id or "")
+    assert "浙A7K3Q9" in episode.text and episode.current  # edited in place, not versioned
+    episodes = mem.list(category="episode", include_superseded=True)
     assert len(episodes) == 1
 
 

@@ -72,7 +72,12 @@ from langchain_core.messages import (
 )
 
 from langmem_ext.config import Settings, ShortTermSettings
-from langmem_ext.errors import EntryNotFoundError, InvalidInputError, LangmemError
+from langmem_ext.errors import (
+    EntryNotFoundError,
+    EntrySupersededError,
+    InvalidInputError,
+    LangmemError,
+)
 from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.events import NewEvent, SessionLog, check_thread_id
 from langmem_ext.memory.flush import FlushResult, flush_to_pending
@@ -808,11 +813,11 @@ class SessionManager:
         )
         row = self._ledger.sessions.get(scope, thread_id)
         if row is not None and row.episode_id and row.episode_day == day:
-            try:
-                self.memory.update(row.episode_id, text, scope=scope)
+            try:  # the day's episode is one running record: edited, not versioned
+                self.memory.update(row.episode_id, text, scope=scope, supersede=False)
                 return row.episode_id
-            except EntryNotFoundError:
-                logger.info("episode %s was deleted; storing a new one", row.episode_id)
+            except (EntryNotFoundError, EntrySupersededError):
+                logger.info("episode %s was deleted or replaced; storing a new one", row.episode_id)
         entry_id = self.memory.add(
             text, scope=scope, category="episode", target="daily", created_at=at, source="session"
         )
