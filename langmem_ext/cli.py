@@ -346,7 +346,10 @@ def _run(args: argparse.Namespace) -> int:
             out.emit(e.model_dump(mode="json"), lambda: f"Added {e.id} at {e.citation}: {e.text}")
         elif cmd == "update":
             e = mem.update(args.id, args.text, scope=scope)
-            out.emit(e.model_dump(mode="json"), lambda: f"Updated {e.id} at {e.citation}: {e.text}")
+            out.emit(
+                e.model_dump(mode="json"),
+                lambda: f"New version {e.id} (supersedes {e.supersedes}) at {e.citation}: {e.text}",
+            )
         elif cmd == "forget":
             mem.delete(args.id, scope=scope)
             out.emit({"deleted": args.id}, lambda: f"Forgot {args.id}.")
