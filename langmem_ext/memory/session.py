@@ -16,16 +16,25 @@ plus seed 003's first-turn injection of today's and yesterday's daily notes
 (:meth:`~SessionManager.first_turn_context`) and seed 000's idle summarisation
 (:meth:`~SessionManager.idle_sessions`, :meth:`~SessionManager.summarize_idle`).
 
-Storage (all in the workspace ledger, ``state.db``):
+Storage: one engine with the memory graph (issue 20). A conversation is a LangGraph
+thread in the graph's checkpointer (:mod:`langmem_ext.memory.threads`; default the
+memory's ``checkpoints.db``, the graph's default too): its live ``messages``, the
+running ``summary`` and ``mode`` are the thread's state, so a turn written here is in
+the graph's thread and a graph turn is in :meth:`~SessionManager.query_context`. The
+conversation ``(scope, thread_id)`` is thread ``thread_id`` (``thread_id@scope`` when
+that thread was last written for another scope). In the workspace ledger
+(``state.db``) stay:
 
-- ``session_messages``: every message of every conversation as LangChain JSON
-  (``messages_to_dict``), in order. A checkpoint *marks* the messages it summarised
-  as compacted; nothing is ever deleted, so the full history stays available.
-- ``checkpoints``: each checkpoint's running summary, cut position and time.
+- ``session_messages``: the archive. A checkpoint (this engine's or the graph's,
+  :func:`archive_messages`) stores the messages it removes from the thread, marked
+  compacted; nothing is ever deleted, so the full history stays available. An older
+  workspace's live rows move into the thread once, on first read.
+- ``checkpoints``: each checkpoint of this engine: summary, cut position, time.
 - ``sessions``: per conversation — last activity, what was already turned into an
   episode, whether the first-turn notes were injected.
   ``flushed_seq`` remembers which messages the flush has seen, so a fact is
-  proposed once, not again at every checkpoint.
+  proposed once, not again at every checkpoint. A message's ``seq`` is its position
+  in the full history (archive, then the thread).
 
 Every user / assistant message and every summary also goes to the hot log
 (:class:`~langmem_ext.memory.events.SessionLog`), which search consults on recall
@@ -42,10 +51,11 @@ marked and the next :meth:`~SessionManager.query_context` still says
 ``should_checkpoint``.
 
 Concurrency: calls on one conversation serialise on a per-``(scope, thread)``
-lock inside a process; writes are ``BEGIN IMMEDIATE`` transactions of the ledger,
-and a checkpoint commits only if no other checkpoint of the conversation landed
-since it read the history, so processes sharing a workspace cannot interleave
-half-turns or compact twice.
+lock inside a process; a write to the thread is refused when the thread got a newer
+checkpoint since it was read (a turn then re-reads and retries, a checkpoint reports
+``conflict``), so a graph turn in between is never overwritten. The read and the
+put are two steps of the checkpointer: two *processes* writing one thread at the
+same instant can still both pass the check.
 """
 
 from __future__ import annotations
