@@ -51,6 +51,8 @@ from langmem_ext.graph.state import MemoryState
 from langmem_ext.graph.window import MessageSummaries
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import NewEvent, SessionLog
+from langmem_ext.memory.session import note_turn
+from langmem_ext.memory.threads import default_saver
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.window import is_window_mode, window_overflow
@@ -96,8 +98,10 @@ def sqlite_checkpointer(path: str | Path) -> BaseCheckpointSaver[Any]:
 
 
 def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
-    """:func:`sqlite_checkpointer` on ``checkpoints.db`` in the workspace."""
-    return sqlite_checkpointer(memory.root / "checkpoints.db")
+    """The memory's checkpointer (:func:`~langmem_ext.memory.threads.default_saver`: a
+    :func:`sqlite_checkpointer` on ``checkpoints.db`` in the workspace, one per memory),
+    shared with :class:`~langmem_ext.SessionManager`: both see the same threads."""
+    return default_saver(memory)
 
 
 def build_memory_graph(
@@ -183,8 +187,12 @@ def build_memory_graph(
     writer: TurnWriter | None = turn_writer(memory) if background_writes else None
 
     def record_turn(scope_: str, thread: str, user_text: str, answer: str) -> None:
+        at = time.time()
+        if writer is None:
+            note_turn(memory, scope_, thread, at)  # a Session API conversation's activity
+        else:
+            writer.submit(scope_, lambda: note_turn(memory, scope_, thread, at))
         if log is not None:
-            at = time.time()
             events = [NewEvent("user", user_text, at)] if user_text else []
             events.append(NewEvent("assistant", answer, at))
             if writer is None:

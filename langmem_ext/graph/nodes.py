@@ -43,7 +43,7 @@ from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
 from langmem_ext.memory.profile import UNREADABLE_SAFETY, ProfileUpdate
-from langmem_ext.memory.session import record_checkpoint, run_checkpoint
+from langmem_ext.memory.session import archive_messages, record_checkpoint, run_checkpoint
 from langmem_ext.retrieval.followup import contextual_query
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
@@ -636,7 +636,7 @@ def create_checkpoint_node(
             state.get("summary"),
             summarizer,
             s.short_term,
-            target(config),
+            target(config, messages),
             system_tokens=fixed,
         )
         return {} if done is None else _checkpoint_update(done.checkpoint, state)
@@ -664,7 +664,7 @@ def create_checkpoint_recorder(
     target = _state_target(memory, settings or memory.settings, default_scope, session_log, writer)
 
     def record(cp: Checkpoint, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        done = record_checkpoint(cp, target(config))
+        done = record_checkpoint(cp, target(config, state.get("messages", [])))
         return {} if done is None else _checkpoint_update(cp, state)
 
     return record
@@ -681,10 +681,17 @@ class _StateTarget:
     thread_id: str
     session_log: SessionLog | None
     writer: TurnWriter | None
+    messages: Sequence[BaseMessage] = ()
 
     def commit(self, cp: Checkpoint) -> float | None:
-        """Nothing to store: the state update removes the messages (those with an id)."""
-        return time.time() if cp.removed_ids else None
+        """Archive the summarised messages (the session engine's full history); the
+        state update removes them (those with an id)."""
+        if not cp.removed_ids:
+            return None
+        ids = set(cp.removed_ids)
+        removed = [m for m in self.messages if m.id in ids]
+        archive_messages(self.memory, self.scope, self.thread_id, removed, time.time())
+        return time.time()
 
     def store_episode(self, summary: str, at: float) -> str:
         """A new ``episode`` memory of the summary."""
@@ -714,10 +721,10 @@ def _state_target(
     default_scope: str,
     session_log: SessionLog | None,
     writer: TurnWriter | None,
-) -> Callable[[RunnableConfig], _StateTarget]:
+) -> Callable[[RunnableConfig, Sequence[BaseMessage]], _StateTarget]:
     """The checkpoint target of a run, from its config (scope and thread)."""
 
-    def target(config: RunnableConfig) -> _StateTarget:
+    def target(config: RunnableConfig, messages: Sequence[BaseMessage]) -> _StateTarget:
         return _StateTarget(
             memory,
             settings.max_text_chars,
@@ -725,6 +732,7 @@ def _state_target(
             _thread(config),
             session_log,
             writer,
+            messages,
         )
 
     return target

@@ -244,8 +244,7 @@ def summarize_threads(
     for scope in _scopes(memory):
         threads = dict.fromkeys(e.thread_id for e in log.recent(scope, since=since))
         for thread_id in threads:
-            info = sessions.session_info(scope, thread_id)
-            if info is not None and info.message_count > 0:
+            if sessions.tracks(scope, thread_id):
                 continue  # a Session API conversation: SessionManager.summarize_idle's
             key = THREAD_KEY.format(scope=scope, thread=thread_id)
             done = float(meta.get(key) or 0.0)

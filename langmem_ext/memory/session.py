@@ -16,16 +16,25 @@ plus seed 003's first-turn injection of today's and yesterday's daily notes
 (:meth:`~SessionManager.first_turn_context`) and seed 000's idle summarisation
 (:meth:`~SessionManager.idle_sessions`, :meth:`~SessionManager.summarize_idle`).
 
-Storage (all in the workspace ledger, ``state.db``):
+Storage: one engine with the memory graph (issue 20). A conversation is a LangGraph
+thread in the graph's checkpointer (:mod:`langmem_ext.memory.threads`; default the
+memory's ``checkpoints.db``, the graph's default too): its live ``messages``, the
+running ``summary`` and ``mode`` are the thread's state, so a turn written here is in
+the graph's thread and a graph turn is in :meth:`~SessionManager.query_context`. The
+conversation ``(scope, thread_id)`` is thread ``thread_id`` (``thread_id@scope`` when
+that thread was last written for another scope). In the workspace ledger
+(``state.db``) stay:
 
-- ``session_messages``: every message of every conversation as LangChain JSON
-  (``messages_to_dict``), in order. A checkpoint *marks* the messages it summarised
-  as compacted; nothing is ever deleted, so the full history stays available.
-- ``checkpoints``: each checkpoint's running summary, cut position and time.
+- ``session_messages``: the archive. A checkpoint (this engine's or the graph's,
+  :func:`archive_messages`) stores the messages it removes from the thread, marked
+  compacted; nothing is ever deleted, so the full history stays available. An older
+  workspace's live rows move into the thread once, on first read.
+- ``checkpoints``: each checkpoint of this engine: summary, cut position, time.
 - ``sessions``: per conversation — last activity, what was already turned into an
   episode, whether the first-turn notes were injected.
   ``flushed_seq`` remembers which messages the flush has seen, so a fact is
-  proposed once, not again at every checkpoint.
+  proposed once, not again at every checkpoint. A message's ``seq`` is its position
+  in the full history (archive, then the thread).
 
 Every user / assistant message and every summary also goes to the hot log
 (:class:`~langmem_ext.memory.events.SessionLog`), which search consults on recall
@@ -42,10 +51,11 @@ marked and the next :meth:`~SessionManager.query_context` still says
 ``should_checkpoint``.
 
 Concurrency: calls on one conversation serialise on a per-``(scope, thread)``
-lock inside a process; writes are ``BEGIN IMMEDIATE`` transactions of the ledger,
-and a checkpoint commits only if no other checkpoint of the conversation landed
-since it read the history, so processes sharing a workspace cannot interleave
-half-turns or compact twice.
+lock inside a process; a write to the thread is refused when the thread got a newer
+checkpoint since it was read (a turn then re-reads and retries, a checkpoint reports
+``conflict``), so a graph turn in between is never overwritten. The read and the
+put are two steps of the checkpointer: two *processes* writing one thread at the
+same instant can still both pass the check.
 """
 
 from __future__ import annotations
@@ -58,9 +68,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -70,6 +80,7 @@ from langchain_core.messages import (
     messages_from_dict,
     messages_to_dict,
 )
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langmem_ext.config import Settings, ShortTermSettings
 from langmem_ext.errors import (
@@ -82,6 +93,7 @@ from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.events import NewEvent, SessionLog, check_thread_id
 from langmem_ext.memory.flush import FlushResult, flush_to_pending
 from langmem_ext.memory.service import Memory
+from langmem_ext.memory.threads import ThreadConflict, ThreadState, ThreadStore, default_saver
 from langmem_ext.short_term.checkpoint import (
     Checkpoint,
     MemoryMode,
@@ -94,7 +106,7 @@ from langmem_ext.short_term.flush import is_flush_message, is_no_reply
 from langmem_ext.short_term.summarizer import Summarizer, summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index, validate_messages
 from langmem_ext.workspace.layout import check_scope
-from langmem_ext.workspace.records import CheckpointRow, SessionRow
+from langmem_ext.workspace.records import CheckpointRow, SessionRow, StoredMessage
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +115,8 @@ DAILY_NOTES_HEADER = (
     "Daily notes of today and yesterday (background only; search memory before quoting details):"
 )
 """First line of the first-turn injection."""
+_WRITE_ATTEMPTS = 3
+"""Tries of a turn's write when the thread keeps getting newer checkpoints."""
 _BLOCK_ID_RE = re.compile(r"\s*\^m-[0-9a-z]{4,32}\s*$")
 
 
@@ -252,12 +266,20 @@ class _Stored:
 class _State:
     live: list[_Stored]
     summary: str | None
-    last_checkpoint_id: int
+    thread: ThreadState
     full: list[BaseMessage]
+    archived: int = 0
+    """Messages checkpointed out of the thread (kept in the archive)."""
+    at: float = 0.0
+    """The conversation's last activity (what its summaries are dated to)."""
 
     @property
     def messages(self) -> list[BaseMessage]:
         return [s.message for s in self.live]
+
+    @property
+    def total(self) -> int:
+        return self.archived + len(self.live)
 
 
 # --- the checkpoint routine -------------------------------------------------------
@@ -383,6 +405,54 @@ def _decode(raw: str) -> BaseMessage:
     return messages_from_dict([json.loads(raw)])[0]
 
 
+def archive_messages(
+    memory: Memory, scope: str, thread_id: str, messages: Sequence[BaseMessage], at: float
+) -> None:
+    """Keep messages a checkpoint removes from a thread (the conversation's full history).
+
+    The session engine's checkpoints and the memory graph's both call it before the
+    thread drops them; they are stored compacted in the ledger (``session_messages``),
+    after the ones already there. Reads skip an archived message still in the thread.
+
+    Args:
+        memory: The memory (its ledger).
+        scope: The conversation's scope.
+        thread_id: The conversation.
+        messages: The removed messages, oldest first.
+        at: When the conversation had them (their time in the archive).
+    """
+    if not messages:
+        return
+    ledger = memory.workspace.ledger
+    encoded = [(str(m.id or f"msg-{uuid.uuid4().hex}"), _encode(m)) for m in messages]
+    with ledger.transaction():
+        first = ledger.conversations.append(scope, thread_id, encoded, at)
+        ledger.conversations.mark_compacted(
+            scope, thread_id, list(range(first, first + len(encoded)))
+        )
+
+
+def note_turn(memory: Memory, scope: str, thread_id: str, at: float) -> None:
+    """Count a turn the memory graph answered in a Session API conversation.
+
+    A conversation :meth:`SessionManager.write_turn` wrote to is summarised by
+    :meth:`SessionManager.summarize_idle`; a graph turn on its thread makes it active
+    again (and unsummarised). Threads only the graph wrote are left to the hot-log
+    job (:func:`~langmem_ext.memory.jobs.summarize_threads`): nothing is recorded.
+
+    Args:
+        memory: The memory (its ledger).
+        scope: The conversation's scope.
+        thread_id: The conversation.
+        at: When the turn was answered.
+    """
+    sessions = memory.workspace.ledger.sessions
+    row = sessions.get(scope, thread_id)
+    if row is not None and row.last_seq > 0:
+        with memory.workspace.ledger.transaction():
+            sessions.record_turn(scope, thread_id, at, max(row.last_seq, row.summarized_seq) + 2)
+
+
 def _info(row: SessionRow) -> SessionInfo:
     return SessionInfo(
         row.scope,
@@ -479,6 +549,9 @@ class SessionManager:
         log: The hot log; default a new :class:`SessionLog`, attached to the
             memory's search (once per engine).
         clock: Returns "now" in epoch seconds.
+        checkpointer: The LangGraph checkpointer holding the conversations' threads;
+            default the memory's (:func:`~langmem_ext.memory.threads.default_saver`,
+            the memory graph's default too). Give a graph and its sessions the same one.
     """
 
     def __init__(
@@ -489,8 +562,10 @@ class SessionManager:
         summarizer: Summarizer | None = None,
         log: SessionLog | None = None,
         clock: Callable[[], float] = time.time,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
         self.memory = memory
+        self.threads = ThreadStore(checkpointer or default_saver(memory))
         self.model = model
         self.summarizer = summarizer or summarizer_within(model, memory.settings.short_term)
         self.log = log if log is not None else SessionLog(memory, clock=clock).attach()
@@ -518,16 +593,68 @@ class SessionManager:
             yield
 
     def _load(self, scope: str, thread_id: str, *, full: bool = False) -> _State:
-        """The conversation's live messages and running summary (all messages if ``full``)."""
-        rows = self._ledger.conversations.messages(scope, thread_id, include_compacted=full)
-        latest = self._ledger.conversations.latest_checkpoint(scope, thread_id)
-        stored = [(_Stored(r.seq, _decode(r.message), r.at), r.compacted) for r in rows]
+        """The conversation's live messages (its thread's) and running summary.
+
+        ``full`` adds the archived messages before them. A thread last written for
+        another scope reads as empty. Messages an older workspace kept live in
+        ``session_messages`` move into the thread here, once.
+        """
+        thread = self._thread(scope, thread_id)
+        rows = self._ledger.conversations.messages(scope, thread_id, include_compacted=True)
+        if any(not r.compacted for r in rows):
+            thread = self._migrate(scope, thread, rows)
+        live_messages = thread.messages
+        live_ids = {str(m.id) for m in live_messages if m.id}
+        archive: dict[str, str] = {}
+        for r in rows:
+            key = str(json.loads(r.message).get("data", {}).get("id") or f"seq-{r.seq}")
+            if key not in live_ids:
+                archive.setdefault(key, r.message)
+        row = self._ledger.sessions.get(scope, thread_id)
+        at = row.updated_at if row is not None else float(self._clock())
+        start = len(archive)
+        live = [_Stored(start + i + 1, m, at) for i, m in enumerate(live_messages)]
         return _State(
-            live=[s for s, compacted in stored if not compacted],
-            summary=latest.summary if latest else None,
-            last_checkpoint_id=latest.id if latest else 0,
-            full=[s.message for s, _ in stored] if full else [],
+            live=live,
+            summary=thread.summary,
+            thread=thread,
+            full=[*(_decode(raw) for raw in archive.values()), *live_messages] if full else [],
+            archived=start,
+            at=at,
         )
+
+    def _migrate(
+        self, scope: str, thread: ThreadState, rows: Sequence[StoredMessage]
+    ) -> ThreadState:
+        """Move an older workspace's live ``session_messages`` into the thread (once).
+
+        They go before what the thread holds, the running summary of the last
+        ledger checkpoint with them when the thread has none; the rows are then
+        marked compacted (they stay as the archive; reads skip the ones still live).
+        """
+        old = [r for r in rows if not r.compacted]
+        have = {str(m.id) for m in thread.messages if m.id}
+        moved = [m for m in (_decode(r.message) for r in old) if str(m.id) not in have]
+        values: dict[str, Any] = {"messages": [*moved, *thread.messages]}
+        latest = self._ledger.conversations.latest_checkpoint(scope, thread.thread_id)
+        if thread.summary is None and latest is not None:
+            values.update(summary=latest.summary, mode=MemoryMode.SUMMARY_N.value)
+        thread = self.threads.write(thread, values, scope=scope)
+        with self._ledger.transaction():
+            self._ledger.conversations.mark_compacted(scope, thread.thread_id, [r.seq for r in old])
+        logger.info(
+            "%d stored messages of %s/%s moved into the thread", len(moved), scope, thread.thread_id
+        )
+        return thread
+
+    def _thread(self, scope: str, thread_id: str) -> ThreadState:
+        """The conversation's thread: ``thread_id``, or ``thread_id@scope`` when the
+        thread ``thread_id`` was last written for another scope (LangGraph names a
+        thread by its id alone; conversations are per scope)."""
+        thread = self.threads.read(thread_id)
+        if thread.owner in (None, scope):
+            return thread
+        return self.threads.read(f"{thread_id}@{scope}")
 
     # -- query ---------------------------------------------------------------------
 
@@ -615,11 +742,19 @@ class SessionManager:
         turn = [h, *tool_messages, a]
         validate_messages(turn)
         turn = [m if m.id else m.model_copy(update={"id": f"msg-{uuid.uuid4().hex}"}) for m in turn]
-        encoded = [(str(m.id), _encode(m)) for m in turn]
         with self._conversation(scope, thread_id):
+            for attempt in range(_WRITE_ATTEMPTS):
+                state = self._load(scope, thread_id)
+                try:
+                    self.threads.write(
+                        state.thread, {"messages": [*state.messages, *turn]}, scope=scope
+                    )
+                    break
+                except ThreadConflict:  # the graph (or another process) wrote first
+                    if attempt + 1 == _WRITE_ATTEMPTS:
+                        raise
+            last = state.total
             with self._ledger.transaction():
-                first = self._ledger.conversations.append(scope, thread_id, encoded, when)
-                last = first - 1
                 self._ledger.sessions.record_turn(scope, thread_id, when, last + len(turn))
             events = [
                 NewEvent(role, text, when)
@@ -642,8 +777,8 @@ class SessionManager:
         )
 
     def _mode(self, scope: str, thread_id: str) -> MemoryMode:
-        latest = self._ledger.conversations.latest_checkpoint(scope, thread_id)
-        return MemoryMode.SUMMARY_N if latest is not None else MemoryMode.FULL_HISTORY
+        thread = self._thread(scope, thread_id)
+        return MemoryMode.SUMMARY_N if thread.summary is not None else MemoryMode.FULL_HISTORY
 
     # -- flush ---------------------------------------------------------------------
 
@@ -767,7 +902,12 @@ class SessionManager:
         flush: FlushResult | None,
         kind: str,
     ) -> tuple[int, list[_Stored]]:
-        """Store a checkpoint and mark its messages compacted, in one transaction."""
+        """Archive the summarised messages, record the checkpoint, drop them from the thread.
+
+        The thread write comes last (a failure there leaves archived messages that
+        are still live, which reads skip) and raises ``_Conflict`` when the thread
+        changed since ``state`` was read.
+        """
         pinned = leading_system_count(state.messages)
         removed = state.live[pinned : pinned + cp.removed_count]
         expected = [str(s.message.id) for s in removed if s.message.id]
@@ -787,13 +927,27 @@ class SessionManager:
             created_at=float(self._clock()),
             conversation_at=conversation_at,
         )
-        conversations = self._ledger.conversations
+        current = self.threads.read(state.thread.thread_id)
+        if current.checkpoint_id != state.thread.checkpoint_id:
+            raise _Conflict
+        archive_messages(
+            self.memory, scope, thread_id, [s.message for s in removed], conversation_at
+        )
         with self._ledger.transaction():
-            latest = conversations.latest_checkpoint(scope, thread_id)
-            if (latest.id if latest else 0) != state.last_checkpoint_id:
-                raise _Conflict
-            cp_id = conversations.add_checkpoint(row)
-            conversations.mark_compacted(scope, thread_id, [s.seq for s in removed])
+            cp_id = self._ledger.conversations.add_checkpoint(row)
+        gone = {id(s.message) for s in removed}
+        kept = [s.message for s in state.live if id(s.message) not in gone]
+        values = {
+            "messages": kept,
+            "summary": cp.summary,
+            "mode": MemoryMode.SUMMARY_N.value,
+            "checkpoints": int(state.thread.values.get("checkpoints") or 0) + 1,
+            "token_count": cp.estimated_tokens,
+        }
+        try:
+            self.threads.write(state.thread, values, scope=scope)
+        except ThreadConflict as e:
+            raise _Conflict from e
         return cp_id, removed
 
     def _log_summary(self, scope: str, thread_id: str, summary: str, at: float) -> None:
@@ -849,10 +1003,8 @@ class SessionManager:
         scope, thread_id = self._ids(scope, thread_id)
         with self._conversation(scope, thread_id):
             row = self._ledger.sessions.get(scope, thread_id)
-            if row is None or row.last_seq <= row.summarized_seq:
-                return None
             state = self._load(scope, thread_id)
-            if not state.live:
+            if not state.live or state.total <= (row.summarized_seq if row else 0):
                 return None
             cp = finalize_checkpoint(
                 state.messages, state.summary, self.summarizer, self.settings.short_term
@@ -867,7 +1019,7 @@ class SessionManager:
                     _, removed = self._commit(scope, thread_id, state, cp, None, "final")
                 except _Conflict:
                     logger.info("a checkpoint of %s/%s landed meanwhile", scope, thread_id)
-            self._mark_summarized(scope, thread_id, row.last_seq)
+            self._mark_summarized(scope, thread_id, state.total)
             self._log_summary(scope, thread_id, cp.summary, last.at)
         logger.info("session %s/%s summarised into episode %s", scope, thread_id, episode_id)
         return EpisodeResult(
@@ -936,10 +1088,19 @@ class SessionManager:
             row = self._ledger.sessions.get(scope, thread_id)
             if row is not None and row.first_turn_at is not None:
                 return ""
+            thread = self._thread(scope, thread_id)
+            if thread.values.get("first_turn_done"):  # the graph injected them
+                with self._ledger.transaction():
+                    self._ledger.sessions.mark_first_turn(scope, thread_id, when)
+                return ""
             today = datetime.fromtimestamp(when).date()
             notes = self._daily_block(scope, today, budget)
             with self._ledger.transaction():
                 self._ledger.sessions.mark_first_turn(scope, thread_id, when)
+            try:
+                self.threads.write(thread, {"first_turn_done": True}, scope=scope)
+            except ThreadConflict:
+                logger.info("first-turn flag of %s not set in its thread", thread_id)
         return notes
 
     def _daily_block(self, scope: str, today: date, budget: int) -> str:
@@ -966,10 +1127,26 @@ class SessionManager:
     # -- info ----------------------------------------------------------------------
 
     def session_info(self, scope: str | None, thread_id: str) -> SessionInfo | None:
-        """Bookkeeping of one conversation, or ``None`` when it has none."""
+        """Bookkeeping of one conversation (turns of the graph included), or ``None``
+        when it has none."""
+        scope, thread_id = self._ids(scope, thread_id)
+        with self._conversation(scope, thread_id):
+            state = self._load(scope, thread_id)
+        row = self._ledger.sessions.get(scope, thread_id)
+        if row is None:
+            if not state.total:
+                return None
+            at = utc(state.thread.at or float(self._clock()))
+            return SessionInfo(scope, thread_id, at, at, state.total, 0, None)
+        info = _info(row)
+        return replace(info, message_count=max(state.total, info.message_count))
+
+    def tracks(self, scope: str | None, thread_id: str) -> bool:
+        """Whether turns of this conversation were written through :meth:`write_turn`
+        (then :meth:`summarize_idle` turns it into episodes, not the hot-log job)."""
         scope, thread_id = self._ids(scope, thread_id)
         row = self._ledger.sessions.get(scope, thread_id)
-        return _info(row) if row is not None else None
+        return row is not None and row.last_seq > 0
 
     # -- async twins ---------------------------------------------------------------
 
@@ -981,6 +1158,7 @@ class SessionManager:
     asummarize_idle = async_method(summarize_idle)
     afirst_turn_context = async_method(first_turn_context)
     asession_info = async_method(session_info)
+    atracks = async_method(tracks)
 
 
 __all__ = [
@@ -994,6 +1172,8 @@ __all__ = [
     "SessionInfo",
     "SessionManager",
     "TurnResult",
+    "archive_messages",
+    "note_turn",
     "record_checkpoint",
     "run_checkpoint",
 ]
