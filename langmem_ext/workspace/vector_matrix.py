@@ -135,8 +135,10 @@ class ScopeMatrix:
         for col in range(q.shape[0]):
             sims = sims_all[:, col]
             top = np.argpartition(-sims, n - 1)[:n] if n < total else np.arange(total)
-            order = top[np.lexsort((top, -sims[top]))]  # best first, ties by row
-            out.append([(self.ids[i], float(sims[i])) for i in order])
+            # best first; ties by id, so the answer does not depend on the order the
+            # rows were added in (a matrix kept up to date vs one built fresh)
+            ranked = sorted((-float(sims[i]), self.ids[i]) for i in top.tolist())
+            out.append([(entry_id, -neg) for neg, entry_id in ranked])
         return out
 
 
