@@ -9,6 +9,8 @@
 * ``/memory/invoke`` (...) — :class:`~langmem_ext.retrievers.MemoryRetriever`;
   input is the query string, output a list of documents.
 * ``/healthz`` — ``200 {"status": "ok", ...}`` once the app has started.
+* ``/admin`` — the admin web UI (:mod:`langmem_ext.admin`): memories, pending
+  queue, search with score stages, profile, statistics, export, maintenance.
 
 Both routes take ``config.configurable`` with ``thread_id`` (``/agent`` only,
 required), ``user_id`` and ``scope``.
@@ -412,6 +414,8 @@ def create_app(
     jobs: bool = False,
     jobs_model: BaseChatModel | None = None,
     flush_on_shutdown: bool = False,
+    admin: bool = True,
+    host: str | None = None,
 ) -> FastAPI:
     """A LangServe app serving the memory agent and the memory retriever.
 
@@ -477,6 +481,12 @@ def create_app(
             requests in flight), wait for the background turn writes and summarise
             the conversations still active into episodes (seed 003's shutdown
             flush). :func:`serve` turns it on.
+        admin: Serve the admin web UI at ``/admin`` (:mod:`langmem_ext.admin`), with
+            the same caller and scope rules.
+        host: The address the app will listen on, when known (:func:`serve` passes
+            it): off loopback without ``authenticate`` the admin refuses to start
+            (``/admin`` answers ``403``). Without ``authenticate`` the admin answers
+            only loopback clients either way.
 
     Returns:
         The FastAPI app; ``app.state.langmem`` is its :class:`ServingState`.
@@ -602,7 +612,33 @@ def create_app(
         config_keys=("configurable",),
         per_req_config_modifier=_config_modifier(state, authenticate, threads=False),
     )
+    if admin:
+        _mount_admin(app, state, authenticate, host)
     return app
+
+
+def _mount_admin(
+    app: FastAPI, state: ServingState, authenticate: Authenticate | None, host: str | None
+) -> None:
+    """``/admin``: the admin UI, or a ``403`` saying why it does not run."""
+    refused = None
+    if authenticate is None and host is not None and host not in _LOOPBACK:
+        refused = (
+            f"The admin UI is off: this server listens on {host} without authenticate= "
+            "(serve on 127.0.0.1, or pass authenticate=)."
+        )
+    try:
+        from langmem_ext.admin.routes import mount_admin
+    except ImportError as e:  # pragma: no cover - jinja2 comes with the serve extra
+        refused = f"The admin UI needs jinja2 (pip install 'langmem-ext[serve]'): {e}"
+        from langmem_ext.admin.refusal import refused_router
+
+        app.include_router(refused_router(refused))
+        logger.warning("%s", refused)
+        return
+    if refused is not None:
+        logger.warning("%s", refused)
+    mount_admin(app, state, authenticate, refused=refused)
 
 
 def serve(
@@ -646,6 +682,7 @@ def serve(
         jobs=(settings or (memory.settings if memory else Settings())).lifecycle.daily_jobs,
         jobs_model=jobs_model,
         flush_on_shutdown=True,
+        host=host,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
