@@ -32,7 +32,8 @@ def bar_chart(
     """
     top = max((v for _, v in bars), default=0) or 1
     n = max(len(bars), 1)
-    step = width / n
+    pad = 20.0  # room for the first and last labels
+    step = (width - 2 * pad) / n
     bar_w = max(step * 0.7, 1.0)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
@@ -42,7 +43,7 @@ def bar_chart(
     ]
     for i, (label, value) in enumerate(bars):
         h = (value / top) * (height - 16)
-        x = i * step + (step - bar_w) / 2
+        x = pad + i * step + (step - bar_w) / 2
         y = height - h
         text = f"{escape(label)}: {value:g}"
         parts.append(

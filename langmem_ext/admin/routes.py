@@ -248,6 +248,18 @@ def _charts(entries: list[MemoryEntry], lang: str) -> dict[str, str]:
     }
 
 
+async def _counts(admin: _Admin, scope: str) -> dict[str, Any]:
+    """A scope's current memories per category, their total, and its open pending items."""
+    page = await admin.run(admin.memory.list_page, scope=scope, limit=None)
+    by_category = Counter(e.category for e in page.entries)
+    stats = await admin.run(admin.memory.stats, scope=scope)
+    return {
+        "by_category": {c: by_category.get(c, 0) for c in CATEGORIES},
+        "entries": page.total,
+        "pending": stats["scopes"][scope]["pending"],
+    }
+
+
 def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIRouter:
     """The ``/admin`` pages for a served memory (see the module docstring).
 
@@ -485,8 +497,7 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
     @router.get("/stats")
     async def stats(request: Request) -> HTMLResponse:
         caller = await admin.caller(request)
-        counts = {s: await admin.run(admin.memory.stats, scope=s) for s in admin.scopes(caller)}
-        rows = {s: c["scopes"][s] for s, c in counts.items()}
+        rows = {s: await _counts(admin, s) for s in admin.scopes(caller)}
         entries = await admin.run(admin.memory.list_page, scope=caller.scope, limit=None)
         charts = _charts(entries.entries, lang_of(request))
         return admin.page(
