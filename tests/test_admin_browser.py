@@ -98,10 +98,10 @@ def test_admin_in_a_real_browser(browser: Any, admin_server: str, tmp_path: Path
     assert page.inner_text("#who") == "alice"
     texts = page.locator("#memories td.text").all_inner_texts()
     assert "Alice likes green tea" in texts and "Bob's private note" not in texts
+    shot("memories")
     # keyboard: the first Tab lands on the skip link
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.className") == "skip"
-    shot("memories")
 
     # add with a category
     page.fill("#add-text", "Alice drinks oolong every morning")

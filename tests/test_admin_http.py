@@ -84,6 +84,8 @@ def test_table_filters_sorts_and_pages_on_the_server(client: TestClient, memory:
     assert re.findall(r'<td class="text">(.*?)</td>', r.text) == ["A core rule"]
     r = client.get("/admin/memories", params={"q": "NOTE 11"})
     assert "1–10 of 10" in r.text
+    r = client.get("/admin/memories", params={"page": 99})  # past the end: the last page
+    assert "101–121 of 121" in r.text and "Page 3 / 3" in r.text
 
 
 def test_add_edit_history_delete_through_memory(client: TestClient, memory: Memory) -> None:

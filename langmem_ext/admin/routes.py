@@ -320,16 +320,18 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         per = min(max(per, 1), MAX_PER_PAGE)
         page = max(page, 1)
         sort = sort if sort in PAGE_SORTS else "created_at"
-        result = await admin.run(
-            admin.memory.list_page,
+        query = dict(
             scope=caller.scope,
             category=category if category in CATEGORIES else None,
             text=q or None,
             sort=sort,
             descending=order == "desc",
-            offset=(page - 1) * per,
             limit=per,
         )
+        result = await admin.run(admin.memory.list_page, offset=(page - 1) * per, **query)
+        if page > 1 and not result.entries and result.total:  # past the end: the last page
+            page = -(-result.total // per)
+            result = await admin.run(admin.memory.list_page, offset=(page - 1) * per, **query)
         view = dict(result=result, category=category, q=q, sort=sort, order=order, per=per)
         view.update(page_no=page, pages=max(1, -(-result.total // per)), sorts=PAGE_SORTS)
         return admin.page(request, caller, "memories.html", **view)
