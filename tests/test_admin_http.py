@@ -124,6 +124,10 @@ def test_bulk_delete_skips_core_and_system_and_says_how_many(
     assert "Deleted 1 memories; skipped 2 core/system memories." in r.text
     left = {e.id for e in memory.list(scope="user_alice")}
     assert left == {facts[2], core, system}
+    pasted = f"{facts[2]}\n{system}"
+    r = client.post("/admin/bulk-delete", data={"csrf": csrf, "mode": "ids", "id_list": pasted})
+    assert "Deleted 1 memories; skipped 1 core/system memories." in r.text
+    assert {e.id for e in memory.list(scope="user_alice")} == {core, system}
 
 
 def test_pending_confirm_reject_one_and_all(client: TestClient, memory: Memory) -> None:
