@@ -182,7 +182,8 @@ def _serve(args: argparse.Namespace) -> int:
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(
             f"langmem-ext serve: listening on http://{host}:{args.port} "
-            f"(chat model: {name}; workspace: {mem.root})",
+            f"(chat model: {name}; workspace: {mem.root}); "
+            f"admin UI: http://{host}:{args.port}/admin",
             file=sys.stderr,
             flush=True,
         )

@@ -9,6 +9,8 @@
 * ``/memory/invoke`` (...) — :class:`~langmem_ext.retrievers.MemoryRetriever`;
   input is the query string, output a list of documents.
 * ``/healthz`` — ``200 {"status": "ok", ...}`` once the app has started.
+* ``/admin`` — the admin web UI (:mod:`langmem_ext.admin`): memories, pending
+  queue, search with score stages, profile, statistics, export, maintenance.
 
 Both routes take ``config.configurable`` with ``thread_id`` (``/agent`` only,
 required), ``user_id`` and ``scope``.
@@ -55,7 +57,6 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,7 +67,8 @@ from langchain_core.runnables.utils import get_unique_config_specs
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field, field_validator
 
-from langmem_ext._scoping import check_scope, scope_for_user
+from langmem_ext._callers import Authenticate, Caller, ServingState, resolve_caller
+from langmem_ext._scoping import check_scope
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.jobs import DailyJobs
@@ -76,9 +78,6 @@ if TYPE_CHECKING:
     from fastapi import FastAPI, Request
 
 logger = logging.getLogger(__name__)
-
-Authenticate = Callable[["Request"], "str | Awaitable[str | None] | None"]
-"""``authenticate(request) -> user id | None`` (sync or async)."""
 
 _INSTALL_HINT = (
     "Serving needs the `serve` extra: pip install 'langmem-ext[serve]' "
@@ -162,81 +161,6 @@ class _ServedRetriever(RunnableBinding[Any, Any]):
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
         return get_unique_config_specs([*self.bound.config_specs, _USER_SPEC, _SCOPE_SPEC])
-
-
-@dataclass
-class ServingState:
-    """What the app holds (``app.state.langmem``).
-
-    Attributes:
-        memory: The memory service.
-        graph: The compiled memory graph served at ``/agent``.
-        owns_memory: The app created ``memory`` and closes it on shutdown.
-        checkpointer: Name of the checkpointer in use (``""`` before start-up).
-        started: The lifespan has run; ``/agent`` accepts requests.
-        shared_scopes: Scopes every caller may name.
-        default_scope: Scope of requests without a user (``None``: refused).
-    """
-
-    memory: Memory
-    graph: Any
-    owns_memory: bool
-    checkpointer: str = ""
-    started: bool = False
-    shared_scopes: frozenset[str] = field(default_factory=frozenset)
-    default_scope: str | None = None
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who a request is and what it may touch (see the module docstring)."""
-
-    user_id: str | None
-    scope: str
-    owner: str
-    """Namespace of the caller's threads: its own scope, or ``scope`` without a user."""
-
-
-def resolve_caller(
-    user_id: str | int | None,
-    requested_scope: str | None,
-    *,
-    shared_scopes: Collection[str] = (),
-    default_scope: str | None = None,
-) -> Caller:
-    """The scope a request may use; pure policy, no I/O.
-
-    Args:
-        user_id: The (authenticated or trusted) user id, or ``None``.
-        requested_scope: ``configurable.scope`` sent by the client, or ``None``.
-        shared_scopes: Scopes any caller may name.
-        default_scope: Scope of requests without a user; ``None`` refuses them.
-
-    Returns:
-        The caller.
-
-    Raises:
-        PermissionError: the client named a scope it may not use, or sent no user
-            while the server has no ``default_scope``.
-        LangmemError: the user id or scope is not valid (``InvalidScopeError``).
-    """
-    user = None if user_id is None or str(user_id).strip() == "" else str(user_id).strip()
-    own = scope_for_user(user) if user is not None else None
-    if requested_scope is not None and str(requested_scope).strip():
-        wanted = check_scope(str(requested_scope).strip())
-        if wanted in shared_scopes or wanted == own:
-            return Caller(user, wanted, own or wanted)
-        msg = (
-            f"scope {wanted!r} is not allowed for this caller; omit `scope` to use "
-            f"the caller's own scope ({own or 'none: send config.configurable.user_id'})"
-        )
-        raise PermissionError(msg)
-    if own is not None:
-        return Caller(user, own, own)
-    if default_scope is not None:
-        return Caller(None, default_scope, default_scope)
-    msg = "no user: send config.configurable.user_id (or authenticate the request)"
-    raise PermissionError(msg)
 
 
 def _config_modifier(
@@ -412,6 +336,8 @@ def create_app(
     jobs: bool = False,
     jobs_model: BaseChatModel | None = None,
     flush_on_shutdown: bool = False,
+    admin: bool = True,
+    host: str | None = None,
 ) -> FastAPI:
     """A LangServe app serving the memory agent and the memory retriever.
 
@@ -477,6 +403,12 @@ def create_app(
             requests in flight), wait for the background turn writes and summarise
             the conversations still active into episodes (seed 003's shutdown
             flush). :func:`serve` turns it on.
+        admin: Serve the admin web UI at ``/admin`` (:mod:`langmem_ext.admin`), with
+            the same caller and scope rules.
+        host: The address the app will listen on, when known (:func:`serve` passes
+            it): off loopback without ``authenticate`` the admin refuses to start
+            (``/admin`` answers ``403``). Without ``authenticate`` the admin answers
+            only loopback clients either way.
 
     Returns:
         The FastAPI app; ``app.state.langmem`` is its :class:`ServingState`.
@@ -602,7 +534,33 @@ def create_app(
         config_keys=("configurable",),
         per_req_config_modifier=_config_modifier(state, authenticate, threads=False),
     )
+    if admin:
+        _mount_admin(app, state, authenticate, host)
     return app
+
+
+def _mount_admin(
+    app: FastAPI, state: ServingState, authenticate: Authenticate | None, host: str | None
+) -> None:
+    """``/admin``: the admin UI, or a ``403`` saying why it does not run."""
+    refused = None
+    if authenticate is None and host is not None and host not in _LOOPBACK:
+        refused = (
+            f"The admin UI is off: this server listens on {host} without authenticate= "
+            "(serve on 127.0.0.1, or pass authenticate=)."
+        )
+    try:
+        from langmem_ext.admin.routes import mount_admin
+    except ImportError as e:  # pragma: no cover - jinja2 comes with the serve extra
+        refused = f"The admin UI needs jinja2 (pip install 'langmem-ext[serve]'): {e}"
+        from langmem_ext.admin.refusal import refused_router
+
+        app.include_router(refused_router(refused))
+        logger.warning("%s", refused)
+        return
+    if refused is not None:
+        logger.warning("%s", refused)
+    mount_admin(app, state, authenticate, refused=refused)
 
 
 def serve(
@@ -646,6 +604,7 @@ def serve(
         jobs=(settings or (memory.settings if memory else Settings())).lifecycle.daily_jobs,
         jobs_model=jobs_model,
         flush_on_shutdown=True,
+        host=host,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 

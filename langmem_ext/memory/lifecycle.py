@@ -321,27 +321,67 @@ def promote(memory: MemoryHost, entry_id: str, *, scope: str) -> EntryState:
     Raises:
         EntryNotFoundError: No such live entry in the scope (or its file lost it).
     """
+    return recategorize(
+        memory,
+        entry_id,
+        "core",
+        scope=scope,
+        op="promote",
+        min_importance=memory.settings.lifecycle.core_threshold,
+        keep=NEVER_DECAY,
+    )
+
+
+def recategorize(
+    memory: MemoryHost,
+    entry_id: str,
+    category: str,
+    *,
+    scope: str,
+    op: str = "category",
+    min_importance: float | None = None,
+    keep: Iterable[str] = (),
+) -> EntryState:
+    """Move a memory's bullet to its new ``category``'s section of the same file.
+
+    The ledger keeps an ``op`` history row (text unchanged); the id stays.
+
+    Args:
+        memory: The memory.
+        entry_id: The entry.
+        category: The new category (already validated).
+        scope: Its scope.
+        op: The history row's operation (``category``; ``promote`` for :func:`promote`).
+        min_importance: Raise the importance to at least this.
+        keep: Categories left as they are (the entry is returned unchanged).
+
+    Returns:
+        The entry's new ledger state.
+
+    Raises:
+        EntryNotFoundError: No such live entry in the scope (or its file lost it).
+    """
     ws = memory.workspace
     with ws.lock.hold():
         st = _state(memory, entry_id, scope)
-        if st.category in NEVER_DECAY:
+        if st.category == category or st.category in set(keep):
             return st
         path = ws.layout.root / st.path
         try:
-            text = ws.move_entry(scope, path, st.id, "core")
+            text = ws.move_entry(scope, path, st.id, category)
         except KeyError:
             raise EntryNotFoundError(
-                f"Memory {entry_id!r} is no longer in {st.path}; nothing promoted."
+                f"Memory {entry_id!r} is no longer in {st.path}; its category is unchanged."
             ) from None
         at = time.time()
-        core = max(st.importance, memory.settings.lifecycle.core_threshold)
-        new = replace(st, category="core", importance=core)
+        importance = st.importance if min_importance is None else max(st.importance, min_importance)
+        new = replace(st, category=category, importance=importance)
         with ws.ledger.transaction():
             ws.ledger.entries.upsert(new)
-            ws.ledger.entries.record_history(HistoryRow(st.id, scope, "promote", text, text, at))
+            ws.ledger.entries.record_history(HistoryRow(st.id, scope, op, text, text, at))
         ws.reconcile_after_write(scope, path)
     ws.flush_vectors()
-    logger.info("memory %s promoted to core", st.id)
+    logger.info("memory %s moved to %s (%s)", st.id, category, op)
     return new
 
 
@@ -460,6 +500,7 @@ __all__ = [
     "last_active",
     "mirror_importances",
     "promote",
+    "recategorize",
     "record_access",
     "record_recall",
     "reset_importance",

@@ -73,6 +73,31 @@ class MemoryEntry(_Cited):
         return self.valid_to is None
 
 
+PAGE_SORTS = (
+    "file",
+    "text",
+    "category",
+    "importance",
+    "verified",
+    "source",
+    "created_at",
+    "last_access",
+    "valid_to",
+)
+"""The orders :meth:`Memory.list_page <langmem_ext.Memory.list_page>` sorts by
+(``file``: file order, as :meth:`~langmem_ext.Memory.list`)."""
+
+
+class MemoryPage(BaseModel):
+    """One page of a scope's memories (:meth:`Memory.list_page <langmem_ext.Memory.list_page>`)."""
+
+    entries: list[MemoryEntry]
+    total: int
+    """How many memories pass the filter (on every page)."""
+    offset: int
+    limit: int
+
+
 class PendingItem(BaseModel):
     """A save waiting for the user's confirmation."""
 
@@ -190,8 +215,10 @@ def dump(obj: BaseModel | list[Any]) -> Any:
 
 
 __all__ = [
+    "PAGE_SORTS",
     "GetResult",
     "MemoryEntry",
+    "MemoryPage",
     "PendingItem",
     "SearchHit",
     "Target",

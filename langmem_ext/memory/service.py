@@ -47,9 +47,18 @@ from langmem_ext.memory.extraction import (
     last_turn,
     related_memories,
 )
-from langmem_ext.memory.lifecycle import record_access, start_catch_up
+from langmem_ext.memory.lifecycle import recategorize, record_access, start_catch_up
 from langmem_ext.memory.maintenance import MaintenanceReport, maintain
-from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, Target, to_dt
+from langmem_ext.memory.models import (
+    PAGE_SORTS,
+    GetResult,
+    MemoryEntry,
+    MemoryPage,
+    PendingItem,
+    SearchHit,
+    Target,
+    to_dt,
+)
 from langmem_ext.memory.profile import (
     PROFILE_TARGET,
     Profile,
@@ -70,7 +79,7 @@ from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
-from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
+from langmem_ext.workspace.records import EntryState, EntryTableRow, HistoryRow, PendingRow
 from langmem_ext.workspace.sqlite.embedding_cache import SqliteEmbeddingCache
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
 
@@ -797,6 +806,80 @@ class Memory:
         out = [_to_entry(d, states.get(d.id)) for d in docs]
         return out if include_superseded else [e for e in out if e.current]
 
+    def list_page(
+        self,
+        *,
+        scope: str | None = None,
+        category: str | None = None,
+        text: str | None = None,
+        sort: str = "file",
+        descending: bool = False,
+        offset: int = 0,
+        limit: int | None = 50,
+        include_superseded: bool = False,
+    ) -> MemoryPage:
+        """One page of a scope's memories, filtered and sorted (for tables of 10k+ rows).
+
+        Only the returned page is built as :class:`MemoryEntry` objects: the filter
+        and the order run over the index's and the ledger's rows.
+
+        Args:
+            scope: Whose memory.
+            category: Only this category.
+            text: Only memories containing this text (case-insensitive).
+            sort: One of :data:`~langmem_ext.memory.models.PAGE_SORTS` (``file``: file
+                order); ties keep file order.
+            descending: Reverse the order.
+            offset: Memories skipped before the page.
+            limit: Page size (``None``: every memory after ``offset``).
+            include_superseded: Also the superseded versions.
+
+        Raises:
+            InvalidInputError: an unknown ``sort``.
+        """
+        if sort not in PAGE_SORTS:
+            raise InvalidInputError(f"sort must be one of {', '.join(PAGE_SORTS)}; got {sort!r}.")
+        scope = self._scope(scope)
+        cat = self._category(category) if category else None
+        self._maybe_sync(scope)
+        ws = self.workspace
+        docs = ws.keyword.scope_docs(scope, cat)
+        table = ws.ledger.entries.table_of_scope(scope)
+        needle = (text or "").strip().casefold()
+        rows = [
+            (d, table.get(d.id))
+            for d in docs
+            if (not needle or needle in d.text.casefold())
+            and (include_superseded or d.id not in table or table[d.id].valid_to is None)
+        ]
+        if sort != "file":
+            rows.sort(key=lambda r: _page_key(sort, r[0], r[1]), reverse=descending)
+        elif descending:
+            rows.reverse()
+        start = max(0, int(offset))
+        end = None if limit is None else start + max(0, int(limit))
+        picked = rows[start:end]
+        states = ws.ledger.entries.many([d.id for d, _ in picked])
+        page = [_to_entry(d, states.get(d.id)) for d, _ in picked]
+        size = len(rows) if limit is None else int(limit)
+        return MemoryPage(entries=page, total=len(rows), offset=start, limit=size)
+
+    def set_category(
+        self, entry_id: str, category: str, *, scope: str | None = None
+    ) -> MemoryEntry:
+        """Move a memory to another category (its bullet moves to that section).
+
+        The id stays; the history gets a ``category`` row.
+
+        Raises:
+            EntryNotFoundError: No such memory in the scope.
+            InvalidCategoryError: an unknown category.
+        """
+        scope = self._scope(scope)
+        cat = self._category(category)
+        recategorize(self, str(entry_id).strip(), cat, scope=scope)
+        return self._entry(str(entry_id).strip(), scope)
+
     def search(
         self,
         query: str,
@@ -1219,6 +1302,8 @@ class Memory:
     aget = async_method(get)
     aget_entry = async_method(get_entry)
     alist = async_method(list)
+    alist_page = async_method(list_page)
+    aset_category = async_method(set_category)
     asearch = async_method(search)
     ahistory = async_method(history)
     aboost = async_method(boost)
@@ -1227,6 +1312,17 @@ class Memory:
     amaintain = async_method(maintain)
     areview = async_method(review)
     arecord_access = async_method(record_access)
+
+
+def _page_key(sort: str, doc: Doc, row: EntryTableRow | None) -> tuple[Any, ...]:
+    """Sort key of one row of :meth:`Memory.list_page` (missing values sort first)."""
+    if sort in ("text", "category", "importance", "created_at"):
+        value: Any = getattr(doc, sort)
+        return (value.casefold(),) if sort == "text" else (value,)
+    if sort in ("verified", "source"):
+        return (getattr(row, sort, ""),)
+    value = getattr(row, sort, None)
+    return (0, 0.0) if value is None else (1, float(value))
 
 
 def _to_entry(doc: Doc, st: EntryState | None) -> MemoryEntry:

@@ -16,6 +16,15 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 
+class EntryTableRow(NamedTuple):
+    """What a table of memories shows of an entry's ledger state (cheap to read in bulk)."""
+
+    source: str
+    verified: bool
+    last_access: float | None
+    valid_to: float | None
+
+
 @dataclass(frozen=True)
 class EntryState:
     """Ledger state of one entry (one version of a memory).
@@ -245,6 +254,10 @@ class EntryRepository(Protocol):
 
     def of_scope(self, scope: str) -> list[EntryState]:
         """All live entries of a scope, oldest first."""
+        ...
+
+    def table_of_scope(self, scope: str) -> dict[str, EntryTableRow]:
+        """The live entries of a scope as the rows of a table, by id (no full states)."""
         ...
 
     def all_ids(self) -> set[str]:
@@ -760,6 +773,7 @@ __all__ = [
     "EntryActivity",
     "EntryRepository",
     "EntryState",
+    "EntryTableRow",
     "EventFilter",
     "EventMatch",
     "EventRepository",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
+from langmem_ext.workspace.records import EntryActivity, EntryState, EntryTableRow, HistoryRow
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
 
@@ -38,6 +38,15 @@ class SqliteEntries(SqliteRepo):
             (scope,),
         )
         return [from_row(EntryState, r) for r in rows]
+
+    def table_of_scope(self, scope: str) -> dict[str, EntryTableRow]:
+        """The live entries of a scope as the rows of a table, by id (no full states)."""
+        rows = self._all(
+            "SELECT id, source, verified, last_access, valid_to FROM entries "
+            "WHERE scope = ? AND deleted_at IS NULL",
+            (scope,),
+        )
+        return {str(r[0]): EntryTableRow(str(r[1]), bool(r[2]), r[3], r[4]) for r in rows}
 
     def all_ids(self) -> set[str]:
         """Every id the ledger knows (live or deleted): never to be reused."""
