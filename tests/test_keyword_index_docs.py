@@ -44,3 +44,26 @@ def test_bm25_full_survives_a_doc_count_older_than_the_vocabulary(fake_memory: A
     version = int(index._reader().execute("PRAGMA data_version").fetchone()[0])
     index._reader_local.n_docs = (version, 0)  # as if counted before the adds
     assert index.bm25_full("green tea") == pytest.approx(2e-6)
+
+
+def test_a_large_index_matches_on_the_query_s_rarer_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langmem_ext.workspace.sqlite import keyword_index
+
+    kw = KeywordIndex(tmp_path / "index.db")
+    try:
+        docs = [
+            Doc(f"m-{i:03d}", "main", "MEMORY.md", i + 1, "fact",
+                "meeting notes" + (" kiwi" if i in (7, 42) else ""), f"h{i}", 1.0, 1.0, 1.0)
+            for i in range(200)
+        ]  # fmt: skip
+        kw.apply(upserts=docs)
+        both = {d.id for d, _ in kw.bm25("main", "meeting kiwi", 500)}
+        assert len(both) == 200  # a small index matches on every token
+        monkeypatch.setattr(keyword_index, "GATE_MIN_DOCS", 100)
+        gated = kw.bm25("main", "meeting kiwi", 500)
+        assert [d.id for d, _ in gated][:2] and {d.id for d, _ in gated} == {"m-007", "m-042"}
+        assert {d.id for d, _ in kw.bm25("main", "meeting notes", 500)} == both  # all common
+    finally:
+        kw.close()

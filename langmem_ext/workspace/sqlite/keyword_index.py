@@ -18,6 +18,12 @@ from langmem_ext.workspace.docs import _D_COLS, _DOC_COLS, Doc, _doc
 from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB, DocTable
 from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range, idf_sum, match_any
 
+GATE_MIN_DOCS = 20_000
+"""Below this many docs in the index, a keyword query matches on every token."""
+COMMON_TOKEN_SHARE = 0.05
+"""A token in more than this share of a large index's docs is common (see
+:meth:`KeywordIndex._match_tokens`)."""
+
 
 class KeywordIndex(DocTable):
     """The doc table with FTS5 BM25 keyword search, in one SQLite file.
@@ -93,7 +99,7 @@ class KeywordIndex(DocTable):
         block = self._block_of(scope)
         if block is None:  # no doc was ever indexed in this scope
             return []
-        match = match_any(toks)
+        match = match_any(self._match_tokens(toks))
         # FTS5 ranks inside the scope's rowid block first (`ORDER BY rank LIMIT` is
         # its own top-k; `rank` is bm25() by default) and only those rows are joined
         # to `docs`: the join no longer touches every match of a large scope.
@@ -125,18 +131,42 @@ class KeywordIndex(DocTable):
         toks = query_tokens(query)
         if not toks:
             return 0.0
+        n_docs, df = self._doc_frequencies(toks)
+        return idf_sum(n_docs, df, toks)
+
+    def _n_docs(self) -> int:
+        """Docs in the index (counted once per commit of the index)."""
         conn = self._reader()
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
         cached: tuple[int, int] | None = getattr(self._reader_local, "n_docs", None)
         if cached is None or cached[0] != version:
             cached = (version, int(conn.execute("SELECT count(*) FROM fts").fetchone()[0]))
             self._reader_local.n_docs = cached
-        n_docs = cached[1]
+        return cached[1]
+
+    def _doc_frequencies(self, toks: list[str]) -> tuple[int, dict[str, int]]:
+        """``(docs in the index, docs holding each token)`` from FTS5's vocabulary."""
+        n_docs = self._n_docs()
         marks = ",".join("?" * len(toks))
         df = dict(
-            conn.execute(f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", toks)
+            self._reader().execute(
+                f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", toks
+            )
         )
-        return idf_sum(n_docs, df, toks)
+        return n_docs, df
+
+    def _match_tokens(self, toks: list[str]) -> list[str]:
+        """The tokens a large index matches on: those in at most
+        :data:`COMMON_TOKEN_SHARE` of its docs when the query has such tokens besides
+        common ones. A common token's postings are most of the index (each costs a
+        read of every doc holding it) and its IDF is small (≤ log 19 ≈ 2.9 at 5 %), so
+        the candidates come from the query's rarer tokens; below
+        :data:`GATE_MIN_DOCS` docs every token matches."""
+        if len(toks) < 2 or self._n_docs() < GATE_MIN_DOCS:
+            return toks
+        n_docs, df = self._doc_frequencies(toks)
+        rare = [t for t in toks if df.get(t, 0) <= COMMON_TOKEN_SHARE * n_docs]
+        return rare if rare else toks
 
     def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
         """Plain substring match (the last-resort keyword mode).
