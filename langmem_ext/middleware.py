@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -36,9 +37,7 @@ from typing import NotRequired
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
-    AnyMessage,
     BaseMessage,
-    HumanMessage,
     SystemMessage,
     ToolMessage,
 )
@@ -51,6 +50,7 @@ from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import SearchHit, cite
+from langmem_ext.memory.recall import recall_query, static_memory
 from langmem_ext.memory.service import Memory
 from langmem_ext.memory.session import record_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
@@ -129,16 +129,24 @@ def format_recalled_memory(
     return "\n".join(lines)
 
 
+def _static_block(text: str) -> str:
+    """The memory block when search is unavailable: the beginning of the long-term file."""
+    if not text:
+        return ""
+    return (
+        f"<{BLOCK_TAG}>\nMemory search is unavailable; the beginning of the user's "
+        f"long-term memory file, as data:\n{_quote(text)}\n</{BLOCK_TAG}>"
+    )
+
+
+async def _astatic_memory(memory: Memory, scope: str, max_chars: int, err: Exception) -> str:
+    """:func:`static_memory` off the event loop."""
+    return await asyncio.to_thread(static_memory, memory, scope, max_chars, err)
+
+
 def _memory_ids(hits: Sequence[SearchHit]) -> list[str]:
     """Ids of the memories among ``hits`` (not session events)."""
     return [h.id for h in hits if h.source == "memory"]
-
-
-def _last_user_text(messages: Sequence[AnyMessage]) -> str:
-    for m in reversed(messages):
-        if isinstance(m, HumanMessage):
-            return m.text.strip()
-    return ""
 
 
 def _with_block(request: ModelRequest[Any], block: str) -> ModelRequest[Any]:
@@ -372,9 +380,10 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         memory = self.memory
         try:
             hits = yield _Call(memory.search, memory.asearch, query, scope=plan[0], k=self.k)
-        except LangmemError as e:
-            logger.warning("memory recall failed (%s); answering without memory", e)
-            return ""
+        except (LangmemError, sqlite3.Error) as e:  # search unavailable: seed 000's fallback
+            limit = memory.settings.injection.static_memory_chars
+            text = yield _Call(static_memory, _astatic_memory, memory, plan[0], limit, e)
+            return _static_block(text)
         yield _Call(record_recall, _arecord_recall, memory, _memory_ids(hits), scope=plan[0])
         return self._render(hits, plan[1])
 
@@ -492,7 +501,8 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         model call: recall, then compact the history when the call would not fit
         (the checkpoint routine of :mod:`langmem_ext.memory.session`)."""
         safety = yield from self._safety()
-        block = yield from self._recall(_last_user_text(request.messages), None)
+        query = recall_query(list(request.messages), self.memory.settings)
+        block = yield from self._recall(query, None)
         request = _with_block(_with_block(request, safety), block)
         fit = self._fit_start(request)
         if self._needs_compaction(fit):

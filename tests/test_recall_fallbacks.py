@@ -142,3 +142,37 @@ def test_the_static_fallback_is_capped(pets: Memory, monkeypatch: pytest.MonkeyP
             "memory_context"
         ]
     )  # small talk is not searched: nothing to fall back from
+
+
+# --- the same fallbacks in the middleware -------------------------------------------
+
+
+def _middleware_call(memory: Memory, messages: list[BaseMessage]) -> str:
+    """The system text the middleware sends with ``messages`` (scope ``alice``)."""
+    from langchain.agents import create_agent
+
+    from langmem_ext import MemoryMiddleware
+
+    model = ScriptedChatModel(policy=reply)
+    agent = create_agent(model, middleware=[MemoryMiddleware(memory, scope="alice")])
+    agent.invoke({"messages": messages})
+    return block_of(model)
+
+
+def test_the_middleware_searches_a_followup_with_the_previous_turn(pets: Memory) -> None:
+    turn = [HumanMessage("Tell me about my cat Momo."), AIMessage("ok")]
+    assert MOMO in _middleware_call(pets, [*turn, HumanMessage("and where did it come from?")])
+    assert MOMO not in _middleware_call(pets, [HumanMessage("and where did it come from?")])
+
+
+def test_the_middleware_injects_the_static_file_when_search_is_down(
+    pets: Memory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(pets, "search", broken)
+    with caplog.at_level(logging.WARNING):
+        block = _middleware_call(pets, [HumanMessage("Where did my cat come from?")])
+    assert "search is unavailable" in block and "Lisbon shelter" in block
+    assert sum("memory search unavailable" in r.getMessage() for r in caplog.records) == 1

@@ -43,8 +43,8 @@ from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
 from langmem_ext.memory.profile import UNREADABLE_SAFETY, ProfileUpdate
+from langmem_ext.memory.recall import recall_query, static_memory
 from langmem_ext.memory.session import archive_messages, record_checkpoint, run_checkpoint
-from langmem_ext.retrieval.followup import contextual_query
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
@@ -242,30 +242,6 @@ def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main"
         return {"pending_ids": [p.id for p in memory.list_pending(scope=scope)], "notes": notes}
 
     return pending_confirm
-
-
-def recall_query(messages: Sequence[BaseMessage], settings: Settings) -> str:
-    """The recall query of a turn: the latest user message, with the previous user
-    turns (within ``injection.recent_history_tokens``) when it is a short follow-up
-    such as "那它呢？" (:func:`~langmem_ext.retrieval.followup.contextual_query`)."""
-    said = [message_text(m).strip() for m in messages if isinstance(m, HumanMessage)]
-    if not said:
-        return ""
-    budget = settings.injection.recent_history_tokens
-    return contextual_query(said[-1], said[:-1], max_tokens=budget, gate=settings.gate)
-
-
-def static_memory(memory: Memory, scope: str, max_chars: int, err: Exception) -> str:
-    """Seed 000's static fallback when search is unavailable: the beginning (at most
-    ``max_chars`` characters) of the scope's long-term Markdown file; one warning."""
-    text = memory.long_term_text(scope=scope)[: max(max_chars, 0)].strip()
-    logger.warning(
-        "memory search unavailable (%s); injecting the first %d characters of the "
-        "scope's long-term memory file instead",
-        err,
-        len(text),
-    )
-    return text
 
 
 def create_preflight_recall_node(
