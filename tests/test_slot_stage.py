@@ -48,3 +48,13 @@ def test_only_the_current_version_of_the_slot(tmp_path: Path) -> None:
     hits = mem.search("Where do I live now?", k=3)
     assert hits[0].id == new.id and old not in [h.id for h in hits]
     mem.close()
+
+
+def test_slot_lookup_takes_children_not_lookalikes(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    peanut = mem.add("我对花生过敏")
+    shrimp = mem.add("I'm allergic to shrimp")
+    mem.add("x", slot="user|allergic_tox")  # a look-alike slot, not a child
+    found = {e.id for e in mem.slot_memories("user|allergic_to")}
+    assert found == {peanut, shrimp}
+    mem.close()

@@ -105,10 +105,13 @@ class SqliteEntries(SqliteRepo):
         them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
         out: list[EntryState] = []
         for slot in slots:
+            # the range lets the slot index answer (a scan of the scope otherwise: 180 ms
+            # at 100k); the exact test keeps "user|lives_in" from "user|lives_inx"
             rows = self._all(
-                "SELECT * FROM entries WHERE scope = ? AND valid_to IS NULL AND deleted_at IS NULL "
-                "AND (slot = ? OR substr(slot, 1, ?) = ?) ORDER BY created_at",
-                (scope, slot, len(slot) + 1, slot + "|"),
+                "SELECT * FROM entries WHERE scope = ? AND slot >= ? AND slot < ? "
+                "AND (slot = ? OR substr(slot, 1, ?) = ?) "
+                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at",
+                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|"),
             )
             out.extend(from_row(EntryState, r) for r in rows)
         return out
