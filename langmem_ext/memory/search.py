@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MODES = ("keyword", "fts", "vector", "hybrid")
+SLOT_HITS = 3
+"""Current memories of one slot the slot stage brings in, newest first."""
 COVER_DEPTH = 10
 """A question of a compound message with no hit in the top ``k`` takes its best hit
 from the next 10 of the ranking (see
@@ -478,7 +480,10 @@ class SearchEngine:
         slots = question_slots(q) if self.settings.retrieval.slot_stage else []
         if not slots:
             return keywords
-        states = self.workspace.ledger.entries.current_of_slots(scope, slots)
+        # the newest few of each slot: a store of imported statements may hold many
+        # current memories of one slot (added, not superseded), and only the newest
+        # are the answer; the rest stay reachable by ordinary search
+        states = self.workspace.ledger.entries.current_of_slots(scope, slots, limit=SLOT_HITS)
         if not states:
             return keywords
         docs = self.workspace.keyword.docs([s.id for s in states])

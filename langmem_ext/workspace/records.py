@@ -284,9 +284,12 @@ class EntryRepository(Protocol):
         """Superseded live versions of a scope: id -> when they were replaced."""
         ...
 
-    def current_of_slots(self, scope: str, slots: Iterable[str]) -> list[EntryState]:
+    def current_of_slots(
+        self, scope: str, slots: Iterable[str], *, limit: int | None = None
+    ) -> list[EntryState]:
         """Current live versions whose slot is one of ``slots`` or starts with one of
-        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
+        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``),
+        oldest first; with ``limit``, the newest ``limit`` of each slot."""
         ...
 
     def successor(self, entry_id: str) -> EntryState | None:

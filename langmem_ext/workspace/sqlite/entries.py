@@ -100,7 +100,9 @@ class SqliteEntries(SqliteRepo):
         )
         return {str(r[0]): float(r[1]) for r in rows}
 
-    def current_of_slots(self, scope: str, slots: Iterable[str]) -> list[EntryState]:
+    def current_of_slots(
+        self, scope: str, slots: Iterable[str], *, limit: int | None = None
+    ) -> list[EntryState]:
         """Current live versions whose slot is one of ``slots`` or starts with one of
         them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
         out: list[EntryState] = []
@@ -110,10 +112,10 @@ class SqliteEntries(SqliteRepo):
             rows = self._all(
                 "SELECT * FROM entries WHERE scope = ? AND slot >= ? AND slot < ? "
                 "AND (slot = ? OR substr(slot, 1, ?) = ?) "
-                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at",
-                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|"),
+                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at DESC LIMIT ?",
+                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|", limit or -1),
             )
-            out.extend(from_row(EntryState, r) for r in rows)
+            out.extend(from_row(EntryState, r) for r in reversed(rows))
         return out
 
     def successor(self, entry_id: str) -> EntryState | None:
