@@ -65,3 +65,19 @@ def test_no_extractor_by_default(fake_memory: Memory) -> None:
     graph.invoke({"messages": [HumanMessage("I live in Oslo")]}, _cfg())
     flush_turn_writes(fake_memory)
     assert fake_memory.list(scope="user_alice") == []
+
+
+def test_a_deferred_job_waits_for_its_time_or_for_a_waiter() -> None:
+    import time
+
+    from langmem_ext.graph.background import TurnWriter
+
+    writer = TurnWriter("test-writer")
+    ran: list[float] = []
+    start = time.monotonic()
+    writer.submit("s", lambda: ran.append(time.monotonic()), defer=5.0)
+    time.sleep(0.2)
+    assert ran == []  # not before its time ...
+    assert writer.wait("s", timeout=2.0)  # ... unless someone waits for it
+    assert ran and ran[0] - start < 2.0
+    writer.close()

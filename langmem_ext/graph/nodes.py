@@ -38,7 +38,6 @@ from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
-from langmem_ext.memory.extraction import last_turn
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
@@ -519,10 +518,11 @@ def create_boost_node(
             for hit in state.get("recalled", []) or []
             if hit.get("source", "memory") == "memory"
         ]
-        turn = last_turn(messages) if extract and answer else []
 
-        def extract_turn() -> None:
-            report = memory.extract(turn, scope=scope, model=extract_model, recalled=shown, at=at)
+        def extract_turn() -> None:  # Memory.extract reads the last turn of ``messages``
+            report = memory.extract(
+                messages, scope=scope, model=extract_model, recalled=shown, at=at
+            )
             logger.debug("turn extraction: %s", report)
 
         update: dict[str, Any] = {
@@ -544,19 +544,20 @@ def create_boost_node(
             writer.carry(scope, thread, condense_tool_results(results, extract_model))
 
         due_context = bool(results) and writer is not None and extract_model is not None
-        for job, due in (
-            (boost, bool(used)),
-            (extract_turn, bool(turn)),
-            (carry_context, due_context),
-        ):
+        jobs = (
+            (boost, bool(used), 0.0),
+            (extract_turn, extract and bool(answer), BACKGROUND_DEFER),
+            (carry_context, due_context, BACKGROUND_DEFER),
+        )
+        for job, due, defer in jobs:
             if not due:
                 continue
             if writer is None:
                 job()
             else:
-                writer.submit(scope, job)
+                writer.submit(scope, job, defer=defer)
         if on_turn is not None and answer:
-            on_turn(scope, _thread(config), latest_human_text(messages), answer)
+            on_turn(scope, thread, latest_human_text(messages), answer)
         return update
 
     return boost_used

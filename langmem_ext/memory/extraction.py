@@ -191,13 +191,13 @@ class Extractor:
 
     def run(
         self,
-        messages: Sequence[BaseMessage],
+        turn: Sequence[BaseMessage],
         model: BaseChatModel | None,
         shown: Sequence[tuple[str, str]],
     ) -> ExtractionReport:
-        """Extract from ``messages`` with ``model`` (or the fallback), ``shown`` the
-        ``(id, text)`` memories the model may refer to."""
-        turn = last_turn(messages)
+        """Extract from ``turn`` (:func:`last_turn` of the conversation) with ``model``
+        (or the fallback), ``shown`` the ``(id, text)`` memories the model may refer to."""
+        turn = list(turn)
         if not turn or self.mode == "off":
             return self.report
         plan = self._ask(model, turn, shown) if model is not None else None
