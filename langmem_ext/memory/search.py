@@ -90,8 +90,8 @@ class Validity:
 
     closed: dict[str, float]
     keeps: Callable[[Candidate], bool] | None
-    current_only: bool = False
-    """Only current versions are kept (the default search)."""
+    as_of: float | None = None
+    """The time searched (``None``: now)."""
 
     def filter(self, cands: list[Candidate]) -> list[Candidate]:
         """The candidates this validity keeps (order unchanged)."""
@@ -265,7 +265,7 @@ class SearchEngine:
         if valid.keeps is not None:
             vectors = None if vectors is None else [valid.filter(v) for v in vectors]
             keywords = None if keywords is None else [valid.filter(kw) for kw in keywords]
-        if valid.keeps is None or valid.current_only:
+        if valid.as_of is None:  # the slot stage knows current versions only
             keywords = self._slot_stage(q, scope, category, keywords)
         if len(qs) == 1:
             vector = None if vectors is None else vectors[0]
@@ -296,6 +296,7 @@ class SearchEngine:
         if len(qs) > 1:  # every question gets a hit when the ranking has one for it
             ranked = cover_questions(ranked, k, len(qs) - 1)
         hits = [self._hit(c, scope, valid.closed.get(c.id)) for c in ranked]
+        pinned = {c.id for c in ranked if c.slot_match}
         for source in self._sources:
             try:
                 extra = source(q, scope, k, intent)
@@ -303,7 +304,7 @@ class SearchEngine:
             except Exception as e:  # an extra source must never break search
                 self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
         # a memory stating the very attribute asked about ranks above look-alikes
-        hits.sort(key=lambda h: (not h.debug.get("slot"), -h.score))
+        hits.sort(key=lambda h: (h.id not in pinned, -h.score))
         return hits[:k]
 
     def _top_k(self, k: int | None) -> int:
@@ -475,7 +476,7 @@ class SearchEngine:
         "我在哪家公司工作？") finds the current memories stating that attribute (their
         slot, :func:`~langmem_ext.short_term.statements.question_slots`), whatever
         their wording: they join the first text's keyword candidates as full keyword
-        matches (``debug["slot"] = 1``), readable in any script, and rank above the
+        matches (``Candidate.slot_match``, shown as ``debug["slot"]``), readable in any script, and rank above the
         hits that only resemble the question ("My sister lives in Rome")."""
         slots = question_slots(q) if self.settings.retrieval.slot_stage else []
         if not slots:
@@ -508,7 +509,8 @@ class SearchEngine:
                 lists[0].append(c)
             c.bm25_score = max(c.bm25_score or 0.0, full)
             c.bm25_full = full
-            c.debug["slot"] = 1.0
+            c.slot_match = True
+            c.debug["slot"] = 1.0  # shown in hit.debug
         lists[0].sort(key=lambda c: -(c.bm25_score or 0.0))
         for i, c in enumerate(lists[0]):
             c.bm25_rank = i
@@ -523,10 +525,11 @@ class SearchEngine:
             return Validity(
                 closed,
                 lambda c: c.created_at <= t and closed.get(c.id, float("inf")) > t,
+                as_of=t,
             )
         if include_superseded or not closed:
             return Validity(closed, None)
-        return Validity(closed, lambda c: c.id not in closed, current_only=True)
+        return Validity(closed, lambda c: c.id not in closed)
 
     @staticmethod
     def _hit(c: Candidate, scope: str, valid_to: float | None) -> SearchHit:

@@ -35,6 +35,9 @@ class Candidate:
             when unknown (fusion then divides by the pool's best).
         embedding: The memory's embedding, used by MMR; may be ``None``.
         score: The ranking score, set by fusion and changed by each stage.
+        slot_match: The memory states the very attribute of the user the query asks
+            about (the search's slot stage): structured evidence, readable in any
+            script, ranked above hits that only resemble the query.
         debug: Stage name -> that stage's contribution (see ``rank``).
         metadata: Passed through untouched (path, line, scope, ...).
     """
@@ -51,6 +54,7 @@ class Candidate:
     bm25_full: float | None = None
     embedding: Sequence[float] | None = None
     score: float = 0.0
+    slot_match: bool = False
     debug: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
 

@@ -153,7 +153,8 @@ def _merge(
             existing.vector_score = c.vector_score
         for key, value in c.metadata.items():
             existing.metadata.setdefault(key, value)
-        for key, dbg in c.debug.items():  # what the keyword side noted (e.g. a slot match)
+        existing.slot_match = existing.slot_match or c.slot_match
+        for key, dbg in c.debug.items():  # what the keyword side noted
             existing.debug.setdefault(key, dbg)
     return list(merged.values()), keyword_ids
 
@@ -179,10 +180,10 @@ def _candidate_weights(
     The keyword engine can only match a memory in the query's script: an English
     query reads the Latin words of a Chinese memory, not the memory. For the share
     it cannot read, its silence is no evidence, so that share of its weight goes to
-    the vector engine. A slot match (``debug["slot"]``: the memory states the very
+    the vector engine. A slot match (``Candidate.slot_match``: the memory states the very
     attribute the question asks for) is structured evidence, readable in any script.
     """
-    if profile is None or wb <= 0.0 or c.debug.get("slot"):
+    if profile is None or wb <= 0.0 or c.slot_match:
         return wv, wb, 1.0
     readable = script_overlap(profile, script_profile(c.text))
     if readable >= 1.0:
