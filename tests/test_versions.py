@@ -107,3 +107,10 @@ def test_text_wrapped_in_strike_marks_is_refused(fake_memory: Memory) -> None:
     with pytest.raises(InvalidInputError, match="superseded"):
         fake_memory.add("~~I live in Berlin~~")
     assert fake_memory.list() == []
+
+
+def test_stats_count_current_versions(fake_memory: Memory) -> None:
+    old = fake_memory.add("I live in Berlin")
+    fake_memory.update(old, "I moved to Munich")
+    main = fake_memory.stats()["scopes"]["main"]
+    assert (main["entries"], main["by_category"]["fact"], main["superseded"]) == (1, 1, 1)

@@ -1120,7 +1120,8 @@ class Memory:
         return self.workspace.layout.scopes()
 
     def stats(self, *, scope: str | None = None) -> dict[str, Any]:
-        """Counts per scope and category, pending items, vectors waiting."""
+        """Counts per scope and category (current versions), superseded versions,
+        pending items, vectors waiting."""
         ws = self.workspace
         scopes = [self._scope(scope)] if scope is not None else (ws.layout.scopes() or [MAIN_SCOPE])
         out: dict[str, Any] = {"workspace": str(self.root), "embedder": ws.model_name, "scopes": {}}
@@ -1128,10 +1129,14 @@ class Memory:
             self._maybe_sync(s)
             cats = {c: 0 for c in CATEGORIES}
             cats.update(ws.keyword.category_counts(s))
+            superseded = ws.keyword.docs(list(ws.ledger.entries.closed_of_scope(s)))
+            for doc in superseded.values():  # history, not memories the agent holds
+                cats[doc.category] -= 1
             pending = ws.ledger.pending.count_open(s, time.time())
             out["scopes"][s] = {
                 "entries": sum(cats.values()),
                 "by_category": cats,
+                "superseded": len(superseded),
                 "pending": int(pending),
             }
         out["vectors_waiting"] = len(ws.keyword.vector_todo())
