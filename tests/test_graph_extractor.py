@@ -70,7 +70,7 @@ def test_no_extractor_by_default(fake_memory: Memory) -> None:
 def test_a_deferred_job_waits_for_its_time_or_for_a_waiter() -> None:
     import time
 
-    from langmem_ext.graph.background import TurnWriter
+    from langmem_ext.memory.background import TurnWriter
 
     writer = TurnWriter("test-writer")
     ran: list[float] = []

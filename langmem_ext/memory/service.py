@@ -13,6 +13,7 @@ import builtins
 import logging
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -41,6 +42,7 @@ from langmem_ext.errors import (
     TextTooLongError,
 )
 from langmem_ext.memory._utils import async_method
+from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.extraction import (
     ExtractionReport,
     Extractor,
@@ -171,6 +173,8 @@ class Memory:
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
         self._maintenance_steps: dict[str, Callable[[float], int]] = {}
+        self._background: TurnWriter | None = None
+        self._background_lock = threading.Lock()
         # seed 001: decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
@@ -197,11 +201,23 @@ class Memory:
         """Keep a small value in the workspace under ``key`` (replacing the old one)."""
         self.workspace.ledger.meta.set(key, value)
 
+    @property
+    def background(self) -> TurnWriter:
+        """This memory's ordered background writer (its thread starts on first use).
+
+        Work that must not delay a reply runs here: the graph's turn bookkeeping and
+        the triples of new memories. :meth:`close` drains it first.
+        """
+        with self._background_lock:
+            if self._background is None:
+                self._background = TurnWriter()
+                self.on_close(self._background.close)
+            return self._background
+
     def on_close(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` when the memory closes, before its connections are released.
 
-        Background writers (e.g. :func:`langmem_ext.graph.background.turn_writer`)
-        register their drain here, so nothing queued is lost on ``close()``.
+        Background writers (e.g. :attr:`background`) register their drain here, so nothing queued is lost on ``close()``.
         """
         self._close_callbacks.append(callback)
 
