@@ -87,6 +87,16 @@ class RetrievalSettings(BaseModel):
     slot_stage: bool = True
     """A question about one of the user's own attributes ("where do I live?") finds
     the current memories stating it by their slot, whatever their wording."""
+    graph_stage: bool = True
+    """The knowledge graph's stage: memories supporting triples of the question's
+    entities (one or two hops out) join the candidates, each on its own cosine, and
+    add ``graph_weight`` times their graph score to the fused score."""
+    graph_weight: float = Field(default=0.15, ge=0.0)
+    """Score a memory gains from a full graph match (its graph score is 0-1)."""
+    graph_hops: int = Field(default=2, ge=1, le=2)
+    """How far from the question's entities the graph stage walks."""
+    graph_max_triples: int = Field(default=200, ge=1)
+    """Triples the graph stage reads at most per search."""
     fusion: Literal["weighted", "rrf"] = "weighted"
     """How vector and BM25 candidates are fused."""
     top_k: int = Field(default=5, ge=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 USER = "user"
@@ -70,4 +70,12 @@ def extract_triples(text: str, *, user_names: Collection[str] = ()) -> list[Trip
     return [TripleDraft(subject, "likes", m["o"].strip(), negated=bool(m["neg"]))]
 
 
-__all__ = ["USER", "TripleDraft", "extract_triples", "normalise_entity"]
+def match_entities(
+    text: str, known: Mapping[str, int] | Collection[str], *, user_names: Collection[str] = ()
+) -> list[str]:
+    """Keys of ``known`` entities that ``text`` mentions (placeholder: single words)."""
+    words = [normalise_entity(w, user_names=user_names) for w in re.findall(r"[\w']+", text)]
+    return list(dict.fromkeys(w for w in words if w in known))
+
+
+__all__ = ["USER", "TripleDraft", "extract_triples", "match_entities", "normalise_entity"]
