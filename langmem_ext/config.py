@@ -287,6 +287,19 @@ class LifecycleSettings(BaseModel):
         return int(hour), int(minute)
 
 
+class KnowledgeSettings(BaseModel):
+    """The knowledge graph: triples extracted from memories (seed 001's LPMM, issue 21)."""
+
+    extract: bool = True
+    """Extract triples from new and changed memories on the background writer
+    (``False``: nothing is scheduled; ``rebuild`` still extracts when asked)."""
+    batch_size: int = Field(default=64, ge=1)
+    """Memories extracted per ledger transaction (and per model call)."""
+    max_per_entity: int = Field(default=50, ge=1)
+    """At most this many triples read per entity and hop, so a hub entity cannot
+    flood a neighbourhood."""
+
+
 class ShortTermSettings(BaseModel):
     """Short-term window, checkpoints and session log (seeds 002, 003, 004)."""
 
@@ -423,6 +436,7 @@ class Settings(BaseSettings):
     injection: InjectionSettings = Field(default_factory=InjectionSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     short_term: ShortTermSettings = Field(default_factory=ShortTermSettings)
+    knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
 
     @classmethod
     def settings_customise_sources(
