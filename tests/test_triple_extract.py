@@ -38,7 +38,11 @@ EXTRACT_CASES: list[tuple[str, list[TripleDraft]]] = [
     ("I went to the beach with my kids last week.", [T(USER, "go_to", "beach")]),
     ("Jon started a dance studio.", [T("Jon", "start", "dance studio")]),
     ("I signed up for a pottery class yesterday.", [T(USER, "sign_up_for", "pottery class")]),
-    ("We visited Rome. I visited the Colosseum.", [T(USER, "visit", "Colosseum")]),
+    ("We visited Rome. I visited the Colosseum.",
+     [T(USER, "visit", "Rome"), T(USER, "visit", "Colosseum")]),
+    ("Melanie: We've got a pup and a kitty.",
+     [T("Melanie", "has", "pup"), T("Melanie", "has", "kitty")]),
+    ("Melanie: Our kids love hiking.", [T("Melanie's kids", "likes", "hiking")]),
     ("Sam has bought a new bike.", [T("Sam", "buy", "new bike")]),
     ("I'm reading a book about whales.", [T(USER, "read", "book")]),
     # English: negation, frequency, conditions
@@ -83,6 +87,13 @@ EXTRACT_CASES: list[tuple[str, list[TripleDraft]]] = [
     ("张伟住在北京，也喜欢打篮球。",
      [T("张伟", "lives_in", "北京"), T("张伟", "likes", "打篮球")]),
     ("小红：我喜欢跳舞。", [T("小红", "likes", "跳舞")]),
+    # Chinese: attributes (X的Y是Z) and a pronoun taking the previous subject
+    ("我的上司的邮箱地址是boss@example.com。", [T("我的上司", "email", "boss@example.com")]),
+    ("研讨会的地点是上海。", [T("研讨会", "location", "上海")]),
+    ("杜静怡是我的同事，其身高是160cm。",
+     [T("杜静怡", "is_a", "我的同事"), T("杜静怡", "height", "160cm")]),
+    ("我表哥他在杭州上班呢。", [T("我表哥", "works_at", "杭州")]),
+    ("小明喜欢足球，他也喜欢篮球。", [T("小明", "likes", "足球"), T("小明", "likes", "篮球")]),
 ]  # fmt: skip
 
 
@@ -101,6 +112,8 @@ NOTHING = [
     "你喜欢什么？",
     "我住在哪里？",
     "他说我喜欢猫。",
+    "他喜欢篮球。",
+    "我参观的景区是世界之窗。",
     "Thanks, Mel! Glad you like it.",
     "It's been a wild ride.",
     "",

@@ -142,8 +142,8 @@ class _Ctx:
 
 
 def _person(word: str, ctx: _Ctx) -> str:
-    """``I`` / ``我`` / a name -> the subject's display form."""
-    if normalise_entity(word, user_names=ctx.user_names) == USER:
+    """``I`` / ``we`` / ``我`` / a name -> the subject's display form."""
+    if word.lower() == "we" or normalise_entity(word, user_names=ctx.user_names) == USER:
         if ctx.speaker is None or normalise_entity(ctx.speaker, user_names=ctx.user_names) == USER:
             return USER
         return ctx.speaker
@@ -153,7 +153,7 @@ def _person(word: str, ctx: _Ctx) -> str:
 def _owned(phrase: str, ctx: _Ctx) -> str:
     """``my sister`` in a line of Melanie's -> ``Melanie's sister`` (the user's: unchanged)."""
     if ctx.speaker is None or normalise_entity(ctx.speaker, user_names=ctx.user_names) == USER:
-        return phrase
+        return P.MY_EN.sub("my ", phrase) if phrase[:3].lower() == "our" else phrase
     if phrase.startswith("我"):
         return f"{ctx.speaker}的{phrase.removeprefix('我').removeprefix('的')}"
     return P.MY_EN.sub(f"{ctx.speaker}'s ", phrase)
@@ -210,7 +210,7 @@ def _english(clause: str, ctx: _Ctx) -> list[TripleDraft]:
         carried = ctx.subject
     else:
         carried = None
-    while m is not None and m["s"] != "I" and _not_subject(m["s"]):
+    while m is not None and m["s"] not in {"I", "We", "we"} and _not_subject(m["s"]):
         m = P.CLAUSE_EN.search(clause, m.start("s") + len(m["s"]))
     if m is None:
         return []
@@ -239,10 +239,10 @@ def _english(clause: str, ctx: _Ctx) -> list[TripleDraft]:
     raw_subject = m["s"]
     subject = carried or (
         _person(raw_subject, ctx)
-        if raw_subject == "I" or (raw_subject[0].isupper() and "'" not in raw_subject)
+        if raw_subject in {"I", "We", "we"} or (raw_subject[0].isupper() and "'" not in raw_subject)
         else _owned(raw_subject, ctx)
     )
-    if raw_subject.lower().startswith("my"):
+    if raw_subject.lower().startswith(("my ", "our ")):
         subject = _owned(raw_subject, ctx)
     ctx.subject = subject
     out: list[TripleDraft] = []
@@ -267,8 +267,21 @@ def _chinese(clause: str, ctx: _Ctx) -> list[TripleDraft]:
         condition, clause = prefix["c"], prefix["rest"]
     if P.SKIP_ZH.search(clause):
         return []
+    pronoun = P.PRONOUN_SUBJECT_ZH.match(clause)
+    if pronoun:  # 其身高是… / 他在…上班: the previous clause's subject
+        if ctx.subject is None:
+            return []
+        rest = clause[pronoun.end() :]
+        clause = "我" + rest
+        ctx_subject: str | None = ctx.subject
+        attribute = _attribute_zh("我的" + rest.removeprefix("的"), ctx, ctx_subject, condition)
+    else:
+        ctx_subject = None
+        attribute = _attribute_zh(clause, ctx, ctx_subject, condition)
+    if attribute is not None:
+        return attribute
     m = P.CLAUSE_ZH.match(clause)
-    carried = None
+    carried = ctx_subject
     if m is None and ctx.subject is not None:
         m = P.CLAUSE_ZH.match("我" + clause)
         carried = ctx.subject
@@ -300,6 +313,23 @@ def _chinese(clause: str, ctx: _Ctx) -> list[TripleDraft]:
         TripleDraft(subject, predicate, item, negated, f.group(0) if f else None, condition)
         for item in items
     ]
+
+
+def _attribute_zh(
+    clause: str, ctx: _Ctx, carried: str | None, condition: str | None
+) -> list[TripleDraft] | None:
+    """``X的Y是Z``: ``(X, Y, Z)`` with Y canonical when common (None: not this shape)."""
+    m = P.ATTRIBUTE_ZH.match(clause)
+    if m is None or P.ATTRIBUTE_SUBJECT_SKIP_ZH.search(m["s"]):
+        return None
+    obj = P.TRAILING_ZH.sub("", m["o"]) if not m["o"][-1:].isalnum() else m["o"]
+    if not obj:
+        return []
+    raw = m["s"]
+    subject = carried or (_person(raw, ctx) if raw in {"我", "主人"} else _owned(raw, ctx))
+    ctx.subject = subject
+    predicate = P.ATTRIBUTES_ZH.get(m["a"], m["a"])
+    return [TripleDraft(subject, predicate, obj, False, None, condition)]
 
 
 def extract_triples(text: str, *, user_names: Collection[str] = ()) -> list[TripleDraft]:

@@ -25,7 +25,7 @@ IMAGE = re.compile(r"\[image:[^\]]*\]")
 """An image caption appended to a turn: not something the speaker said."""
 END = re.compile(r"[\s。！？!?.;；…~～]+$")
 """Sentence-final punctuation (the clause patterns are anchored at the end)."""
-MY_EN = re.compile(r"\b(?:my|My)\s+")
+MY_EN = re.compile(r"\b(?:my|My|our|Our)\s+")
 
 # --- English -------------------------------------------------------------------
 
@@ -114,6 +114,7 @@ work | at,for | works_at |
 work | as | works_as |
 have |  | has | had/had/having
 own |  | has |
+got |  | has | got/got/got
 go | to | go_to | went/gone/going
 visit |  |  |
 join |  |  |
@@ -222,7 +223,7 @@ def _alternation(words: Iterable[str]) -> str:
 
 _NAME = r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?"
 _SUBJ_EN = (
-    rf"(?P<s>I|(?:my|My)\s+(?:best\s+|older\s+|younger\s+|little\s+|big\s+|new\s+)?[a-z]+"
+    rf"(?P<s>I|[Ww]e|(?:[Mm]y|[Oo]ur)\s+(?:best\s+|older\s+|younger\s+|little\s+|big\s+|new\s+)?[a-z]+"
     rf"|{_NAME}(?:'s\s+(?:best\s+|older\s+|younger\s+|little\s+)?[a-z]+)?)"
 )
 _AUX_EN = (
@@ -364,7 +365,7 @@ _SUBJ_ZH = (
 _ADVS_ZH = rf"(?:{'|'.join((*FREQ_ZH, *_ADV_ZH))})*"
 _OBJ_ZH = r"[^，,。！!？?；;：:\s]{1,40}?"
 CLAUSE_ZH = re.compile(
-    rf"^(?:(?:{_TIME_ZH})[，,]?)*{_SUBJ_ZH}(?:(?:{_TIME_ZH}))*(?P<adv>{_ADVS_ZH})"
+    rf"^(?:(?:{_TIME_ZH})[，,]?)*{_SUBJ_ZH}(?:他|她)?(?:(?:{_TIME_ZH}))*(?P<adv>{_ADVS_ZH})"
     rf"(?P<neg>{'|'.join(_NEG_ZH)})?(?P<adv2>{_ADVS_ZH})"
     rf"(?:在(?P<o_at>{_OBJ_ZH})(?:工作|上班|任职)|对(?P<o_al>{_OBJ_ZH})过敏"
     rf"|(?P<v>{'|'.join(sorted(VERBS_ZH, key=len, reverse=True))})(?<!学(?=[历校生期]))(?P<o>{_OBJ_ZH}))"
@@ -385,3 +386,38 @@ OBJECT_CUT_ZH = re.compile(r"(?:的时候|因为|所以|但是|而且|然后|一
 OBJECT_VERB_ZH = re.compile(r"^(?:吃|喝|看|玩|听|聽|去|做)(?=.)")
 OBJECT_MEASURE_ZH = re.compile(r"^(?:一|两|几|这|那)?(?:个|只|条|名|位|本|家|辆|件|套|台|种|些)")
 TRAILING_ZH = re.compile(r"(?:了|啦|呢|哦|呀|的|人)+$")
+
+ATTRIBUTE_ZH = re.compile(
+    r"^(?P<s>(?:我的)?[^的，,。！？\s]{1,12}?)(?:他|她)?的(?P<a>[^的，,。！？是叫为\s]{1,6})(?:是|叫|为)(?P<o>.{1,40}?)"
+    r"(?:了|啦|呢|哦|呀)?$"
+)
+"""``X的Y是Z`` (我上司的邮箱是… / 研讨会的地点是上海): ``(X, Y, Z)``."""
+ATTRIBUTE_SUBJECT_SKIP_ZH = re.compile(r"^我.*[参观用买去看做吃喝玩说想要住选喜爱最]|^[这那哪]")
+ATTRIBUTES_ZH: dict[str, str] = {
+    "名字": "name",
+    "姓名": "name",
+    "年龄": "age",
+    "生日": "birthday",
+    "家乡": "from",
+    "老家": "from",
+    "籍贯": "from",
+    "工作地": "works_in",
+    "工作地点": "works_in",
+    "单位": "works_at",
+    "公司": "works_at",
+    "职业": "works_as",
+    "工作": "works_as",
+    "学历": "education",
+    "身高": "height",
+    "邮箱": "email",
+    "邮箱地址": "email",
+    "电子邮箱": "email",
+    "电话": "phone",
+    "联系电话": "phone",
+    "手机号": "phone",
+    "电话号码": "phone",
+    "地点": "location",
+    "时间": "time",
+}
+"""Common attribute words -> canonical predicates (others stay as written)."""
+PRONOUN_SUBJECT_ZH = re.compile(r"^(?:其|他|她|它)(?=的|[^们])")
