@@ -586,34 +586,37 @@ def match_entities(
 def _match_words(
     words: list[str], keys: Collection[str], users: frozenset[str], add: Callable[[str], None]
 ) -> None:
-    """Leftmost-longest n-grams of English ``words`` in ``keys``."""
-    bare = [w.removesuffix("'s") for w in words]
-    single = [_singular(w) or w for w in bare]
+    """Leftmost-longest n-grams of English ``words`` in ``keys`` (``my X``: ``user's X``)."""
+    lasts: list[tuple[str, ...]] = []
+    for w in words:
+        bare = w.removesuffix("'s")
+        single = _singular(bare) or bare
+        lasts.append((w,) if w == single else tuple(dict.fromkeys((w, bare, single))))
+    user_known = USER in keys
     i, size = 0, len(words)
     while i < size:
-        step = 1
-        for n in range(min(_MAX_NGRAM, size - i), 0, -1):
-            head = " ".join(words[i : i + n - 1])
-            sep = " " if n > 1 else ""
-            hit = None
-            for last in (words[i + n - 1], bare[i + n - 1], single[i + n - 1]):
-                phrase = head + sep + last
+        top = size - i if size - i < _MAX_NGRAM else _MAX_NGRAM
+        heads = [""]
+        for k in range(i, i + top - 1):
+            heads.append(heads[-1] + words[k] + " ")
+        owner = words[i] == "my" or lasts[i][-1] in users
+        hit = None
+        n = top
+        while n and hit is None:
+            for last in lasts[i + n - 1]:
+                phrase = heads[n - 1] + last
                 if phrase in keys:
                     hit = phrase
-                    break
-                if n > 1 and (words[i] == "my" or bare[i] in users):
-                    mine = f"{USER}'s {phrase.split(' ', 1)[1]}"
-                    if mine in keys:
-                        hit = mine
-                        break
-                if phrase in users and USER in keys:
+                elif owner and n > 1 and f"{USER}'s {phrase.split(' ', 1)[1]}" in keys:
+                    hit = f"{USER}'s {phrase.split(' ', 1)[1]}"
+                elif user_known and phrase in users:
                     hit = USER
+                if hit is not None:
                     break
-            if hit is not None:
-                add(hit)
-                step = n
-                break
-        i += step
+            n -= 1
+        if hit is not None:
+            add(hit)
+        i += n + 1 if hit is not None else 1
 
 
 def _match_han(
