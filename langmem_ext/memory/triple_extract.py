@@ -351,7 +351,7 @@ def extract_triples(text: str, *, user_names: Collection[str] = ()) -> list[Trip
     Example:
         .. code-block:: python
 
-            extract_triples("我不喜欢香菜。Melanie: I often go to the beach.")
+            extract_triples("我不喜欢香菜。\\nMelanie: I often go to the beach.")
             # [TripleDraft('user', 'likes', '香菜', negated=True),
             #  TripleDraft('Melanie', 'go_to', 'beach', frequency='often')]
     """

@@ -231,7 +231,7 @@ _AUX_EN = (
     r"(?:n't)?\b|\s+(?:ca|wo)n't\b)?"
 )
 _NEG_EN = r"(?P<neg>\s+(?:not|never|no\s+longer))?"
-_ADVS_EN = rf"(?P<adv>(?:\s+(?:{_alternation((*FREQ_EN, *_ADV_EN, 'never'))}))*)"
+_ADVS_EN = rf"(?P<adv>(?:\s+(?:{_alternation((*FREQ_EN, *_ADV_EN, 'never'))})){{0,4}})"
 CLAUSE_EN = re.compile(
     rf"(?<![\w'])(?P<head>{_SUBJ_EN}{_AUX_EN}{_NEG_EN}{_ADVS_EN}(?:\s+been)?{_ADVS_EN.replace('adv', 'adv2')}"
     rf"\s+(?P<v>{_alternation([*VERBS_EN, *_COPULA_EN])}))(?![\w'])(?P<rest>.*)$",
@@ -362,7 +362,7 @@ _SUBJ_ZH = (
     rf"(?P<s>主人|我(?:的)?(?:{'|'.join(sorted(_REL_ZH, key=len, reverse=True))})"
     rf"|我的[\u4e00-\u9fff]{{1,4}}?|我(?!们)|{_NAME_ZH})"
 )
-_ADVS_ZH = rf"(?:{'|'.join((*FREQ_ZH, *_ADV_ZH))})*"
+_ADVS_ZH = rf"(?:{'|'.join((*FREQ_ZH, *_ADV_ZH))}){{0,4}}"
 _OBJ_ZH = r"[^，,。！!？?；;：:\s]{1,40}?"
 CLAUSE_ZH = re.compile(
     rf"^(?:(?:{_TIME_ZH})[，,]?)*{_SUBJ_ZH}(?:他|她)?(?:(?:{_TIME_ZH}))*(?P<adv>{_ADVS_ZH})"
