@@ -166,6 +166,8 @@ def test_objects_are_short_noun_phrases() -> None:
         ("me", USER),
         ("我", USER),
         ("主人", USER),
+        ("我的", USER),
+        ("我们的猫", "我们的猫"),
         ("Caroline", USER),
         ("my sister", "user's sister"),
         ("我妹妹", "user's 妹妹"),

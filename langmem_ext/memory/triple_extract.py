@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 USER = "user"
 """The entity key of the scope's user (``I`` / ``me`` / ``我`` / ``主人`` / the user's name)."""
 
-_FIRST_PERSON = {"i", "me", "my", "mine", "myself", "我", "主人", "我自己", "本人"}
+_FIRST_PERSON = {"i", "me", "my", "mine", "myself", "我", "我的", "主人", "我自己", "本人"}
 _MAX_TEXT = 100_000
 """Characters of one text the extractor reads (the rest is ignored)."""
 _MAX_CLAUSE = 400
