@@ -181,6 +181,7 @@ class Memory:
             self.workspace, settings.knowledge, self.profiles, lambda: self.background
         )
         """The triples of the memories (see :meth:`triples`)."""
+        self.engine.knowledge = self.knowledge  # the search's graph stage
         # seed 001: decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
