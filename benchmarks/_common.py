@@ -171,9 +171,10 @@ def _off(**kw: bool) -> PipelineOptions:
     return PipelineOptions(**kw)
 
 
-PLAIN = (("question_parts", False), ("context_vector_weight", 0.0))
-"""Search the message as it is (no self-repair focus, no compound split) and score
-vector hits by their own vectors (no contextual vectors): the plain baselines."""
+PLAIN = (("question_parts", False), ("context_vector_weight", 0.0), ("graph_stage", False))
+"""Search the message as it is (no self-repair focus, no compound split), score
+vector hits by their own vectors (no contextual vectors), no graph stage: the plain
+baselines."""
 EQUAL = (("vector_weight", 0.5), ("bm25_weight", 0.5), *PLAIN)
 RRF = (("fusion", "rrf"),)
 RRF_EQUAL = (*RRF, *EQUAL)

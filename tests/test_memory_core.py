@@ -211,10 +211,13 @@ def test_deleting_index_loses_nothing(memory: Memory, settings: Settings) -> Non
         ]
     )
     queries = ["拉面", "marathon training", "素食", "which database for billing?"]
+    memory.background.wait()  # the knowledge graph's triples (the graph stage reads them)
     before = {q: [(h.id, h.score) for h in memory.search(q, k=3)] for q in queries}
     memory.close()
     shutil.rmtree(settings.workspace / ".index")
     with Memory(settings=settings) as again:
+        again.knowledge.ensure("main")  # the graph's vectors are made again, in the background
+        again.background.wait()
         after = {q: [(h.id, h.score) for h in again.search(q, k=3)] for q in queries}
     assert {q: [i for i, _ in v] for q, v in after.items()} == {
         q: [i for i, _ in v] for q, v in before.items()
@@ -225,6 +228,7 @@ def test_deleting_index_loses_nothing(memory: Memory, settings: Settings) -> Non
 
 def test_reindex_gives_the_same_results(memory: Memory) -> None:
     memory.add_many(["主人喜欢吃拉面", "I am training for a half marathon"])
+    memory.background.wait()  # the knowledge graph's triples (the graph stage reads them)
     before = [(h.id, h.score) for h in memory.search("拉面 marathon", k=2)]
     report = memory.reindex()
     assert report.embedded == 2

@@ -53,6 +53,7 @@ def _kept(memory: Memory, ids: list[str]) -> dict[str, Any]:
 @pytest.fixture
 def filled(fake_memory: Memory) -> Memory:
     fake_memory.add_many(TEXTS)
+    fake_memory.background.wait()  # the knowledge graph's triples (the graph stage reads them)
     return fake_memory
 
 

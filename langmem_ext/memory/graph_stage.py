@@ -5,17 +5,26 @@ entities. Here:
 
 1. the question's entities are the known entity keys it mentions
    (:func:`~langmem_ext.memory.triple_extract.match_entities`: longest string
-   matches; "my" / "我" is the user);
-2. their triples (one hop), then the triples of the most telling entities those
-   reach (two hops), are read from the knowledge graph;
-3. each triple scores ``specificity × (½ + ½ × overlap)``: how rare its question
-   entity is (an entity every memory mentions, such as the user, links little) and
-   how much of the rest of the question its predicate and far end hold; a two-hop
-   triple scores that times 0.7 of the link that reached its entity (the first
-   hop's score times the square root of the entity's specificity); links under
-   :data:`MIN_LINK` are dropped;
-4. a memory's graph score is the best score of the triples it supports; the best
-   :data:`MAX_LINKED` join the candidates (:class:`GraphLinks`).
+   matches; "my" / "我" is the user); when it names none, the entities whose
+   embedded names are closest to the question (cosine at least
+   :data:`ENTITY_MATCH`, at most :data:`EMBEDDED_ENTITIES`) — another language or
+   wording;
+2. their triples (one hop), then the triples of the entities those reach best
+   (two hops), are read from the knowledge graph;
+3. each triple gets a relevance to the question in 0-1: the better of the share of
+   the question's other words its predicate and far end hold, and its embedded
+   sentence's cosine to the question above the cosine of its entity's name alone
+   (what the triple says beyond naming the entity: "Melanie finish another
+   painting" against "Melanie", for "What did Melanie paint recently?"), where
+   half of the remaining distance to 1 counts as full;
+4. a one-hop triple scores ``relevance × (½ + ½ × specificity)`` of its question
+   entity (an entity every memory mentions links less than a rare one); a two-hop
+   triple scores ``0.7 × link × relevance``, the link to its middle entity being
+   ``(½ + ½ × specificity) × (½ + ½ × relevance)`` of the first hop times the square
+   root of the middle entity's specificity (a path counts, however relevant its
+   first step);
+5. a memory's graph score is the best score of the triples it supports; those of
+   at least :data:`MIN_LINK`, at most :data:`MAX_LINKED`, join the candidates.
 
 The search engine gives linked memories that neither engine returned a vector
 score of their own (their cosine to the query) and the pipeline adds
@@ -28,10 +37,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
 
 from langmem_ext.memory.triple_extract import match_entities
 from langmem_ext.text import query_tokens
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from langmem_ext.memory.graph_vectors import GraphVectors
 
 MAX_LINKED = 30
 """Memories the stage links at most per search (best graph score first)."""
@@ -39,14 +55,24 @@ MIN_LINK = 0.1
 """Weaker links are dropped: a hub entity's triples that hold nothing else of the
 question would otherwise lift memories at random."""
 SECOND_HOP_ENTITIES = 8
+"""Entities reached in one hop that the stage walks on from (best first)."""
 SECOND_HOP_FACTOR = 0.7
 """A two-hop triple's share of the link that reached its entity."""
-"""Entities reached in one hop that the stage walks on from (best first)."""
+ENTITY_MATCH = 0.45
+"""Cosine of the question to an entity's embedded name that makes it a question
+entity when the question names none."""
+EMBEDDED_ENTITIES = 2
+"""Entities found by embedding at most."""
+FULL_SPAN = 0.5
+"""Share of the distance from the entity's own cosine to 1 that counts as a full
+match of a triple."""
 
 
 class TripleView(Protocol):
     """What the stage reads of a triple (:class:`langmem_ext.memory.knowledge.Triple`)."""
 
+    @property
+    def id(self) -> str: ...
     @property
     def subject(self) -> str: ...
     @property
@@ -63,6 +89,9 @@ class TripleView(Protocol):
 
 class EntityGraph(Protocol):
     """The knowledge graph as the stage uses it."""
+
+    @property
+    def vectors(self) -> GraphVectors | None: ...
 
     def entities(self, scope: str) -> Mapping[str, int]: ...
 
@@ -100,12 +129,65 @@ def _specificity(degree: int, total: int) -> float:
     return math.log1p(total / max(degree, 1)) / math.log1p(total)
 
 
-def _overlap(focus: set[str], triple: TripleView, far: str) -> float:
-    """The share of the question's other words found in the triple's predicate and far end."""
-    if not focus:
-        return 1.0
-    words = set(query_tokens(f"{triple.predicate.replace('_', ' ')} {far}"))
-    return len(focus & words) / len(focus)
+def _clamp01(x: float) -> float:
+    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
+class _Relevance:
+    """A triple's relevance to the question (step 3 of the module docstring)."""
+
+    def __init__(
+        self,
+        query: str,
+        keys: Sequence[str],
+        unit: NDArray[np.float64] | None,
+        vectors: GraphVectors | None,
+        scope: str,
+    ) -> None:
+        named = set(query_tokens(" ".join(keys), drop_stopwords=False))
+        self.focus = set(query_tokens(query)) - named
+        self.unit = unit if vectors is not None else None
+        self.vectors = vectors
+        self.scope = scope
+        self.floor: dict[str, float] = {}
+        self.cos: dict[str, float] = {}
+
+    def read(self, triples: Sequence[TripleView], entities: Sequence[str]) -> None:
+        """Look up the cosines of ``triples`` and of ``entities``' names."""
+        if self.unit is None or self.vectors is None:
+            return
+        self.cos.update(self.vectors.triple_cosines(self.scope, self.unit, [t.id for t in triples]))
+        todo = [e for e in entities if e not in self.floor]
+        self.floor.update(self.vectors.entity_cosines(self.scope, self.unit, todo))
+
+    def of(self, t: TripleView, entity: str, far: str) -> float:
+        """Relevance of ``t``, reached through ``entity`` (its other end is ``far``)."""
+        if self.focus:
+            words = set(query_tokens(f"{t.predicate.replace('_', ' ')} {far}"))
+            lexical = len(self.focus & words) / len(self.focus)
+        else:
+            lexical = 1.0  # the question is only the entity: all of it is relevant
+        cos = self.cos.get(t.id)
+        if cos is None:
+            return lexical
+        floor = self.floor.get(entity, 0.0)
+        span = FULL_SPAN * (1.0 - floor)
+        return max(lexical, _clamp01((cos - floor) / span) if span > 0 else 0.0)
+
+
+def _question_entities(
+    graph: EntityGraph,
+    scope: str,
+    query: str,
+    known: Mapping[str, int],
+    unit: NDArray[np.float64] | None,
+) -> list[str]:
+    keys = match_entities(query, known)
+    if keys or unit is None or graph.vectors is None:
+        return keys
+    cos = graph.vectors.entity_cosines(scope, unit)
+    near = sorted((c, k) for k, c in cos.items() if c >= ENTITY_MATCH and k in known)
+    return [k for _c, k in reversed(near[-EMBEDDED_ENTITIES:])]
 
 
 def graph_links(
@@ -113,6 +195,7 @@ def graph_links(
     scope: str,
     query: str,
     *,
+    query_vector: Sequence[float] | NDArray[np.floating] | None = None,
     hops: int = 2,
     as_of: float | None = None,
     limit: int = 200,
@@ -123,6 +206,7 @@ def graph_links(
         graph: The knowledge graph.
         scope: The scope searched.
         query: The question.
+        query_vector: The question's embedding (``None``: word overlap only).
         hops: 1 or 2.
         as_of: Triples live at this time (``None``: now).
         limit: Triples read at most (shared by both hops).
@@ -130,45 +214,52 @@ def graph_links(
     known = graph.entities(scope)
     if not known:
         return GraphLinks()
-    keys = match_entities(query, known)
+    unit = None
+    if query_vector is not None:
+        q = np.asarray(query_vector, dtype=np.float64)
+        norm = float(np.linalg.norm(q))
+        unit = q / norm if norm > 0 else None
+    keys = _question_entities(graph, scope, query, known, unit)
     if not keys:
         return GraphLinks()
     total = max(sum(known.values()) // 2, 1)
     spec = {k: _specificity(known.get(k, 1), total) for k in keys}
-    named = set(query_tokens(" ".join(keys), drop_stopwords=False))
-    focus = set(query_tokens(query)) - named
+    rel = _Relevance(query, keys, unit, graph.vectors, scope)
     out = GraphLinks(entities=list(keys))
     scores: dict[str, float] = {}
-    reached: dict[str, float] = {}
+
+    def credit(t: TripleView, s: float) -> None:
+        for mid in t.support:
+            if s > scores.get(mid, 0.0):
+                scores[mid] = s
+
     first = graph.neighbourhood(scope, keys, hops=1, as_of=as_of, limit=limit)
     out.triples = len(first)
+    rel.read(first, keys)
+    reached: dict[str, float] = {}
     for t in first:
         for end, far_key, far in ((t.subject_key, t.object_key, t.object),
                                   (t.object_key, t.subject_key, t.subject)):  # fmt: skip
             if end not in spec:
                 continue
-            s = spec[end] * (0.5 + 0.5 * _overlap(focus, t, far))
-            for mid in t.support:
-                if s > scores.get(mid, 0.0):
-                    scores[mid] = s
-            if far_key not in spec and s > reached.get(far_key, 0.0):
-                reached[far_key] = s * math.sqrt(_specificity(known.get(far_key, 1), total))
+            r = rel.of(t, end, far)
+            credit(t, r * (0.5 + 0.5 * spec[end]))
+            if far_key not in spec:  # a path on, however relevant the step itself
+                link = (0.5 + 0.5 * spec[end]) * (0.5 + 0.5 * r)
+                link *= math.sqrt(_specificity(known.get(far_key, 1), total))
+                reached[far_key] = max(reached.get(far_key, 0.0), link)
     if hops >= 2 and reached and out.triples < limit:
         mids = sorted(reached, key=lambda e: -reached[e])[:SECOND_HOP_ENTITIES]
         second = graph.neighbourhood(scope, mids, hops=1, as_of=as_of, limit=limit - out.triples)
         out.triples += len(second)
+        rel.read(second, mids)
         for t in second:
             for end, far in ((t.subject_key, t.object), (t.object_key, t.subject)):
                 via = reached.get(end)
-                if via is None:
-                    continue
-                s = SECOND_HOP_FACTOR * via * (0.5 + 0.5 * _overlap(focus, t, far))
-                for mid in t.support:
-                    if s > scores.get(mid, 0.0):
-                        scores[mid] = s
+                if via is not None:
+                    credit(t, SECOND_HOP_FACTOR * via * rel.of(t, end, far))
     best = [m for m in sorted(scores, key=lambda m: -scores[m]) if scores[m] >= MIN_LINK]
-    best = best[:MAX_LINKED]
-    out.scores = {m: round(scores[m], 6) for m in best}
+    out.scores = {m: round(scores[m], 6) for m in best[:MAX_LINKED]}
     return out
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from langmem_ext.config import KnowledgeSettings
 from langmem_ext.memory import triple_extract
+from langmem_ext.memory.graph_vectors import Embed, GraphVectors, triple_sentence
 from langmem_ext.memory.triple_extract import TripleDraft, extract_triples, normalise_entity
 from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRepository, TripleRow
 
@@ -121,6 +122,9 @@ class KnowledgeGraph:
         profiles: The scopes' profiles (the user's names resolve to ``user``).
         background: The memory's background writer (called when first needed).
         model: A chat model for structured extraction (``None``: deterministic).
+        embed: Embeds a batch of texts: triples and entity names are embedded after
+            each extraction (:attr:`vectors`, read by the search's graph stage).
+            ``None``: no vectors.
 
     Example:
         >>> from langmem_ext import Memory, Settings
@@ -142,8 +146,11 @@ class KnowledgeGraph:
         profiles: ProfileBook,
         background: Callable[[], TurnWriter],
         model: BaseChatModel | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.workspace = workspace
+        self.vectors = GraphVectors(embed) if embed is not None else None
+        """Embeddings of triples and entity names (``None`` without an embedder)."""
         self.settings = settings
         self._lock = threading.Lock()
         self.profiles = profiles
@@ -325,6 +332,28 @@ class KnowledgeGraph:
             self._queued.discard(scope)
         self.prune(scope)
         self.catch_up(scope)
+        self.embed_pending(scope)
+
+    def embed_pending(self, scope: str) -> int:
+        """Embed the triples and entity names of ``scope`` not embedded yet (in
+        :attr:`vectors`); the scheduled job runs it after each extraction.
+
+        Returns:
+            How many texts were embedded (0 without an embedder).
+        """
+        if self.vectors is None:
+            return 0
+        triples: list[tuple[str, str]] = []
+        names: dict[str, str] = {}
+        for tid, t in self._repo.of_scope(scope):
+            triples.append((tid, triple_sentence(t.subject, t.predicate, t.object, t.negated)))
+            names.setdefault(t.subject_key, t.subject)
+            names.setdefault(t.object_key, t.object)
+        try:
+            return self.vectors.refresh(scope, triples, names.items())
+        except Exception:  # the embedder down: the graph stage uses word overlap
+            logger.warning("embedding the knowledge graph of %s failed", scope, exc_info=True)
+            return 0
 
     def rebuild(
         self, scope: str | None = None, *, progress: Callable[[int, int], object] | None = None
@@ -344,6 +373,7 @@ class KnowledgeGraph:
         done = 0
         for n, s in enumerate(scopes, 1):
             done += self.catch_up(s)
+            self.embed_pending(s)
             if progress is not None:
                 progress(n, len(scopes))
         return done

@@ -545,8 +545,8 @@ class SearchEngine:
         assert self.knowledge is not None
         try:
             links = graph_links(
-                self.knowledge, scope, q, hops=rs.graph_hops, as_of=valid.as_of,
-                limit=rs.graph_max_triples,
+                self.knowledge, scope, q, query_vector=qvecs[0] if qvecs else None,
+                hops=rs.graph_hops, as_of=valid.as_of, limit=rs.graph_max_triples,
             )  # fmt: skip
         except Exception as e:  # the graph is an extra: it must never break search
             self._warn_once(f"graph:{type(e).__name__}", "graph stage failed: %s", e)

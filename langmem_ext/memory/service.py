@@ -178,7 +178,11 @@ class Memory:
         self._background: TurnWriter | None = None
         self._background_lock = threading.Lock()
         self.knowledge = KnowledgeGraph(
-            self.workspace, settings.knowledge, self.profiles, lambda: self.background
+            self.workspace,
+            settings.knowledge,
+            self.profiles,
+            lambda: self.background,
+            embed=inner.embed_documents,
         )
         """The triples of the memories (see :meth:`triples`)."""
         self.engine.knowledge = self.knowledge  # the search's graph stage

@@ -870,6 +870,10 @@ class TripleRepository(Protocol):
         Returns how many triples went."""
         ...
 
+    def of_scope(self, scope: str) -> list[tuple[str, NewTriple]]:
+        """Every stored triple of ``scope`` (live or not) with its id."""
+        ...
+
     def count(self, scope: str | None = None) -> int:
         """Stored triples (live or not) of ``scope`` (all when ``None``)."""
         ...
