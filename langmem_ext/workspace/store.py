@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from numpy.typing import NDArray
 
 from langmem_ext.errors import (
     EmbeddingError,
@@ -35,6 +36,7 @@ from langmem_ext.errors import (
     LangmemError,
     MemoryFileError,
 )
+from langmem_ext.runtime import embed_matrix
 from langmem_ext.workspace.docs import Doc, FileStamp
 from langmem_ext.workspace.files import (
     AppendJournal,
@@ -398,7 +400,13 @@ class Workspace:
     # -- writes ------------------------------------------------------------
 
     def write_entries(
-        self, scope: str, path: Path, entries: Sequence[NewEntry], *, title: str
+        self,
+        scope: str,
+        path: Path,
+        entries: Sequence[NewEntry],
+        *,
+        title: str,
+        vectors: NDArray[np.float32] | None = None,
     ) -> None:
         """Append entries to one file under their sections, durably.
 
@@ -409,10 +417,14 @@ class Workspace:
         the Markdown file (:meth:`_append_entries`, an fsynced append, or else
         :meth:`_insert_entries`, an atomic rewrite; either returns the doc rows of what
         it wrote), the ledger (``ledger.entries.add``: states and history in one
-        transaction), the keyword/doc table (``keyword.apply``: docs, FTS rows, the
-        file stamp and the generation in one transaction). Vectors follow from the
-        doc table's outbox (:meth:`flush_vectors`, outside the lock).
+        transaction), the vector index (``vectors.upsert``, when ``vectors`` holds
+        the entries' embeddings, one row each, made outside the lock with
+        :func:`~langmem_ext.runtime.embed_matrix`), the keyword/doc table (``keyword.apply``: docs, FTS rows, the file
+        stamp, the generation and the vectors' marks in one transaction). Without
+        ``vectors``, or when the vector index is down, the doc table's outbox holds
+        the entries until :meth:`flush_vectors`.
         """
+        self.refresh_if_stale()
         self._sync_paths(scope, [path])
         now = time.time()
         placed = self._append_entries(scope, path, entries, now) or self._insert_entries(
@@ -423,16 +435,29 @@ class Workspace:
             [_new_state(scope, rel, e, now) for e in entries],
             [HistoryRow(e.id, scope, "add", None, e.text, now) for e in entries],
         )
-        self._generation = (
-            self.keyword.apply(
-                upserts=placed.upserts,
-                files=placed.files,
-                shifts=placed.shifts,
-                lines=placed.lines,
-                generation=True,
-            )
-            or self._generation
+        embedded = [(e.id, text_hash(e.text)) for e in entries] if vectors is not None else []
+        if vectors is not None:
+            try:
+                self.vectors.upsert(
+                    scope,
+                    [e.id for e in entries],
+                    vectors,
+                    [{"category": e.category, "created_at": e.created_at} for e in entries],
+                )
+            except IndexUnavailableError as e:
+                logger.warning("vector index not updated (%s); it will catch up on a flush", e)
+                embedded = []
+        gen = self.keyword.apply(
+            upserts=placed.upserts,
+            files=placed.files,
+            shifts=placed.shifts,
+            lines=placed.lines,
+            generation=True,
+            model=self.vectors.model_name if embedded else None,
+            embedded=embedded,
+            vectors=vectors if embedded and vectors is not None else (),
         )
+        self._generation = gen if gen is not None else self._generation
 
     def _insert_entries(
         self, scope: str, path: Path, entries: Sequence[NewEntry], title: str, now: float
@@ -1007,19 +1032,7 @@ class Workspace:
                 progress(0, total)
             for start in range(0, total, self.batch_size * 4):
                 batch = todo[start : start + self.batch_size * 4]
-                vecs: list[list[float]] = []
-                for j in range(0, len(batch), self.batch_size):
-                    part = batch[j : j + self.batch_size]
-                    try:
-                        vecs.extend(self.embeddings.embed_documents([d.text for d in part]))
-                    except EmbeddingError:
-                        raise
-                    except Exception as e:
-                        raise EmbeddingError(f"embedding failed: {e}") from e
-                try:  # one float32 conversion serves Chroma and the kept copies
-                    matrix = np.asarray(vecs, dtype=np.float32)
-                except ValueError as e:
-                    raise EmbeddingError(f"the embedder returned uneven vectors: {e}") from e
+                matrix = embed_matrix(self.embeddings, [d.text for d in batch], self.batch_size)
                 with self.lock.hold():
                     self.refresh_if_stale()
                     by_scope_docs: dict[str, list[tuple[Doc, int]]] = {}
