@@ -129,3 +129,23 @@ def test_add_many_across_daily_files_gives_each_file_its_own_rows(fake_memory: M
     kept = {d.id: d.text for d in docs.values()}
     assert kept == dict(zip(ids, texts, strict=True))
     assert fake_memory.search("swam", scope="main")[0].id == ids[1]
+
+
+def test_a_bulk_import_goes_through_the_outbox_in_batches(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = fake_memory.workspace
+    monkeypatch.setattr(ws, "batch_size", 2)  # one outbox batch: 8 texts
+    seen: list[tuple[int, int]] = []
+    small = fake_memory.add_many(
+        [f"User visited city {i}" for i in range(8)], progress=lambda d, t: seen.append((d, t))
+    )
+    assert seen == [(0, 8), (8, 8)]
+    seen.clear()
+    bulk = fake_memory.add_many(
+        [f"User read book {i}" for i in range(10)], progress=lambda d, t: seen.append((d, t))
+    )
+    assert seen == [(0, 10), (8, 10), (10, 10)]  # the outbox's batches
+    assert ws.keyword.vector_todo() == []
+    assert fake_memory.search("book 9")[0].id == bulk[9]
+    assert fake_memory.search("city 3")[0].id == small[3]

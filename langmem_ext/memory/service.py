@@ -625,7 +625,12 @@ class Memory:
         )
         ws = self.workspace
         ids: list[str] = []
-        vectors = self._embed_new(clean, progress) if embed and clean else None
+        # a write of up to one outbox batch carries its vectors; a bulk import goes
+        # through the outbox in batches (bounded memory, progress per batch)
+        direct = embed and 0 < n <= ws.batch_size * 4
+        if direct and progress:
+            progress(0, n)
+        vectors = self._embed_new(clean) if direct else None
         with ws.lock.hold():
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
@@ -657,31 +662,21 @@ class Memory:
                     vectors=vectors[rows[path]] if vectors is not None else None,
                 )
         if embed:
-            ws.flush_vectors(progress=progress if vectors is None else None)
+            ws.flush_vectors(progress=None if direct else progress)
+        if direct and progress:
+            progress(n, n)
         return ids
 
-    def _embed_new(
-        self, texts: Sequence[str], progress: Progress | None = None
-    ) -> NDArray[np.float32] | None:
+    def _embed_new(self, texts: Sequence[str]) -> NDArray[np.float32] | None:
         """Embed the texts of entries about to be written (without the lock held): one
         row per text for :meth:`Workspace.write_entries`, or ``None`` when the embedder
         failed (logged; the entries then wait in the outbox for the next flush)."""
         ws = self.workspace
-        step = ws.batch_size * 4
-        parts: list[NDArray[np.float32]] = []
         try:
-            for start in range(0, len(texts), step):
-                if progress:
-                    progress(start, len(texts))
-                parts.append(
-                    embed_matrix(ws.embeddings, texts[start : start + step], ws.batch_size)
-                )
+            return embed_matrix(ws.embeddings, texts, ws.batch_size)
         except EmbeddingError as e:
             logger.warning("vector index not updated (%s); it will catch up on the next sync", e)
             return None
-        if progress:
-            progress(len(texts), len(texts))
-        return np.concatenate(parts)
 
     def update(
         self,
