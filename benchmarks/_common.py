@@ -182,6 +182,9 @@ MAIN_METHODS: tuple[Variant, ...] = (
     Variant("dense (plain)", "vector", ALL_OFF, PLAIN, note="Chroma cosine alone, no stages"),
     Variant("RRF (equal weights, k=60), no stages", "hybrid", ALL_OFF, RRF_EQUAL,
             note="plain reciprocal-rank fusion of the two, nothing else"),
+    Variant("hybrid pipeline, no graph stage", intent=True,
+            retrieval=(("graph_stage", False),),
+            note="the default without the knowledge graph's stage"),
     Variant("hybrid pipeline (default)", intent=True,
             note="what Memory.search runs (default settings, intent='auto')"),
 )  # fmt: skip
@@ -413,6 +416,9 @@ def build_store(
     seconds = time.perf_counter() - t0
     log(f"  ingest {kind}: {n} memories in {seconds:.1f} s ({n / max(seconds, 1e-9):.0f}/s), "
         f"embedding {timed.seconds:.1f} s")  # fmt: skip
+    t1 = time.perf_counter()
+    memory.background.wait()  # the knowledge graph's triples, extracted in the background
+    log(f"  background (triples) done {time.perf_counter() - t1:.1f} s after ingest")
     return Store(kind, memory, ext_of, seconds, timed.seconds, n, root)
 
 
@@ -500,11 +506,29 @@ Pair = tuple[list[Candidate], list[Candidate]]
 
 
 def _candidates(engine: SearchEngine, q: Question, pool: int, text: str | None = None) -> Pair:
-    """What ``SearchEngine.search`` fetches before ranking (hybrid mode) for ``text``."""
+    """What ``SearchEngine.search`` fetches before ranking (hybrid mode) for ``text``,
+    with the graph stage's links when the engine has a knowledge graph."""
     t = q.text if text is None else text
-    vector = engine._vector(t, q.scope, pool)
+    qvecs: list[Any] = []
+    vector = engine._vectors([t], q.scope, pool, qvecs=qvecs)[0]
     keyword = engine._keyword(t, q.scope, pool, fts=True)
-    return vector, keyword
+    return _linked(engine, q, t, qvecs, vector, keyword), keyword
+
+
+def _linked(
+    engine: SearchEngine,
+    q: Question,
+    text: str,
+    qvecs: list[Any],
+    vector: list[Candidate],
+    keyword: list[Candidate],
+) -> list[Candidate]:
+    """The graph stage as ``SearchEngine.search`` runs it (current versions)."""
+    if engine.knowledge is None or not engine.settings.retrieval.graph_stage:
+        return vector
+    valid = engine._validity(q.scope, None, False)
+    out = engine._graph_stage(text, q.scope, None, valid, qvecs, vector, keyword)
+    return vector if out is None else out
 
 
 class CandidateCache:
@@ -522,6 +546,7 @@ class CandidateCache:
         self.many: dict[
             tuple[str, str, float, int], tuple[list[list[Candidate]], list[list[Candidate]]]
         ] = {}
+        self.qvecs: dict[tuple[str, str, float, int], list[Any]] = {}
 
     def engine(self, ingest: str, weight: float) -> SearchEngine:
         """The fetcher of ``ingest`` scoring vector hits with contextual ``weight``."""
@@ -533,6 +558,7 @@ class CandidateCache:
             rs = base.settings.retrieval.model_copy(update={"context_vector_weight": weight})
             settings = base.settings.model_copy(update={"retrieval": rs})
             variants[weight] = SearchEngine(base.workspace, base.embeddings, settings)
+            variants[weight].knowledge = base.knowledge
         return variants[weight]
 
     def get(self, ingest: str, text: str, weight: float, pool: int | None = None) -> Pair:
@@ -558,9 +584,11 @@ class CandidateCache:
         key = (ingest, "\x00".join(texts), weight, pool)
         if key not in self.many:
             engine = self.engine(ingest, weight)
-            vectors = engine._vectors(texts, self.q.scope, pool)
+            qvecs: list[Any] = []
+            vectors = engine._vectors(texts, self.q.scope, pool, qvecs=qvecs)
             keywords = [engine._keyword(t, self.q.scope, pool, fts=True) for t in texts]
             self.many[key] = (vectors, keywords)
+            self.qvecs[key] = qvecs
         return self.many[key]
 
 
@@ -637,6 +665,10 @@ def _ranked_for(
     pool = max(-(-v.k // len(texts)) * rs.candidate_multiplier, 20)
     vectors, keywords = cache.get_many(v.ingest, texts, rs.context_vector_weight, pool)
     vector, keyword = union_candidates(vectors, keywords)
+    qvecs = cache.qvecs[(v.ingest, "\x00".join(texts), rs.context_vector_weight, pool)]
+    if vector is not None and rs.graph_stage:
+        vector = _linked(cache.engine(v.ingest, rs.context_vector_weight), q, texts[0], qvecs,
+                         vector, keyword or [])  # fmt: skip
     cands = (vector or [], keyword or [])
     ranked = _rank_text(v, cands, q, rs, engine, extra=COVER_DEPTH, query=texts[0])  # not re-sorted
     covered = cover_questions(ranked, v.k, len(texts) - 1)
@@ -673,6 +705,10 @@ def run_embedder(
         for v in MAIN_METHODS
     }
     fetchers = {k: SearchEngine(s.memory.workspace, memo, base_settings) for k, s in stores.items()}
+    for k, f in fetchers.items():  # the graph stage reads the memory's knowledge graph
+        f.knowledge = stores[k].memory.engine.knowledge
+    for eng in timed_engines.values():
+        eng.knowledge = stores["turn"].memory.engine.knowledge
     variants = ablation_variants(chunking) if ablation else []
 
     # warm every scope's collection and FTS pages outside the timings

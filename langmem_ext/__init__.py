@@ -34,7 +34,7 @@ from langmem_ext.errors import (
     TextTooLongError,
     WorkspaceLockTimeout,
 )
-from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit
+from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit, Triple
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ __all__ = [
     "SessionManager",
     "Settings",
     "TextTooLongError",
+    "Triple",
     "WorkspaceLockTimeout",
     "build_memory_graph",
     "count_tokens",

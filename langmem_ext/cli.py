@@ -10,12 +10,14 @@ Examples:
         langmem-ext --workspace ./ws search 拉面
         langmem-ext --workspace ./ws get MEMORY.md:3
         langmem-ext --workspace ./ws maintain
+        langmem-ext --workspace ./ws graph "Lin Wei" --hops 2
         langmem-ext --workspace ./ws serve --scripted
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import os
@@ -28,6 +30,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 from langmem_ext.errors import InvalidInputError, LangmemError
 
@@ -49,6 +52,7 @@ COMMANDS: dict[str, str] = {
     "export": "export memories as JSON",
     "demo": "run the bilingual sample conversation through the memory graph",
     "chat": "talk to the memory agent (resumes the scope's latest session)",
+    "graph": "show the knowledge graph around an entity as a tree",
     "serve": "serve the memory graph and retriever with LangServe on 127.0.0.1",
 }
 
@@ -66,6 +70,11 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_col:
         table.add_column(header, max_width=max_col, no_wrap=True, overflow="ellipsis")
     for row in rows:
         table.add_row(*(Text(str(c).replace("\n", " ⏎ ")) for c in row))
+    return _render(table)
+
+
+def _render(renderable: Any) -> str:
+    """A rich renderable as text: styled on a terminal, plain otherwise."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -74,7 +83,7 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_col:
         highlight=False,
         emoji=False,
     )
-    console.print(table)
+    console.print(renderable)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
@@ -234,7 +243,7 @@ def _entries_table(entries: Sequence[Any]) -> str:
     return format_table(["id", "category", "imp", "created", "where", "text"], rows)
 
 
-def _when(value: str | None) -> datetime | None:
+def _when(value: str | None, flag: str = "--now") -> datetime | None:
     """``--now``: an ISO date or date-time (local time unless it names a zone)."""
     if value is None:
         return None
@@ -242,8 +251,55 @@ def _when(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value)
     except ValueError:
         raise InvalidInputError(
-            f"--now {value!r} is not an ISO date or time: use e.g. 2026-03-05 or 2026-03-05T04:00."
+            f"{flag} {value!r} is not an ISO date or time: use e.g. 2026-03-05 or 2026-03-05T04:00."
         ) from None
+
+
+def _graph_tree(entity: str, key: str, triples: Sequence[Any]) -> str:
+    """The neighbourhood as a tree: entity → predicate → object [memory ids], and the
+    objects' own triples below them (``← predicate`` when the entity is the object)."""
+    placed: set[str] = set()
+
+    def grow(node: Tree, at: str, depth: int) -> None:
+        branches: dict[str, list[tuple[Any, str, str]]] = {}
+        for t in triples:
+            if t.id in placed or at not in (t.subject_key, t.object_key):
+                continue
+            placed.add(t.id)
+            relation = ("not " if t.negated else "") + t.predicate
+            if t.subject_key == at:
+                branches.setdefault(relation, []).append((t, t.object_key, t.object))
+            else:
+                branches.setdefault(f"← {relation}", []).append((t, t.subject_key, t.subject))
+        for relation, items in branches.items():
+            rel_node = node.add(Text(relation))
+            for t, other_key, other in items:
+                child = rel_node.add(Text(f"{other} [{', '.join(t.support)}]"))
+                if depth < 2:
+                    grow(child, other_key, depth + 1)
+
+    root = Tree(Text(entity))
+    grow(root, key, 1)
+    if not triples:
+        root.add(Text("(no facts)"))
+    return _render(root)
+
+
+def _graph(mem: Any, args: argparse.Namespace, out: _Out) -> None:
+    """``langmem-ext graph ENTITY``: the entity's neighbourhood as a tree."""
+    from langmem_ext.memory.triple_extract import normalise_entity
+
+    scope = args.scope if args.scope is not None else mem.settings.default_scope
+    if args.rebuild:
+        mem.knowledge.rebuild(scope)
+    found = mem.triples(
+        args.entity, scope=scope, hops=args.hops, as_of=_when(args.as_of, "--as-of")
+    )
+    key = normalise_entity(args.entity, user_names=mem.knowledge.user_names(scope))
+    out.emit(
+        [{**dataclasses.asdict(t), "text": t.text} for t in found],
+        lambda: _graph_tree(args.entity, key, found),
+    )
 
 
 def _importance(value: float | None) -> str:
@@ -413,6 +469,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif cmd == "maintain":
             _maintain(mem, args, out)
+        elif cmd == "graph":
+            _graph(mem, args, out)
         elif cmd == "chat":
             from langmem_ext.chat import run_chat
 
@@ -494,6 +552,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--scripted",
         action="store_true",
         help="offline scripted model (no LLM needed): saves on 'remember', answers from memory",
+    )
+    parsers["graph"].add_argument("entity", help="a name, e.g. 'Lin Wei' ('I' is the user)")
+    parsers["graph"].add_argument("--hops", type=int, choices=[1, 2], default=1)
+    parsers["graph"].add_argument(
+        "--as-of", default=None, help="the time to look at, ISO (default now)"
+    )
+    parsers["graph"].add_argument(
+        "--rebuild", action="store_true", help="extract the scope's triples again first"
     )
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     parsers["maintain"].add_argument(

@@ -87,6 +87,16 @@ class RetrievalSettings(BaseModel):
     slot_stage: bool = True
     """A question about one of the user's own attributes ("where do I live?") finds
     the current memories stating it by their slot, whatever their wording."""
+    graph_stage: bool = True
+    """The knowledge graph's stage: memories supporting triples of the question's
+    entities (one or two hops out) join the candidates, each on its own cosine, and
+    add ``graph_weight`` times their graph score to the fused score."""
+    graph_weight: float = Field(default=0.15, ge=0.0)
+    """Score a memory gains from a full graph match (its graph score is 0-1)."""
+    graph_hops: int = Field(default=2, ge=1, le=2)
+    """How far from the question's entities the graph stage walks."""
+    graph_max_triples: int = Field(default=200, ge=1)
+    """Triples the graph stage reads at most per search."""
     fusion: Literal["weighted", "rrf"] = "weighted"
     """How vector and BM25 candidates are fused."""
     top_k: int = Field(default=5, ge=1)
@@ -277,6 +287,19 @@ class LifecycleSettings(BaseModel):
         return int(hour), int(minute)
 
 
+class KnowledgeSettings(BaseModel):
+    """The knowledge graph: triples extracted from memories (seed 001's LPMM, issue 21)."""
+
+    extract: bool = True
+    """Extract triples from new and changed memories on the background writer
+    (``False``: nothing is scheduled; ``rebuild`` still extracts when asked)."""
+    batch_size: int = Field(default=64, ge=1)
+    """Memories extracted per ledger transaction (and per model call)."""
+    max_per_entity: int = Field(default=50, ge=1)
+    """At most this many triples read per entity and hop, so a hub entity cannot
+    flood a neighbourhood."""
+
+
 class ShortTermSettings(BaseModel):
     """Short-term window, checkpoints and session log (seeds 002, 003, 004)."""
 
@@ -413,6 +436,7 @@ class Settings(BaseSettings):
     injection: InjectionSettings = Field(default_factory=InjectionSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     short_term: ShortTermSettings = Field(default_factory=ShortTermSettings)
+    knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
 
     @classmethod
     def settings_customise_sources(

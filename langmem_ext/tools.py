@@ -36,6 +36,7 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_vali
 
 from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
+from langmem_ext.memory import Triple
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, cite
 from langmem_ext.memory.profile import Profile, ProfileUpdate, fact_ops, preference_ops
@@ -61,6 +62,7 @@ TOOL_NAMES: tuple[str, ...] = (
     "memory_forget",
     "profile_get",
     "profile_update",
+    "memory_graph",
 )
 """Names of the memory tools, in the order :func:`create_memory_tools` returns them."""
 
@@ -136,6 +138,13 @@ PROFILE_UPDATE_DESCRIPTION = (
     "until the user confirms: tell the user what would change and ask; then call "
     "memory_confirm or memory_reject with the pending id. The other changes are saved at once."
 )
+GRAPH_DESCRIPTION = (
+    "Look up what the user's memories say about one entity (a person, place, thing; 'user' "
+    "or 'I' for the user): facts as subject — relation → object lines, each with the ids of "
+    "the memories that support it. `hops`: 1 (default) for the entity's own facts, 2 to "
+    "follow the entities they name one step further (who Lin Wei's sister is and what she "
+    "likes). Use it for questions that connect several facts; quote with memory_get."
+)
 
 # -- argument schemas ---------------------------------------------------------------
 
@@ -153,6 +162,15 @@ class MemorySearchInput(BaseModel):
     k: int | None = Field(
         default=None, ge=1, le=20, description="How many memories to return (default 5)."
     )
+
+
+class MemoryGraphInput(BaseModel):
+    """Arguments of ``memory_graph``."""
+
+    entity: str = Field(
+        min_length=1, description="The entity's name, e.g. 'Lin Wei', 'green tea', 'user'."
+    )
+    hops: int = Field(default=1, ge=1, le=2, description="1 (its facts) or 2 (one step on).")
 
 
 class MemoryGetInput(BaseModel):
@@ -999,6 +1017,72 @@ class ProfileUpdateTool(_MemoryTool):
         return _render_profile_update(done)
 
 
+def _render_graph(entity: str, triples: Sequence[Triple]) -> ToolOutput:
+    """The neighbourhood as numbered lines with their supporting memory ids."""
+    data = {
+        "entity": entity,
+        "triples": [
+            {"id": t.id, "text": t.text, "subject": t.subject, "predicate": t.predicate,
+             "object": t.object, "negated": t.negated, "support": list(t.support)}
+            for t in triples
+        ],
+    }  # fmt: skip
+    if not triples:
+        return f"No facts about {entity!r} in memory.", data
+    lines = [f"Facts about {entity!r} ({len(triples)}):"]
+    lines += [f"{i}. {t.text} (memories: {', '.join(t.support)})" for i, t in enumerate(triples, 1)]
+    return "\n".join(lines), data
+
+
+class MemoryGraphTool(_MemoryTool):
+    """``memory_graph``: the caller's knowledge graph around one entity, with its memories.
+
+    Setup:
+        ``pip install langmem-ext``; triples are extracted from memories in the
+        background (``settings.knowledge``), so nothing else is needed.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langmem_ext import Memory, tools
+
+            memory = Memory("./memory-ws")
+            memory.add_many(["Alice likes green tea"])   # triples follow in the background
+            tool = tools.MemoryGraphTool(memory=memory)
+
+    Invoke:
+        .. code-block:: python
+
+            print(tool.invoke({"entity": "Alice"}))
+
+        .. code-block:: none
+
+            Facts about 'Alice' (1):
+            1. Alice — likes → green tea (memories: m-…)
+
+    Async:
+        .. code-block:: python
+
+            text = await tool.ainvoke({"entity": "green tea", "hops": 2})
+
+    Use in a graph:
+        In a ``ToolNode`` next to the other memory tools (see :class:`MemorySearchTool`):
+
+        .. code-block:: python
+
+            msg = tool.invoke({"name": "memory_graph", "args": {"entity": "Alice"},
+                               "id": "c1", "type": "tool_call"})
+            msg.artifact["triples"][0]["predicate"]   # 'likes'
+    """
+
+    name: str = "memory_graph"
+    description: str = GRAPH_DESCRIPTION
+    args_schema: type[BaseModel] = MemoryGraphInput
+
+    def _call(self, scope: str, /, entity: str, hops: int = 1) -> ToolOutput:
+        return _render_graph(entity, self.memory.triples(entity, scope=scope, hops=hops))
+
+
 class _ToolFactory(Protocol[_ToolT_co]):
     def __call__(self, memory: Memory, *, scope: str = MAIN_SCOPE) -> _ToolT_co: ...
 
@@ -1028,6 +1112,7 @@ create_memory_update_tool = _factory(MemoryUpdateTool)
 create_memory_forget_tool = _factory(MemoryForgetTool)
 create_profile_get_tool = _factory(ProfileGetTool)
 create_profile_update_tool = _factory(ProfileUpdateTool)
+create_memory_graph_tool = _factory(MemoryGraphTool)
 
 _FACTORIES: dict[str, _ToolFactory[_MemoryTool]] = {
     "memory_search": create_memory_search_tool,
@@ -1039,6 +1124,7 @@ _FACTORIES: dict[str, _ToolFactory[_MemoryTool]] = {
     "memory_forget": create_memory_forget_tool,
     "profile_get": create_profile_get_tool,
     "profile_update": create_profile_update_tool,
+    "memory_graph": create_memory_graph_tool,
 }
 
 
@@ -1117,6 +1203,7 @@ __all__ = [
     "MemoryConfirmTool",
     "MemoryForgetTool",
     "MemoryGetTool",
+    "MemoryGraphTool",
     "MemoryRejectTool",
     "MemorySaveTool",
     "MemorySearchTool",
@@ -1126,6 +1213,7 @@ __all__ = [
     "create_memory_confirm_tool",
     "create_memory_forget_tool",
     "create_memory_get_tool",
+    "create_memory_graph_tool",
     "create_memory_reject_tool",
     "create_memory_save_tool",
     "create_memory_search_tool",

@@ -39,6 +39,7 @@ EXPECTED_ALL = [
     "SessionManager",
     "Settings",
     "TextTooLongError",
+    "Triple",
     "WorkspaceLockTimeout",
     "build_memory_graph",
     "count_tokens",

@@ -37,6 +37,7 @@ from langmem_ext.tools import (
     create_memory_confirm_tool,
     create_memory_forget_tool,
     create_memory_get_tool,
+    create_memory_graph_tool,
     create_memory_reject_tool,
     create_memory_save_tool,
     create_memory_search_tool,
@@ -202,6 +203,7 @@ def test_factories_build_each_tool() -> None:
         create_memory_forget_tool,
         create_profile_get_tool,
         create_profile_update_tool,
+        create_memory_graph_tool,
     ]
     names = [f(mem, scope="team_a").name for f in factories]
     assert names == list(TOOL_NAMES)

@@ -6,6 +6,7 @@ through this package and :mod:`langmem_ext._scoping`, never through
 (:attr:`Memory.kv`) with its row types and filter semantics.
 """
 
+from langmem_ext.memory.knowledge import Triple
 from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
 from langmem_ext.memory.service import Memory
 from langmem_ext.workspace.item_filter import matches_filter
@@ -26,6 +27,7 @@ __all__ = [
     "SearchHit",
     "StoredItem",
     "TextMatch",
+    "Triple",
     "VectorHit",
     "check_scope",
     "matches_filter",

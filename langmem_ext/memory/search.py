@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
+from langmem_ext.memory.graph_stage import EntityGraph, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
@@ -115,6 +116,8 @@ class SearchEngine:
         self._warned: set[str] = set()
         self._sources: list[ExtraSource] = []
         self._baseline: float | None = None
+        self.knowledge: EntityGraph | None = None
+        """The knowledge graph the graph stage reads (set by :class:`~langmem_ext.Memory`)."""
 
     @property
     def cosine_baseline(self) -> float:
@@ -237,6 +240,7 @@ class SearchEngine:
         vectors: list[list[Candidate]] | None = None
         keywords: list[list[Candidate]] | None = None
         ahead: list[Future[list[Candidate]]] = []
+        qvecs: list[Any] = []
 
         def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
             if mode == "hybrid":
@@ -245,7 +249,7 @@ class SearchEngine:
         use_fts = mode in ("fts", "hybrid")
         if mode in ("vector", "hybrid"):
             try:  # each text's BM25 starts next to its own embedding, not all at once
-                vectors = self._vectors(qs, scope, pool, before_each=bm25_ahead)
+                vectors = self._vectors(qs, scope, pool, before_each=bm25_ahead, qvecs=qvecs)
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
@@ -272,6 +276,8 @@ class SearchEngine:
             keyword = None if keywords is None else keywords[0]
         else:
             vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
+        if rs.graph_stage and self.knowledge is not None:
+            vector = self._graph_stage(q, scope, category, valid, qvecs, vector, keyword)
         ranked = rank(
             vector,
             keyword,
@@ -326,15 +332,18 @@ class SearchEngine:
         scope: str,
         pool: int,
         before_each: Callable[[str], None] | None = None,
+        qvecs: list[Any] | None = None,
     ) -> list[list[Candidate]]:
         """The vector engine's candidates for each text, best first.
 
         The texts are embedded one after another (``before_each(text)`` runs just
         before each, to start its BM25 query); then one nearest-neighbour pass, one
         document fetch and one computation of contextual vectors serve them all.
+        The query vectors are appended to ``qvecs`` when given.
         """
         ws = self.workspace
-        qvecs = []
+        if qvecs is None:
+            qvecs = []
         for t in texts:
             if before_each is not None:
                 before_each(t)
@@ -515,6 +524,70 @@ class SearchEngine:
         for i, c in enumerate(lists[0]):
             c.bm25_rank = i
         return lists
+
+    def _graph_stage(
+        self,
+        q: str,
+        scope: str,
+        category: str | None,
+        valid: Validity,
+        qvecs: list[Any],
+        vector: list[Candidate] | None,
+        keyword: list[Candidate] | None,
+    ) -> list[Candidate] | None:
+        """Link candidates to the question's entities (:mod:`~langmem_ext.memory.graph_stage`).
+
+        Candidates the graph links get ``graph_score``; linked memories neither
+        engine returned join the vector candidates with their own cosine to the query
+        (``debug["graph_link"]``), when the vector side ran. Returns the vector list.
+        """
+        rs = self.settings.retrieval
+        assert self.knowledge is not None
+        try:
+            links = graph_links(
+                self.knowledge, scope, q, hops=rs.graph_hops, as_of=valid.as_of,
+                limit=rs.graph_max_triples,
+            )  # fmt: skip
+        except Exception as e:  # the graph is an extra: it must never break search
+            self._warn_once(f"graph:{type(e).__name__}", "graph stage failed: %s", e)
+            return vector
+        if not links.scores:
+            return vector
+        seen: set[str] = set()
+        for c in (*(vector or ()), *(keyword or ())):
+            g = links.scores.get(c.id)
+            if g is not None:
+                c.graph_score = g
+                seen.add(c.id)
+        missing = [i for i in links.scores if i not in seen]
+        if vector is None or not qvecs or not missing:
+            return vector
+        ws = self.workspace
+        found = ws.keyword.docs_with_vectors(missing, ws.vector_search.model_name, scope)
+        qunit = unit_query(qvecs[0])
+        added = False
+        for entry_id in missing:
+            d, vec = found.get(entry_id, (None, None))
+            if d is None or d.scope != scope or (category and d.category != category):
+                continue
+            c = doc_candidate(d)
+            if valid.keeps is not None and not valid.keeps(c):
+                continue
+            if vec is not None:
+                kept: Any = vec  # read-only array, as in _vectors
+                c.vector_score = rescale_cosine(
+                    float(unit_query(kept) @ qunit), self.cosine_baseline
+                )
+                c.embedding = kept
+            c.graph_score = links.scores[entry_id]
+            c.debug["graph_link"] = c.graph_score
+            vector.append(c)
+            added = True
+        if added:
+            vector.sort(key=lambda c: -(c.vector_score or 0.0))
+            for i, c in enumerate(vector):
+                c.vector_rank = i
+        return vector
 
     def _validity(self, scope: str, as_of: float | None, include_superseded: bool) -> Validity:
         """Which versions a search may return: current ones (default), those valid at

@@ -52,6 +52,7 @@ from langmem_ext.memory.extraction import (
     last_turn,
     related_memories,
 )
+from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
 from langmem_ext.memory.lifecycle import recategorize, record_access, start_catch_up
 from langmem_ext.memory.maintenance import MaintenanceReport, maintain
 from langmem_ext.memory.models import (
@@ -75,6 +76,7 @@ from langmem_ext.memory.profile import (
 )
 from langmem_ext.memory.reviewer import ReviewKind, ReviewResult, review_entry
 from langmem_ext.memory.search import SearchEngine
+from langmem_ext.memory.triple_extract import normalise_entity
 from langmem_ext.memory.versions import version_chain
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
@@ -179,6 +181,11 @@ class Memory:
         self._maintenance_steps: dict[str, Callable[[float], int]] = {}
         self._background: TurnWriter | None = None
         self._background_lock = threading.Lock()
+        self.knowledge = KnowledgeGraph(
+            self.workspace, settings.knowledge, self.profiles, lambda: self.background
+        )
+        """The triples of the memories (see :meth:`triples`)."""
+        self.engine.knowledge = self.knowledge  # the search's graph stage
         # seed 001: decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
@@ -510,6 +517,7 @@ class Memory:
             entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
             ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()
+        self.knowledge.schedule(scope)
         return entry
 
     def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
@@ -665,6 +673,7 @@ class Memory:
             ws.flush_vectors(progress=None if direct else progress)
         if direct and progress:
             progress(n, n)
+        self.knowledge.schedule(scope)
         return ids
 
     def _embed_new(self, texts: Sequence[str]) -> NDArray[np.float32] | None:
@@ -754,6 +763,7 @@ class Memory:
                     ),
                 )
         ws.flush_vectors()
+        self.knowledge.schedule(scope)
         return self._entry(new_id, scope)
 
     def _edit_in_place(self, st: EntryState, path: Path, clean: str) -> None:
@@ -779,6 +789,7 @@ class Memory:
                 ws.ledger.entries.record_history(HistoryRow(st.id, scope, "delete", old, None, now))
             ws.reconcile_after_write(scope, path)
         ws.flush_vectors()
+        self.knowledge.schedule(scope)
 
     def history(self, entry_id: str, *, scope: str | None = None) -> list[dict[str, Any]]:
         """The history of a memory: every version of its chain, oldest first.
@@ -815,7 +826,13 @@ class Memory:
 
     def _maybe_sync(self, scope: str) -> None:
         if self.settings.index.auto_sync and self.workspace.scope_needs_sync(scope):
-            self.workspace.sync([scope])
+            self._schedule_after_sync(self.workspace.sync([scope]))
+
+    def _schedule_after_sync(self, report: SyncReport) -> SyncReport:
+        if report.files_changed or report.added or report.updated or report.removed:
+            for scope in report.scopes:
+                self.knowledge.schedule(scope)
+        return report
 
     def _entry(self, entry_id: str, scope: str) -> MemoryEntry:
         st = self.workspace.ledger.entries.get(entry_id)
@@ -1163,11 +1180,54 @@ class Memory:
     def sync(self, *, scope: str | None = None, progress: Progress | None = None) -> SyncReport:
         """Pick up hand edits and catch the index up (one scope, or all)."""
         scopes = [self._scope(scope)] if scope is not None else None
-        return self.workspace.sync(scopes, progress=progress)
+        return self._schedule_after_sync(self.workspace.sync(scopes, progress=progress))
 
     def reindex(self, *, progress: Progress | None = None) -> SyncReport:
-        """Rebuild the derived index from scratch (Markdown + ledger are kept)."""
-        return self.workspace.rebuild(progress=progress)
+        """Rebuild the derived index from scratch (Markdown + ledger are kept), and the
+        triples of the knowledge graph (when ``settings.knowledge.extract``)."""
+        report = self.workspace.rebuild(progress=progress)
+        if self.settings.knowledge.extract:
+            self.background.wait()  # no scheduled extraction runs beside the rebuild
+            self.knowledge.rebuild()
+        return report
+
+    def triples(
+        self,
+        entity: str,
+        *,
+        scope: str | None = None,
+        hops: int = 1,
+        as_of: datetime | date | float | None = None,
+        include_closed: bool = False,
+    ) -> builtins.list[Triple]:
+        """The knowledge graph around one entity: its triples, then (``hops=2``) theirs.
+
+        Waits briefly for extraction queued by earlier writes, so a memory just added
+        is seen.
+
+        Args:
+            entity: An entity name (normalised: case, width; ``I`` / ``我`` / the
+                user's name are the scope's user, ``user``).
+            scope: Whose memory.
+            hops: 1 or 2.
+            as_of: The time to look at (default now: triples of current memories).
+            include_closed: Also triples whose memories were all superseded.
+
+        Returns:
+            The triples, breadth first (``[]`` for an unknown entity).
+        """
+        scope = self._scope(scope)
+        if hops not in (1, 2):
+            raise InvalidInputError("hops must be 1 or 2.")
+        self._maybe_sync(scope)
+        self.knowledge.ensure(scope)
+        self.background.wait(scope, timeout=5.0)
+        key = normalise_entity(entity, user_names=self.knowledge.user_names(scope))
+        if not key:
+            return []
+        return self.knowledge.neighbourhood(
+            scope, [key], hops=hops, as_of=_epoch(as_of), include_closed=include_closed
+        )
 
     def scopes(self) -> builtins.list[str]:
         """Scopes with memory files."""
@@ -1371,6 +1431,7 @@ class Memory:
     amaintain = async_method(maintain)
     areview = async_method(review)
     arecord_access = async_method(record_access)
+    atriples = async_method(triples)
 
 
 def _page_key(sort: str, doc: Doc, row: EntryTableRow | None) -> tuple[Any, ...]:

@@ -38,6 +38,8 @@ class Candidate:
         slot_match: The memory states the very attribute of the user the query asks
             about (the search's slot stage): structured evidence, readable in any
             script, ranked above hits that only resemble the query.
+        graph_score: How strongly the knowledge graph links the memory to the query's
+            entities (0-1; the search's graph stage), ``None`` when it did not.
         debug: Stage name -> that stage's contribution (see ``rank``).
         metadata: Passed through untouched (path, line, scope, ...).
     """
@@ -55,6 +57,7 @@ class Candidate:
     embedding: Sequence[float] | None = None
     score: float = 0.0
     slot_match: bool = False
+    graph_score: float | None = None
     debug: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
 

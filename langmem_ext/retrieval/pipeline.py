@@ -6,7 +6,9 @@ Order of the stages in :func:`rank` (each can be switched off in
 1. fusion (``settings.fusion``: weighted or rrf) — ``score`` and ``relevance``;
 2. conversation context — neighbours of a candidate in its file section pass it a
    share of their score (:mod:`langmem_ext.retrieval.context`; needs a
-   ``NeighbourSource``, which the search engine gives);
+   ``NeighbourSource``, which the search engine gives); then the graph boost —
+   a candidate the knowledge graph links to the query's entities gains
+   ``graph_weight`` times its graph score (:func:`graph_boost`);
 3. the best ``max(4 k, 40)`` go on (:data:`WORKING_SET`); noise filter —
    refusals, greetings, meta questions are never returned (it runs on the top
    ``k`` after step 8 and, only when it drops one of them, again from here: the
@@ -66,6 +68,8 @@ class PipelineOptions:
         noise: Noise filter.
         mmr: MMR demotion of near-duplicates.
         context: Conversation context (neighbours in the same file section).
+        graph: The graph boost (``Candidate.graph_score``, set by the search's graph
+            stage).
     """
 
     recency: bool = True
@@ -76,6 +80,26 @@ class PipelineOptions:
     noise: bool = True
     mmr: bool = True
     context: bool = True
+    graph: bool = True
+
+
+def graph_boost(cands: list[Candidate], weight: float) -> list[Candidate]:
+    """Add ``weight * graph_score`` to the score of candidates the graph linked, in place.
+
+    The boost is ``debug["graph"]``; the relevance (what the thresholds read) is the
+    candidate's own evidence, so a graph link reorders hits but never keeps one that
+    has no signal of its own. Returns the candidates, best first.
+    """
+    boosted = False
+    for c in cands:
+        if c.graph_score:
+            gain = weight * c.graph_score
+            c.score += gain
+            c.debug["graph"] = gain
+            boosted = True
+    if boosted:
+        cands.sort(key=lambda c: c.score, reverse=True)
+    return cands
 
 
 def _inside(intent: RecallIntent) -> Exempt:
@@ -154,6 +178,8 @@ def rank(
 
     if opts.context and context is not None:  # fusion's output is ours: no copies
         cands = context_boost(cands, context, settings, k=k, copy_inputs=False)
+    if opts.graph and settings.graph_weight > 0:
+        cands = graph_boost(cands, settings.graph_weight)
     # Fusion and context return candidates best first. The later stages only filter
     # and rescale by bounded factors: a candidate far below the k-th cannot reach the
     # top k, and copying it through every stage costs.
@@ -233,4 +259,4 @@ def _stages(
     return cands
 
 
-__all__ = ["WORKING_SET", "PipelineOptions", "rank"]
+__all__ = ["WORKING_SET", "PipelineOptions", "graph_boost", "rank"]

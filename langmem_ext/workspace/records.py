@@ -774,6 +774,112 @@ class StoreItemsRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class NewTriple:
+    """One triple to record for a memory (display forms and their keys)."""
+
+    subject_key: str
+    """The subject's entity key (normalised: what lookups match)."""
+    subject: str
+    """The subject as written."""
+    predicate: str
+    """A canonical relation (``likes``, ``lives_in``)."""
+    frequency: str | None
+    """A frequency adverb, when stated."""
+    object_key: str
+    """The object's entity key."""
+    object: str
+    """The object as written."""
+    negated: bool
+    """The memory denies the relation."""
+    condition: str | None
+    """A condition, when stated."""
+
+
+@dataclass(frozen=True)
+class ExtractedEntry:
+    """What the extractor found in one memory: the mark and the triples it supports."""
+
+    entry_id: str
+    text_hash: str
+    """The text the triples were read from (a changed text is extracted again)."""
+    triples: tuple[NewTriple, ...]
+
+
+@dataclass(frozen=True)
+class TripleRow:
+    """One triple as read, with the supporting memories that count at the time asked.
+
+    ``support`` holds ``(entry_id, created_at, valid_to)`` of the supporting entries
+    (not deleted); ``valid_to`` is ``None`` while one of them is current, else the
+    latest ``valid_to`` of them.
+    """
+
+    id: str
+    scope: str
+    triple: NewTriple
+    """What the triple says."""
+    created_at: float
+    support: tuple[tuple[str, float, float | None], ...]
+    valid_to: float | None
+
+
+class TripleRepository(Protocol):
+    """The knowledge graph's triples (``triples``, ``triple_support``, ``triple_marks``).
+
+    A triple is live at time ``t`` while at least one supporting entry is live at
+    ``t`` (not deleted, created by ``t``, not superseded by ``t``); reads decide that
+    by reading ``entries``, which this repository never writes.
+    """
+
+    def unextracted(self, scope: str, limit: int) -> list[tuple[str, str]]:
+        """``(entry_id, text_hash)`` of live entries of ``scope`` (current or superseded)
+        never extracted, or extracted from another text; oldest first."""
+        ...
+
+    def record(
+        self, scope: str, extracted: Sequence[ExtractedEntry], *, extractor: str, at: float
+    ) -> int:
+        """Replace each entry's support by its triples and mark it extracted (one write).
+
+        Returns:
+            How many triples were new.
+        """
+        ...
+
+    def live(
+        self, scope: str, keys: Sequence[str], as_of: float | None, closed: bool, cap: int
+    ) -> list[TripleRow]:
+        """Triples of ``scope`` whose subject or object key is one of ``keys``.
+
+        Args:
+            scope: The scope.
+            keys: Entity keys.
+            as_of: The time (``None``: now, current supports only).
+            closed: Also triples whose supports are all superseded.
+            cap: At most this many triples per key (a hub cannot flood the read).
+        """
+        ...
+
+    def degrees(self, scope: str) -> dict[str, int]:
+        """Entity key -> number of live (current) triples it is the subject or object of."""
+        ...
+
+    def prune(self, scope: str | None = None) -> int:
+        """Delete support and marks of deleted or vanished entries, and triples left
+        without support. Returns how many triples went."""
+        ...
+
+    def clear(self, scope: str | None = None) -> int:
+        """Delete the triples, support and marks of ``scope`` (all when ``None``).
+        Returns how many triples went."""
+        ...
+
+    def count(self, scope: str | None = None) -> int:
+        """Stored triples (live or not) of ``scope`` (all when ``None``)."""
+        ...
+
+
 __all__ = [
     "BoostRepository",
     "CheckpointRow",
@@ -786,12 +892,14 @@ __all__ = [
     "EventMatch",
     "EventRepository",
     "EventRow",
+    "ExtractedEntry",
     "HistoryRow",
     "ItemText",
     "ItemWrite",
     "KeywordHit",
     "MetaRepository",
     "NewEventRow",
+    "NewTriple",
     "PendingRepository",
     "PendingRow",
     "ProfileChangeRow",
@@ -802,5 +910,7 @@ __all__ = [
     "StoredItem",
     "StoredMessage",
     "TextMatch",
+    "TripleRepository",
+    "TripleRow",
     "UnembeddedText",
 ]

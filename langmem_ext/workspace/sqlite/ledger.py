@@ -29,6 +29,7 @@ from langmem_ext.workspace.records import (
     ProfileHistoryRepository,
     SessionRepository,
     StoreItemsRepository,
+    TripleRepository,
 )
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.boosts import SqliteBoosts
@@ -40,6 +41,7 @@ from langmem_ext.workspace.sqlite.profile import SqliteProfileHistory
 from langmem_ext.workspace.sqlite.schema import migrate
 from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
 from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
+from langmem_ext.workspace.sqlite.triples import SqliteTriples
 
 
 class Ledger:
@@ -78,6 +80,8 @@ class Ledger:
         """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
         self.profile: ProfileHistoryRepository = SqliteProfileHistory(self._conn, self._lock)
         """Every change of the users' profiles (``profile_history``)."""
+        self.triples: TripleRepository = SqliteTriples(self._conn, self._lock)
+        """The knowledge graph (``triples``, ``triple_support``, ``triple_marks``)."""
 
     def close(self) -> None:
         """Close the connection."""

@@ -202,6 +202,40 @@ _PROFILE = (
     "CREATE INDEX IF NOT EXISTS profile_history_scope ON profile_history(scope, field, seq)",
 )
 
+_TRIPLES = (
+    """CREATE TABLE IF NOT EXISTS triples (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    subject_key TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    object_key TEXT NOT NULL,
+    object TEXT NOT NULL,
+    negated INTEGER NOT NULL DEFAULT 0,
+    frequency TEXT,
+    condition TEXT,
+    created_at REAL NOT NULL,
+    UNIQUE (scope, subject_key, predicate, object_key, negated)
+)""",
+    "CREATE INDEX IF NOT EXISTS triples_subject ON triples(scope, subject_key)",
+    "CREATE INDEX IF NOT EXISTS triples_object ON triples(scope, object_key)",
+    """CREATE TABLE IF NOT EXISTS triple_support (
+    triple_id TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    PRIMARY KEY (triple_id, entry_id)
+)""",
+    "CREATE INDEX IF NOT EXISTS triple_support_entry ON triple_support(entry_id)",
+    """CREATE TABLE IF NOT EXISTS triple_marks (
+    entry_id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    extractor TEXT NOT NULL,
+    at REAL NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS triple_marks_scope ON triple_marks(scope)",
+)
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -227,6 +261,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(3, "keyword index of store items (store_fts)", _STORE_FTS),
     Migration(4, "user profiles: every change of a field (profile_history)", _PROFILE),
+    Migration(
+        5,
+        "knowledge graph: triples, the memories supporting them (triple_support), "
+        "which memories were extracted (triple_marks)",
+        _TRIPLES,
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 

@@ -1,0 +1,352 @@
+"""The knowledge graph of a memory: subject–predicate–object triples (seed 001's LPMM).
+
+Triples are a by-product of memories. Each lists the memories that support it; a
+triple counts at time ``t`` while one of them is live at ``t``, so deleting or
+superseding a memory withdraws its support at once (the ledger's read queries decide
+it; see :mod:`langmem_ext.workspace.sqlite.triples`), and a superseded memory's
+triples close with it. Extraction runs on the memory's background writer, never on
+the reply path: :meth:`KnowledgeGraph.schedule` after every write, then
+:meth:`KnowledgeGraph.catch_up` extracts every memory not extracted from its current
+text (with a chat model when :attr:`KnowledgeGraph.model` is set, else the
+deterministic extractor). Everything here is rebuildable from the Markdown and the
+ledger's entries (:meth:`KnowledgeGraph.rebuild`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from langmem_ext.config import KnowledgeSettings
+from langmem_ext.memory import triple_extract
+from langmem_ext.memory.triple_extract import TripleDraft, extract_triples, normalise_entity
+from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRepository, TripleRow
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from langmem_ext.memory.background import TurnWriter
+    from langmem_ext.memory.profile import ProfileBook
+    from langmem_ext.workspace.store import Workspace
+
+logger = logging.getLogger(__name__)
+
+DETERMINISTIC = "deterministic"
+"""Extractor name recorded for memories read without a model."""
+
+
+@dataclass(frozen=True)
+class Triple:
+    """One subject–predicate–object triple with the memories that support it.
+
+    Attributes:
+        id: Stable id (the same after a rebuild).
+        scope: Whose memory.
+        subject: Display form of the subject.
+        predicate: Canonical relation (``likes``, ``lives_in``).
+        object: Display form of the object.
+        subject_key: The subject's entity key (:func:`normalise_entity`).
+        object_key: The object's entity key.
+        negated: The memories deny the relation.
+        frequency: A frequency adverb, when stated.
+        condition: A condition, when stated.
+        support: Ids of the supporting memories live at the time asked (current first).
+        valid_to: ``None`` while a supporting memory is current, else when the last
+            one was superseded (epoch seconds).
+
+    Example:
+        >>> Triple("t-1", "main", "Lin Wei", "likes", "green tea", "lin wei", "green tea",
+        ...        False, None, None, ("m-1",), None).text
+        'Lin Wei — likes → green tea'
+    """
+
+    id: str
+    scope: str
+    subject: str
+    predicate: str
+    object: str
+    subject_key: str
+    object_key: str
+    negated: bool
+    frequency: str | None
+    condition: str | None
+    support: tuple[str, ...]
+    valid_to: float | None
+
+    @property
+    def text(self) -> str:
+        """The triple as one readable line (``not`` shown when negated)."""
+        relation = self.predicate.replace("_", " ")
+        if self.negated:
+            relation = f"not {relation}"
+        if self.frequency:
+            relation = f"{relation} ({self.frequency})"
+        line = f"{self.subject} — {relation} → {self.object}"
+        return f"{line} [if {self.condition}]" if self.condition else line
+
+
+def _triple(row: TripleRow) -> Triple:
+    support = tuple(s[0] for s in row.support)
+    return Triple(id=row.id, scope=row.scope, **asdict(row.triple), support=support,
+                  valid_to=row.valid_to)  # fmt: skip
+
+
+def _new_triple(draft: TripleDraft, user_names: Sequence[str]) -> NewTriple | None:
+    s_key = normalise_entity(draft.subject, user_names=user_names)
+    o_key = normalise_entity(draft.object, user_names=user_names)
+    if not s_key or not o_key or not draft.predicate.strip():
+        return None
+    return NewTriple(
+        subject_key=s_key,
+        subject=draft.subject.strip(),
+        predicate=draft.predicate.strip(),
+        object_key=o_key,
+        object=draft.object.strip(),
+        negated=bool(draft.negated),
+        frequency=draft.frequency,
+        condition=draft.condition,
+    )
+
+
+class KnowledgeGraph:
+    """The triples of one :class:`~langmem_ext.Memory` (``memory.knowledge``).
+
+    Args:
+        workspace: The workspace whose entries the triples are read from.
+        settings: ``settings.knowledge`` of the memory.
+        profiles: The scopes' profiles (the user's names resolve to ``user``).
+        background: The memory's background writer (called when first needed).
+        model: A chat model for structured extraction (``None``: deterministic).
+
+    Example:
+        >>> from langmem_ext import Memory, Settings
+        >>> import tempfile
+        >>> s = Settings(workspace=tempfile.mkdtemp())
+        >>> s.embeddings.provider = "fake"
+        >>> memory = Memory(settings=s)
+        >>> _ = memory.add("Alice likes green tea")
+        >>> _ = memory.background.wait()
+        >>> [t.text for t in memory.knowledge.neighbourhood("main", ["alice"])]
+        ['Alice — likes → green tea']
+        >>> memory.close()
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        settings: KnowledgeSettings,
+        profiles: ProfileBook,
+        background: Callable[[], TurnWriter],
+        model: BaseChatModel | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self._lock = threading.Lock()
+        self.profiles = profiles
+        self._background = background
+        self.model = model
+        """Chat model used by :meth:`catch_up` (``None``: the deterministic extractor)."""
+        self._queued: set[str] = set()
+        self._looked: set[str] = set()
+        self._changes: dict[str, int] = {}
+        self._degrees: dict[str, tuple[tuple[str, int], dict[str, int]]] = {}
+
+    @property
+    def _repo(self) -> TripleRepository:
+        return self.workspace.ledger.triples
+
+    def _changed(self, scope: str | None) -> None:
+        with self._lock:
+            if scope is None:
+                self._degrees.clear()
+                self._changes = {s: n + 1 for s, n in self._changes.items()}
+            else:
+                self._changes[scope] = self._changes.get(scope, 0) + 1
+
+    def _stamp(self, scope: str) -> tuple[str, int]:
+        generation = self.workspace.keyword.get_meta("generation") or "0"
+        return generation, self._changes.get(scope, 0)
+
+    # -- reads -------------------------------------------------------------
+
+    def entities(self, scope: str) -> Mapping[str, int]:
+        """Live entity keys of ``scope`` -> their degree (number of current triples).
+
+        Cached per scope until the scope's triples or the workspace's memories change.
+        """
+        self.ensure(scope)
+        stamp = self._stamp(scope)
+        cached = self._degrees.get(scope)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        degrees = self._repo.degrees(scope)
+        with self._lock:
+            self._degrees[scope] = (stamp, degrees)
+        return degrees
+
+    def neighbourhood(
+        self,
+        scope: str,
+        keys: Sequence[str],
+        *,
+        hops: int = 1,
+        as_of: float | None = None,
+        include_closed: bool = False,
+        limit: int = 200,
+    ) -> list[Triple]:
+        """Triples whose subject or object key is in ``keys``, breadth first.
+
+        Args:
+            scope: Whose graph.
+            keys: Entity keys (:func:`normalise_entity` forms).
+            hops: 1: the triples of ``keys``; 2: also those of the entities they reach.
+            as_of: The time (epoch seconds; ``None``: now, current triples).
+            include_closed: Also triples whose memories were all superseded.
+            limit: At most this many triples; each entity contributes at most
+                ``settings.knowledge.max_per_entity`` per hop.
+        """
+        out: dict[str, Triple] = {}
+        seen: set[str] = set()
+        frontier = list(dict.fromkeys(k for k in keys if k))
+        per_key = self.settings.max_per_entity
+        for _ in range(max(1, hops)):
+            if not frontier or len(out) >= limit:
+                break
+            seen.update(frontier)
+            rows = self._repo.live(scope, frontier, as_of, include_closed, per_key)
+            reached: dict[str, None] = {}
+            for row in rows:
+                if len(out) >= limit:
+                    break
+                if row.id in out:
+                    continue
+                out[row.id] = _triple(row)
+                for key in (row.triple.subject_key, row.triple.object_key):
+                    if key not in seen:
+                        reached[key] = None
+            frontier = list(reached)[:limit]
+        return list(out.values())
+
+    # -- extraction --------------------------------------------------------
+
+    def user_names(self, scope: str) -> tuple[str, ...]:
+        """Names of the scope's user from its profile (they resolve to ``user``)."""
+        try:
+            profile = self.profiles.read(scope)
+        except Exception:  # a broken PROFILE.md must not stop extraction
+            logger.warning("profile of %s unreadable; extracting without user names", scope)
+            return ()
+        return tuple(n for n in (profile.name, profile.preferred_name) if n)
+
+    def _drafts(
+        self, texts: Sequence[str], user_names: Sequence[str]
+    ) -> tuple[str, list[list[TripleDraft]]]:
+        if self.model is not None:
+            with_model: Callable[..., Any] | None = getattr(
+                triple_extract, "extract_triples_with_model", None
+            )
+            if with_model is not None:
+                try:
+                    found = with_model(self.model, texts, user_names=user_names)
+                except Exception:
+                    logger.exception("triple extraction with the model failed")
+                    found = None
+                if found is not None and len(found) == len(texts):
+                    return "model", [list(f) for f in found]
+        return DETERMINISTIC, [extract_triples(t, user_names=user_names) for t in texts]
+
+    def catch_up(self, scope: str) -> int:
+        """Extract every live memory of ``scope`` not yet extracted from its text.
+
+        Superseded versions are extracted too (their triples are closed). Each batch of
+        ``settings.knowledge.batch_size`` memories is one ledger transaction.
+
+        Returns:
+            How many memories were extracted.
+        """
+        todo = self._repo.unextracted(scope, 1_000_000)
+        if not todo:
+            return 0
+        names = self.user_names(scope)
+        ws = self.workspace
+        done = 0
+        size = self.settings.batch_size
+        for start in range(0, len(todo), size):
+            batch = todo[start : start + size]
+            docs = ws.keyword.docs([entry_id for entry_id, _h in batch])
+            present = [(i, h) for i, h in batch if i in docs]  # not indexed yet: next time
+            if not present:
+                continue
+            extractor, drafts = self._drafts([docs[i].text for i, _h in present], names)
+            extracted = [
+                ExtractedEntry(
+                    entry_id,
+                    text_hash,
+                    tuple(t for d in found if (t := _new_triple(d, names)) is not None),
+                )
+                for (entry_id, text_hash), found in zip(present, drafts, strict=True)
+            ]
+            with ws.ledger.transaction():
+                self._repo.record(scope, extracted, extractor=extractor, at=time.time())
+            done += len(extracted)
+            self._changed(scope)
+        return done
+
+    def prune(self, scope: str | None = None) -> int:
+        """Delete support of deleted memories and triples left with none."""
+        gone = self._repo.prune(scope)
+        self._changed(scope)
+        return gone
+
+    def schedule(self, scope: str) -> None:
+        """Queue one coalesced :meth:`prune` + :meth:`catch_up` of ``scope`` on the
+        memory's background writer (nothing when ``settings.knowledge.extract`` is off)."""
+        if not self.settings.extract:
+            return
+        with self._lock:
+            if scope in self._queued:
+                return
+            self._queued.add(scope)
+        self._background().submit(scope, lambda: self._scheduled(scope), defer=0.05)
+
+    def ensure(self, scope: str) -> None:
+        """:meth:`schedule` once per scope and process, on the first look at its graph:
+        memories written before (an older version, another process) get their triples."""
+        if scope not in self._looked:
+            self._looked.add(scope)
+            self.schedule(scope)
+
+    def _scheduled(self, scope: str) -> None:
+        with self._lock:
+            self._queued.discard(scope)
+        self.prune(scope)
+        self.catch_up(scope)
+
+    def rebuild(
+        self, scope: str | None = None, *, progress: Callable[[int, int], object] | None = None
+    ) -> int:
+        """Forget the triples of ``scope`` (all scopes when ``None``) and extract again.
+
+        Args:
+            scope: One scope, or every scope with memories.
+            progress: ``progress(done, total)`` per scope.
+
+        Returns:
+            How many memories were extracted.
+        """
+        scopes = [scope] if scope is not None else self.workspace.ledger.entries.scopes()
+        self._repo.clear(scope)
+        self._changed(scope)
+        done = 0
+        for n, s in enumerate(scopes, 1):
+            done += self.catch_up(s)
+            if progress is not None:
+                progress(n, len(scopes))
+        return done
+
+
+__all__ = ["DETERMINISTIC", "KnowledgeGraph", "Triple"]

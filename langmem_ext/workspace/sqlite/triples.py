@@ -1,0 +1,176 @@
+"""Repository of the knowledge graph's tables: ``triples``, ``triple_support``,
+``triple_marks`` (ledger migration 5).
+
+Validity is never stored: a triple is live at time ``t`` while at least one of its
+supporting entries is live at ``t`` (``deleted_at IS NULL``, ``created_at <= t``,
+``valid_to IS NULL OR valid_to > t``). The read queries decide it by joining
+``entries``, so every path that deletes or supersedes a memory (``Memory.delete``,
+hand edits found by sync, decay, the reviewer, ``Memory.update``) withdraws its
+support at once, with no hook. This repository reads ``entries`` in those joins and
+never writes it. :meth:`SqliteTriples.prune` removes the rows that can no longer
+count (support of deleted entries, triples left without support).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRow
+from langmem_ext.workspace.sqlite._repo import SqliteRepo
+from langmem_ext.workspace.sqlite._sql import in_chunks
+
+_TRIPLE_COLS = (
+    "t.id, t.scope, t.subject_key, t.subject, t.predicate, t.object_key, t.object, "
+    "t.negated, t.frequency, t.condition, t.created_at"
+)
+_ALIVE = "e.id = s.entry_id AND e.scope = s.scope AND e.deleted_at IS NULL"
+
+
+def triple_id(scope: str, t: NewTriple) -> str:
+    """A triple's id: a digest of what makes it unique, so a rebuild gives the same ids."""
+    key = "\x1f".join((scope, t.subject_key, t.predicate, t.object_key, str(int(t.negated))))
+    return "t-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _live_at(as_of: float | None, include_closed: bool) -> tuple[str, tuple[Any, ...]]:
+    """The condition on ``e`` (a supporting entry) and its parameters."""
+    if as_of is None:
+        return ("", ()) if include_closed else (" AND e.valid_to IS NULL", ())
+    if include_closed:
+        return " AND e.created_at <= ?", (as_of,)
+    return " AND e.created_at <= ? AND (e.valid_to IS NULL OR e.valid_to > ?)", (as_of, as_of)
+
+
+class SqliteTriples(SqliteRepo):
+    """:class:`~langmem_ext.workspace.records.TripleRepository` on SQLite."""
+
+    def unextracted(self, scope: str, limit: int) -> list[tuple[str, str]]:
+        """Live entries of ``scope`` not extracted from their current text, oldest first."""
+        rows = self._all(
+            "SELECT e.id, e.text_hash FROM entries e "
+            "LEFT JOIN triple_marks m ON m.entry_id = e.id "
+            "WHERE e.scope = ? AND e.deleted_at IS NULL "
+            "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash) "
+            "ORDER BY e.created_at LIMIT ?",
+            (scope, int(limit)),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def record(
+        self, scope: str, extracted: Sequence[ExtractedEntry], *, extractor: str, at: float
+    ) -> int:
+        """Replace each entry's support by its triples and mark it (one transaction)."""
+        new = 0
+        with self._atomic():
+            for item in extracted:
+                self._run("DELETE FROM triple_support WHERE entry_id = ?", (item.entry_id,))
+                for t in item.triples:
+                    tid = triple_id(scope, t)
+                    cur = self._run(
+                        "INSERT OR IGNORE INTO triples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        (tid, scope, t.subject_key, t.subject, t.predicate, t.object_key,
+                         t.object, int(t.negated), t.frequency, t.condition, at),
+                    )  # fmt: skip
+                    new += int(cur.rowcount or 0)
+                    self._run(
+                        "INSERT OR IGNORE INTO triple_support VALUES (?,?,?)",
+                        (tid, item.entry_id, scope),
+                    )
+                self._run(
+                    "INSERT OR REPLACE INTO triple_marks VALUES (?,?,?,?,?)",
+                    (item.entry_id, scope, item.text_hash, extractor, at),
+                )
+        return new
+
+    def live(
+        self, scope: str, keys: Sequence[str], as_of: float | None, closed: bool, cap: int
+    ) -> list[TripleRow]:
+        """Triples touching ``keys`` that count at ``as_of`` (at most ``cap`` a key)."""
+        cond, params = _live_at(as_of, closed)
+        ids: dict[str, None] = {}
+        for key in dict.fromkeys(keys):
+            for column in ("subject_key", "object_key"):
+                rows = self._all(
+                    f"SELECT t.id FROM triples t WHERE t.scope = ? AND t.{column} = ? "
+                    "AND EXISTS (SELECT 1 FROM triple_support s JOIN entries e ON "
+                    f"{_ALIVE} WHERE s.triple_id = t.id{cond}) ORDER BY t.created_at LIMIT ?",
+                    (scope, key, *params, int(cap)),
+                )
+                ids.update((str(r[0]), None) for r in rows)
+        return self._rows(list(ids), cond, params)
+
+    def _rows(self, ids: list[str], cond: str, params: tuple[Any, ...]) -> list[TripleRow]:
+        found: dict[str, list[Any]] = {}
+        for chunk, marks in in_chunks(ids):
+            for r in self._all(
+                f"SELECT {_TRIPLE_COLS}, e.id, e.created_at, e.valid_to FROM triples t "
+                f"JOIN triple_support s ON s.triple_id = t.id JOIN entries e ON {_ALIVE} "
+                f"WHERE t.id IN ({marks}){cond}",
+                (*chunk, *params),
+            ):
+                found.setdefault(str(r[0]), [r[:11], []])[1].append(
+                    (str(r[11]), float(r[12]), r[13])
+                )
+        out: list[TripleRow] = []
+        for tid in ids:
+            if tid not in found:
+                continue
+            head, support = found[tid]
+            # current first, then the latest closed; newest first within each
+            support.sort(key=lambda s: (s[2] is not None, -(s[2] or 0.0), -s[1]))
+            closes = [s[2] for s in support]
+            valid_to = None if any(v is None for v in closes) else max(closes)
+            h = head  # the columns of _TRIPLE_COLS, in NewTriple's field order
+            said = NewTriple(h[2], h[3], h[4], h[8], h[5], h[6], bool(h[7]), h[9])
+            out.append(
+                TripleRow(
+                    str(head[0]), str(head[1]), said, float(head[10]), tuple(support), valid_to
+                )
+            )
+        return out
+
+    def degrees(self, scope: str) -> dict[str, int]:
+        """Entity key -> number of current triples it is part of."""
+        rows = self._all(
+            "WITH live AS (SELECT t.subject_key AS s, t.object_key AS o FROM triples t "
+            "WHERE t.scope = ? AND EXISTS (SELECT 1 FROM triple_support s JOIN entries e ON "
+            f"{_ALIVE} WHERE s.triple_id = t.id AND e.valid_to IS NULL)) "
+            "SELECT k, count(*) FROM (SELECT s AS k FROM live UNION ALL "
+            "SELECT o FROM live WHERE o != s) GROUP BY k",
+            (scope,),
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def prune(self, scope: str | None = None) -> int:
+        """Delete what deleted entries left behind; returns how many triples went."""
+        where, params = ("scope = ? AND ", (scope,)) if scope is not None else ("", ())
+        gone = "NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = entry_id AND e.deleted_at IS NULL)"
+        with self._atomic():
+            self._run(f"DELETE FROM triple_support WHERE {where}{gone}", params)
+            self._run(f"DELETE FROM triple_marks WHERE {where}{gone}", params)
+            cur = self._run(
+                f"DELETE FROM triples WHERE {where}NOT EXISTS "
+                "(SELECT 1 FROM triple_support s WHERE s.triple_id = triples.id)",
+                params,
+            )
+        return int(cur.rowcount or 0)
+
+    def clear(self, scope: str | None = None) -> int:
+        """Delete every triple row of ``scope`` (all when ``None``)."""
+        where, params = (" WHERE scope = ?", (scope,)) if scope is not None else ("", ())
+        with self._atomic():
+            self._run(f"DELETE FROM triple_support{where}", params)
+            self._run(f"DELETE FROM triple_marks{where}", params)
+            cur = self._run(f"DELETE FROM triples{where}", params)
+        return int(cur.rowcount or 0)
+
+    def count(self, scope: str | None = None) -> int:
+        """Stored triples of ``scope`` (all when ``None``)."""
+        where, params = (" WHERE scope = ?", (scope,)) if scope is not None else ("", ())
+        row = self._one(f"SELECT count(*) FROM triples{where}", params)
+        return int(row[0]) if row else 0
+
+
+__all__ = ["SqliteTriples", "triple_id"]

@@ -1,0 +1,120 @@
+"""The search's graph stage: scoring of linked memories and the pipeline's boost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from langmem_ext.memory.graph_stage import graph_links
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.pipeline import graph_boost
+
+
+@dataclass(frozen=True)
+class T:
+    subject_key: str
+    predicate: str
+    object_key: str
+    support: tuple[str, ...]
+
+    @property
+    def subject(self) -> str:
+        return self.subject_key
+
+    @property
+    def object(self) -> str:
+        return self.object_key
+
+
+class FakeGraph:
+    def __init__(self, triples: list[T]) -> None:
+        self.triples = triples
+        self.calls: list[list[str]] = []
+
+    def entities(self, scope: str) -> Mapping[str, int]:
+        deg: dict[str, int] = {}
+        for t in self.triples:
+            for e in (t.subject_key, t.object_key):
+                deg[e] = deg.get(e, 0) + 1
+        return deg
+
+    def neighbourhood(
+        self,
+        scope: str,
+        keys: Sequence[str],
+        *,
+        hops: int = 1,
+        as_of: float | None = None,
+        include_closed: bool = False,
+        limit: int = 200,
+    ) -> list[T]:
+        self.calls.append(list(keys))
+        ks = set(keys)
+        return [t for t in self.triples if t.subject_key in ks or t.object_key in ks][:limit]
+
+
+def _graph() -> FakeGraph:
+    hub = [T("melanie", "says", f"thing{i}", (f"m{i}",)) for i in range(40)]
+    return FakeGraph(
+        [
+            *hub,
+            T("melanie", "has", "kids", ("k1",)),
+            T("kids", "like", "dinosaurs", ("k2",)),
+            T("kids", "visit", "museum", ("k3",)),
+            T("caroline", "likes", "pottery", ("c1",)),
+        ]
+    )
+
+
+def test_no_entity_no_links() -> None:
+    assert graph_links(_graph(), "s", "what is the weather?").scores == {}
+
+
+def test_a_rare_entity_links_more_than_a_hub() -> None:
+    links = graph_links(_graph(), "s", "What does Caroline like?", hops=1)
+    assert links.entities == ["caroline"]
+    assert links.scores == {"c1": links.scores["c1"]}
+    hub = graph_links(_graph(), "s", "What does Melanie say?", hops=1)
+    assert max(hub.scores.values()) < links.scores["c1"]
+
+
+def test_two_hops_reach_the_kids_likes_and_score_the_question_words() -> None:
+    g = _graph()
+    links = graph_links(g, "s", "What do Melanie's kids like?", hops=2)
+    assert "kids" in links.entities
+    # "like" is in the question: the kids' likes outrank their museum visit
+    assert links.scores["k2"] > links.scores["k3"]
+
+
+def test_the_second_hop_reaches_what_the_first_only_names() -> None:
+    g = FakeGraph(
+        [
+            T("wei", "has", "sister", ("s1",)),
+            T("sister", "is_allergic_to", "peanuts", ("s2",)),
+            T("wei", "likes", "tea", ("t1",)),
+        ]
+    )
+    q = "Is anyone in the family of Wei allergic to something?"
+    one = graph_links(g, "s", q, hops=1)
+    two = graph_links(g, "s", q, hops=2)
+    assert "s2" not in one.scores
+    assert "s2" in two.scores and "s1" in two.scores
+
+
+def test_hub_links_without_question_words_are_dropped() -> None:
+    links = graph_links(_graph(), "s", "Tell me about Melanie and her weekend", hops=1)
+    assert not any(m.startswith("m") for m in links.scores)
+
+
+def test_links_are_capped() -> None:
+    links = graph_links(_graph(), "s", "What does Melanie say?", hops=1)
+    assert len(links.scores) <= 30
+
+
+def test_graph_boost_adds_weighted_score_and_resorts() -> None:
+    a = Candidate("a", "x", "fact", 0.0, 1.0, score=0.50)
+    b = Candidate("b", "y", "fact", 0.0, 1.0, score=0.45, graph_score=1.0)
+    out = graph_boost([a, b], 0.15)
+    assert [c.id for c in out] == ["b", "a"]
+    assert out[0].debug["graph"] == 0.15
+    assert "graph" not in out[1].debug
