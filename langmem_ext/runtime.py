@@ -1,18 +1,23 @@
-"""Process-level helpers the sibling layers share (base layer, no project imports).
+"""Process-level helpers the sibling layers share (base layer).
 
 BLAS thread limits (the embedder batches and the exact vector search both run
-numpy matrix products) and the stable name of an embedder (cache keys, Chroma
-collection names, per-embedder cosine baselines).
+numpy matrix products), the stable name of an embedder (cache keys, Chroma
+collection names, per-embedder cosine baselines) and embedding texts in batches
+into one float32 matrix (the write path and the vector outbox).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
+from numpy.typing import NDArray
+
+from langmem_ext.errors import EmbeddingError
 
 
 @functools.cache
@@ -43,3 +48,26 @@ def model_name_of(embeddings: Embeddings) -> str:
 
 
 __all__ = ["blas_threads", "model_name_of"]
+
+
+def embed_matrix(
+    embeddings: Embeddings, texts: Sequence[str], batch_size: int
+) -> NDArray[np.float32]:
+    """Embed texts in batches of ``batch_size``, as one float32 matrix (one conversion
+    serves Chroma and the kept copies).
+
+    Raises:
+        EmbeddingError: the embedder failed or returned uneven vectors.
+    """
+    vecs: list[list[float]] = []
+    for j in range(0, len(texts), batch_size):
+        try:
+            vecs.extend(embeddings.embed_documents(list(texts[j : j + batch_size])))
+        except EmbeddingError:
+            raise
+        except Exception as e:
+            raise EmbeddingError(f"embedding failed: {e}") from e
+    try:
+        return np.asarray(vecs, dtype=np.float32)
+    except ValueError as e:
+        raise EmbeddingError(f"the embedder returned uneven vectors: {e}") from e

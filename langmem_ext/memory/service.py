@@ -21,13 +21,16 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from numpy.typing import NDArray
 
 from langmem_ext.config import CATEGORIES, Settings
 from langmem_ext.embeddings import CachedEmbeddings, create_embeddings, model_name_of
 from langmem_ext.errors import (
+    EmbeddingError,
     EmptyTextError,
     EntryNotFoundError,
     EntrySupersededError,
@@ -78,6 +81,7 @@ from langmem_ext.memory.versions import version_chain
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
+from langmem_ext.runtime import embed_matrix
 from langmem_ext.short_term.statements import slot_of
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.kv import KvSpace
@@ -483,6 +487,12 @@ class Memory:
         """
         scope = self._scope(scope)
         ws = self.workspace
+        peek = ws.ledger.pending.get(str(pending_id).strip(), scope=scope)
+        vectors = (  # embedded before the lock; the row is checked again under it
+            self._embed_new([peek.text])
+            if peek is not None and peek.status == "pending" and peek.target != PROFILE_TARGET
+            else None
+        )
         with ws.lock.hold():
             row = self._load_pending(pending_id, scope)
             if row.target == PROFILE_TARGET:
@@ -506,6 +516,7 @@ class Memory:
                     )
                 ],
                 title=title,
+                vectors=vectors if peek is not None and peek.text == row.text else None,
             )
             entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
             ws.ledger.pending.resolve(row.id, "confirmed", time.time())
@@ -626,14 +637,22 @@ class Memory:
         )
         ws = self.workspace
         ids: list[str] = []
+        # a write of up to one outbox batch carries its vectors; a bulk import goes
+        # through the outbox in batches (bounded memory, progress per batch)
+        direct = embed and 0 < n <= ws.batch_size * 4
+        if direct and progress:
+            progress(0, n)
+        vectors = self._embed_new(clean) if direct else None
         with ws.lock.hold():
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
+            rows: dict[Path, list[int]] = {}
             for text, cat, ts, slot in zip(clean, cats, times, given, strict=True):
                 when = ts if ts is not None else now
                 entry_id = self._fresh_id(taken)
                 ids.append(entry_id)
                 path, title = self._file_for(scope, tgt, when)
+                rows.setdefault(path, []).append(len(ids) - 1)
                 groups.setdefault(path, (title, []))[1].append(
                     NewEntry(
                         entry_id,
@@ -647,11 +666,30 @@ class Memory:
                     )
                 )
             for path, (title, entries) in groups.items():
-                ws.write_entries(scope, path, entries, title=title)
+                ws.write_entries(
+                    scope,
+                    path,
+                    entries,
+                    title=title,
+                    vectors=vectors[rows[path]] if vectors is not None else None,
+                )
         if embed:
-            ws.flush_vectors(progress=progress)
+            ws.flush_vectors(progress=None if direct else progress)
+        if direct and progress:
+            progress(n, n)
         self.knowledge.schedule(scope)
         return ids
+
+    def _embed_new(self, texts: Sequence[str]) -> NDArray[np.float32] | None:
+        """Embed the texts of entries about to be written (without the lock held): one
+        row per text for :meth:`Workspace.write_entries`, or ``None`` when the embedder
+        failed (logged; the entries then wait in the outbox for the next flush)."""
+        ws = self.workspace
+        try:
+            return embed_matrix(ws.embeddings, texts, ws.batch_size)
+        except EmbeddingError as e:
+            logger.warning("vector index not updated (%s); it will catch up on the next sync", e)
+            return None
 
     def update(
         self,

@@ -280,6 +280,11 @@ class EntryRepository(Protocol):
         """Insert or replace an entry's state."""
         ...
 
+    def add(self, states: Sequence[EntryState], history: Sequence[HistoryRow]) -> None:
+        """Store new entries: their states (insert or replace) and their history rows,
+        in one transaction (or the caller's)."""
+        ...
+
     def closed_of_scope(self, scope: str) -> dict[str, float]:
         """Superseded live versions of a scope: id -> when they were replaced."""
         ...

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from numpy.typing import NDArray
 
 from langmem_ext.errors import (
     EmbeddingError,
@@ -35,6 +36,7 @@ from langmem_ext.errors import (
     LangmemError,
     MemoryFileError,
 )
+from langmem_ext.runtime import embed_matrix
 from langmem_ext.workspace.docs import Doc, FileStamp
 from langmem_ext.workspace.files import (
     AppendJournal,
@@ -179,6 +181,38 @@ def _doc(
         updated_at=updated_at,
         importance=state.importance,
     )
+
+
+def _new_state(scope: str, rel: str, e: NewEntry, now: float) -> EntryState:
+    """The ledger state of an entry just written to ``rel``."""
+    return EntryState(
+        id=e.id,
+        scope=scope,
+        path=rel,
+        category=e.category,
+        text_hash=text_hash(e.text),
+        importance=e.importance,
+        created_at=e.created_at,
+        updated_at=now,
+        last_access=None,
+        access_count=0,
+        source=e.source,
+        verified=e.verified,
+        deleted_at=None,
+        supersedes=e.supersedes,
+        slot=e.slot,
+    )
+
+
+@dataclass
+class _Placed:
+    """What the Markdown step wrote, as the doc table's changes (see
+    :meth:`DocTable.apply <langmem_ext.workspace.sqlite.doc_table.DocTable.apply>`)."""
+
+    upserts: list[Doc]
+    files: list[FileStamp]
+    shifts: list[tuple[str, int, int]] = field(default_factory=list)
+    lines: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -345,8 +379,7 @@ class Workspace:
 
     def bump_generation(self) -> None:
         """Record that the index changed (other processes reopen their Chroma client)."""
-        self._generation = int(self.keyword.get_meta("generation") or 0) + 1
-        self.keyword.set_meta("generation", str(self._generation))
+        self._generation = self.keyword.bump_generation()
 
     def refresh_if_stale(self) -> None:
         """Reopen the Chroma client when another process wrote the index."""
@@ -367,16 +400,70 @@ class Workspace:
     # -- writes ------------------------------------------------------------
 
     def write_entries(
-        self, scope: str, path: Path, entries: Sequence[NewEntry], *, title: str
+        self,
+        scope: str,
+        path: Path,
+        entries: Sequence[NewEntry],
+        *,
+        title: str,
+        vectors: NDArray[np.float32] | None = None,
     ) -> None:
         """Append entries to one file under their sections, durably.
 
         Must be called with the lock held. Ids already present in the file are
         skipped (a retried confirm after a crash writes nothing twice).
+
+        One "store these entries" step per engine, each entered once, in write order:
+        the Markdown file (:meth:`_append_entries`, an fsynced append, or else
+        :meth:`_insert_entries`, an atomic rewrite; either returns the doc rows of what
+        it wrote), the ledger (``ledger.entries.add``: states and history in one
+        transaction), the vector index (``vectors.upsert``, when ``vectors`` holds
+        the entries' embeddings, one row each, made outside the lock with
+        :func:`~langmem_ext.runtime.embed_matrix`), the keyword/doc table (``keyword.apply``: docs, FTS rows, the file
+        stamp, the generation and the vectors' marks in one transaction). Without
+        ``vectors``, or when the vector index is down, the doc table's outbox holds
+        the entries until :meth:`flush_vectors`.
         """
+        self.refresh_if_stale()
         self._sync_paths(scope, [path])
-        if self._append_entries(scope, path, entries):
-            return
+        now = time.time()
+        placed = self._append_entries(scope, path, entries, now) or self._insert_entries(
+            scope, path, entries, title, now
+        )
+        rel = self.layout.rel(path)
+        self.ledger.entries.add(
+            [_new_state(scope, rel, e, now) for e in entries],
+            [HistoryRow(e.id, scope, "add", None, e.text, now) for e in entries],
+        )
+        embedded = [(e.id, text_hash(e.text)) for e in entries] if vectors is not None else []
+        if vectors is not None:
+            try:
+                self.vectors.upsert(
+                    scope,
+                    [e.id for e in entries],
+                    vectors,
+                    [{"category": e.category, "created_at": e.created_at} for e in entries],
+                )
+            except IndexUnavailableError as e:
+                logger.warning("vector index not updated (%s); it will catch up on a flush", e)
+                embedded = []
+        gen = self.keyword.apply(
+            upserts=placed.upserts,
+            files=placed.files,
+            shifts=placed.shifts,
+            lines=placed.lines,
+            generation=True,
+            model=self.vectors.model_name if embedded else None,
+            embedded=embedded,
+            vectors=vectors if embedded and vectors is not None else (),
+        )
+        self._generation = gen if gen is not None else self._generation
+
+    def _insert_entries(
+        self, scope: str, path: Path, entries: Sequence[NewEntry], title: str, now: float
+    ) -> _Placed:
+        """Write entries by rewriting the file (a middle section grows, or the file is
+        not known in step with the index); returns the doc rows to store."""
         content = self._read_own(scope, path)
         indexed = self._indexed(scope, path, content)
         # Block ids are parsed, never substring-matched: a text may quote any id. When
@@ -396,44 +483,13 @@ class Workspace:
             written = {p.id for p in insertion.entries}
             lost = [e.id for e in todo if e.id not in written]
             self._write_checked(path, content, f"entries {', '.join(lost)}" if lost else None)
-        rel = self.layout.rel(path)
-        now = time.time()
-        self._record_added(scope, rel, entries, now)
         if indexed and insertion is not None and len(todo) == len(entries):
-            self._index_insertion(scope, path, insertion, entries, now)
-        else:
-            self._reconcile_insert(scope, path, content, entries, now)
+            return self._insertion_docs(scope, path, insertion, entries, now)
+        return self._reconciled_docs(scope, path, content, entries, now)
 
-    def _record_added(self, scope: str, rel: str, entries: Sequence[NewEntry], now: float) -> None:
-        """Commit the ledger rows of entries just written to ``rel``."""
-        with self.ledger.transaction():
-            self._add_states(scope, rel, entries, now)
-
-    def _add_states(self, scope: str, rel: str, entries: Sequence[NewEntry], now: float) -> None:
-        """The ledger rows of new entries (inside the caller's transaction)."""
-        for e in entries:
-            self.ledger.entries.upsert(
-                EntryState(
-                    id=e.id,
-                    scope=scope,
-                    path=rel,
-                    category=e.category,
-                    text_hash=text_hash(e.text),
-                    importance=e.importance,
-                    created_at=e.created_at,
-                    updated_at=now,
-                    last_access=None,
-                    access_count=0,
-                    source=e.source,
-                    verified=e.verified,
-                    deleted_at=None,
-                    supersedes=e.supersedes,
-                    slot=e.slot,
-                ),
-            )
-            self.ledger.entries.record_history(HistoryRow(e.id, scope, "add", None, e.text, now))
-
-    def _append_entries(self, scope: str, path: Path, entries: Sequence[NewEntry]) -> bool:
+    def _append_entries(
+        self, scope: str, path: Path, entries: Sequence[NewEntry], now: float
+    ) -> _Placed | None:
         """Write entries by appending them, in O(new entries), when that is possible.
 
         Possible when the index is in step with the file (its stamp's hash is that of
@@ -443,17 +499,18 @@ class Workspace:
         :func:`~langmem_ext.workspace.markdown.append_entries`). Nothing is read,
         parsed or hashed but the new text: ids already in the file are found in the
         index, the file hash is extended, the new lines' numbers follow the known line
-        count. Returns ``False`` (nothing done) when a rewrite is needed.
+        count. Returns the doc rows to store, or ``None`` (nothing done) when a rewrite
+        is needed.
         """
         if not self.append_writes:
-            return False
+            return None
         rel = self.layout.rel(path)
         stamp = self.keyword.file_stamps(scope).get(rel)
         if stamp is None or stamp.hash == _UNREADABLE:
-            return False
+            return None
         known = self._known_file(scope, path, stamp)
         if known is None:
-            return False
+            return None
         present = self._present(rel, entries)
         todo = [e for e in entries if e.id not in present]
         appended = (
@@ -462,7 +519,7 @@ class Workspace:
             else None
         )
         if todo and (appended is None or {p.id for p in appended.entries} != {e.id for e in todo}):
-            return False  # a middle section grows (or a bullet would not read back)
+            return None  # a middle section grows (or a bullet would not read back)
         files: list[FileStamp] = []
         if appended is not None:
             data = appended.text.encode("utf-8")
@@ -476,8 +533,6 @@ class Workspace:
                 ),
             )
             files.append(FileStamp(rel, scope, digest.hexdigest(), s.st_mtime_ns, s.st_size))
-        now = time.time()
-        self._record_added(scope, rel, entries, now)
         new = {e.id: e for e in entries}
         upserts = [
             _doc(scope, rel, p, new[p.id], now)
@@ -493,9 +548,7 @@ class Workspace:
             )
             for i, d in present.items()
         ]
-        self.keyword.apply(upserts=upserts, files=files)
-        self.bump_generation()
-        return True
+        return _Placed(upserts, files)
 
     def _present(self, rel: str, entries: Sequence[NewEntry]) -> dict[str, Doc]:
         """The index rows of ``rel`` among ``entries`` (call when the index is in step
@@ -588,10 +641,11 @@ class Workspace:
         stamp = self.keyword.file_stamps(scope).get(self.layout.rel(path))
         return stamp is not None and stamp.hash == _file_hash(content)
 
-    def _index_insertion(
+    def _insertion_docs(
         self, scope: str, path: Path, insertion: Insertion, entries: Sequence[NewEntry], now: float
-    ) -> None:
-        """Index an append to a file the index was in step with, in O(new entries).
+    ) -> _Placed:
+        """The doc rows of an insertion into a file the index was in step with, in
+        O(new entries).
 
         The new entries come parsed from :func:`insert_entries_tracked` and the lines
         below each insertion point move down in SQL: nothing else of the file is parsed
@@ -605,21 +659,20 @@ class Workspace:
             if p.id is not None and p.id in new
         ]
         s = path.stat()
-        self.keyword.apply(
-            shifts=[(rel, after, count) for after, count in insertion.shifts],
-            upserts=upserts,
-            files=[
+        return _Placed(
+            upserts,
+            [
                 FileStamp(
                     rel, scope, self._hash_of(path, insertion.content), s.st_mtime_ns, s.st_size
                 )
             ],
+            shifts=[(rel, after, count) for after, count in insertion.shifts],
         )
-        self.bump_generation()
 
-    def _reconcile_insert(
+    def _reconciled_docs(
         self, scope: str, path: Path, content: str, entries: Sequence[NewEntry], now: float
-    ) -> None:
-        """Index after an append: add the new entries, move the lines that shifted.
+    ) -> _Placed:
+        """The doc rows after a rewrite: the new entries, and the lines that shifted.
 
         The texts of the other entries did not change, so unlike :meth:`_reconcile`
         nothing else is hashed, compared or read from the ledger: a confirm into a
@@ -638,12 +691,11 @@ class Workspace:
             elif old_lines.get(p.id, p.line) != p.line:
                 moved.append((p.line, p.id))
         s = path.stat()
-        self.keyword.apply(
-            upserts=upserts,
-            files=[FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size)],
+        return _Placed(
+            upserts,
+            [FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size)],
             lines=moved,
         )
-        self.bump_generation()
 
     def rewrite_entry(self, scope: str, path: Path, entry_id: str, new_text: str | None) -> str:
         """Replace (or remove, with ``None``) one entry's bullet; returns the old text.
@@ -691,7 +743,10 @@ class Workspace:
             self.ledger.entries.record_history(
                 HistoryRow(old_id, scope, "superseded", old.text, new.text, now)
             )
-            self._add_states(scope, rel, [new], now)
+            self.ledger.entries.add(
+                [_new_state(scope, rel, new, now)],
+                [HistoryRow(new.id, scope, "add", None, new.text, now)],
+            )
         self._reconcile(scope, path, new_content)
         return old.text
 
@@ -977,19 +1032,7 @@ class Workspace:
                 progress(0, total)
             for start in range(0, total, self.batch_size * 4):
                 batch = todo[start : start + self.batch_size * 4]
-                vecs: list[list[float]] = []
-                for j in range(0, len(batch), self.batch_size):
-                    part = batch[j : j + self.batch_size]
-                    try:
-                        vecs.extend(self.embeddings.embed_documents([d.text for d in part]))
-                    except EmbeddingError:
-                        raise
-                    except Exception as e:
-                        raise EmbeddingError(f"embedding failed: {e}") from e
-                try:  # one float32 conversion serves Chroma and the kept copies
-                    matrix = np.asarray(vecs, dtype=np.float32)
-                except ValueError as e:
-                    raise EmbeddingError(f"the embedder returned uneven vectors: {e}") from e
+                matrix = embed_matrix(self.embeddings, [d.text for d in batch], self.batch_size)
                 with self.lock.hold():
                     self.refresh_if_stale()
                     by_scope_docs: dict[str, list[tuple[Doc, int]]] = {}

@@ -149,6 +149,12 @@ class DocTable:
         with self._lock:
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    def bump_generation(self) -> int:
+        """Count one more write of the index (other processes then reopen their Chroma
+        client); returns the new generation."""
+        with self._lock, immediate(self._conn):
+            return _bump_generation(self._conn)
+
     def file_stamps(self, scope: str | None = None) -> dict[str, FileStamp]:
         """Known files (of one scope, or all)."""
         sql = "SELECT path, scope, hash, mtime_ns, size FROM files"
@@ -434,9 +440,19 @@ class DocTable:
         drop_files: Sequence[str] = (),
         lines: Sequence[tuple[int, str]] = (),
         shifts: Sequence[tuple[str, int, int]] = (),
-    ) -> None:
+        generation: bool = False,
+        model: str | None = None,
+        embedded: Sequence[tuple[str, str]] = (),
+        vectors: Sequence[Sequence[float]] | NDArray[np.float32] = (),
+    ) -> int | None:
         """Apply doc upserts, deletes ``(id, scope)``, line moves ``(line, id)`` and file
         stamps in one transaction.
+
+        With ``generation``, the same transaction bumps the index generation (see
+        :meth:`bump_generation`) and the new value is returned; else ``None``. With
+        ``model``, ``embedded`` ``(id, text_hash)`` pairs and their ``vectors`` (just
+        written to the vector index) are recorded as in :meth:`mark_vectors`, in the
+        same transaction: a doc written with its vector never enters the outbox.
 
         ``shifts`` ``(path, after, count)``, applied first and in order, move the docs
         of ``path`` below line ``after`` down ``count`` lines (lines were inserted).
@@ -447,6 +463,7 @@ class DocTable:
         gone = {entry_id for entry_id, _scope in deletes}  # leave the vector search
         inserted: list[Doc] = []  # new docs (the section map may take them in place)
         committed = False
+        gen: int | None = None
         with self._lock:
             c = self._conn
             c.execute("BEGIN IMMEDIATE")
@@ -509,6 +526,9 @@ class DocTable:
                         "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)",
                         (f.path, f.scope, f.hash, f.mtime_ns, f.size),
                     )
+                if model is not None:
+                    _mark_embedded(c, embedded, model, vectors)
+                gen = _bump_generation(c) if generation else None
                 c.execute("COMMIT")
                 committed = True
             except BaseException:
@@ -533,6 +553,9 @@ class DocTable:
                     if matrix is not None:
                         for entry_id in gone:
                             matrix.remove(entry_id)
+                if committed and model is not None and embedded:
+                    self._add_to_matrices(model, embedded, vectors)
+        return gen
 
     def set_importance(self, entry_id: str, importance: float) -> None:
         """Mirror an importance change from the ledger."""
@@ -590,18 +613,7 @@ class DocTable:
             c = self._conn
             try:
                 with immediate(c):
-                    c.executemany(
-                        "UPDATE docs SET vec_hash = ? WHERE id = ? AND text_hash = ?",
-                        [(h, i, h) for i, h in done],
-                    )
-                    if model is not None:
-                        c.executemany(
-                            "INSERT OR REPLACE INTO kept_vectors VALUES (?, ?, ?, ?)",
-                            [
-                                (i, model, h, vector_blob(v))
-                                for (i, h), v in zip(done, vectors, strict=True)
-                            ],
-                        )
+                    _mark_embedded(c, done, model, vectors)
                     c.executemany("DELETE FROM vec_deletes WHERE id = ?", [(i,) for i in deleted])
             except BaseException:
                 self._matrices.clear()
@@ -679,3 +691,30 @@ class DocTable:
 
 
 __all__ = ["DocTable"]
+
+
+def _bump_generation(c: sqlite3.Connection) -> int:
+    """Increment the ``generation`` meta value inside the caller's transaction."""
+    row = c.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    gen = int(row[0] or 0) + 1 if row else 1
+    c.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(gen),))
+    return gen
+
+
+def _mark_embedded(
+    c: sqlite3.Connection,
+    done: Sequence[tuple[str, str]],
+    model: str | None,
+    vectors: Sequence[Sequence[float]] | NDArray[np.float32],
+) -> None:
+    """Record ``(id, text_hash)`` pairs as embedded, keeping a copy of each vector
+    under ``model`` (none without one), inside the caller's transaction."""
+    c.executemany(
+        "UPDATE docs SET vec_hash = ? WHERE id = ? AND text_hash = ?",
+        [(h, i, h) for i, h in done],
+    )
+    if model is not None:
+        c.executemany(
+            "INSERT OR REPLACE INTO kept_vectors VALUES (?, ?, ?, ?)",
+            [(i, model, h, vector_blob(v)) for (i, h), v in zip(done, vectors, strict=True)],
+        )

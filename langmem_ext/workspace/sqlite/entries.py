@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from langmem_ext.workspace.records import EntryActivity, EntryState, EntryTableRow, HistoryRow
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
@@ -68,28 +69,24 @@ class SqliteEntries(SqliteRepo):
 
     def upsert(self, state: EntryState) -> None:
         """Insert or replace an entry's state."""
-        st = state
         self._run(
             "INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                st.id,
-                st.scope,
-                st.path,
-                st.category,
-                st.text_hash,
-                st.importance,
-                st.created_at,
-                st.updated_at,
-                st.last_access,
-                st.access_count,
-                st.source,
-                int(st.verified),
-                st.deleted_at,
-                st.valid_to,
-                st.supersedes,
-                st.slot,
-            ),
+            _state_values(state),
         )
+
+    def add(self, states: Sequence[EntryState], history: Sequence[HistoryRow]) -> None:
+        """Store new entries: their states (insert or replace) and their history rows,
+        in one transaction (or the caller's)."""
+        with self._atomic():
+            self._run_many(
+                "INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [_state_values(st) for st in states],
+            )
+            self._run_many(
+                "INSERT INTO entry_history (entry_id, scope, op, old_text, new_text, at) "
+                "VALUES (?,?,?,?,?,?)",
+                [(r.entry_id, r.scope, r.op, r.old_text, r.new_text, r.at) for r in history],
+            )
 
     def closed_of_scope(self, scope: str) -> dict[str, float]:
         """Superseded live versions of a scope: id -> when they were replaced."""
@@ -205,3 +202,25 @@ class SqliteEntries(SqliteRepo):
                 )
                 marked += int(cur.rowcount or 0)
         return marked
+
+
+def _state_values(st: EntryState) -> tuple[Any, ...]:
+    """The ``entries`` row of a state, in column order."""
+    return (
+        st.id,
+        st.scope,
+        st.path,
+        st.category,
+        st.text_hash,
+        st.importance,
+        st.created_at,
+        st.updated_at,
+        st.last_access,
+        st.access_count,
+        st.source,
+        int(st.verified),
+        st.deleted_at,
+        st.valid_to,
+        st.supersedes,
+        st.slot,
+    )
