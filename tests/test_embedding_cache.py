@@ -66,6 +66,7 @@ def test_the_workspace_cache_survives_a_reindex(tmp_path: Path) -> None:
     assert isinstance(mem.embeddings, CachedEmbeddings)
     assert isinstance(mem.embeddings.cache, SqliteEmbeddingCache)
     mem.add("User likes ramen")
+    mem.background.wait()  # the knowledge graph embeds its triples there
     seen = len(inner.embedded)
     mem.reindex()
     assert len(inner.embedded) == seen  # every vector came from the cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from langmem_ext import Memory
 from langmem_ext.memory.graph_stage import graph_links
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.pipeline import graph_boost
@@ -123,3 +124,34 @@ def test_graph_boost_adds_weighted_score_and_resorts() -> None:
     assert [c.id for c in out] == ["b", "a"]
     assert out[0].debug["graph"] == 0.15
     assert "graph" not in out[1].debug
+
+
+def test_search_links_memories_through_the_graph_and_can_be_switched_off(
+    fake_memory: Memory,
+) -> None:
+    fake_memory.add_many(
+        [
+            "Alice joined a pottery class last week",
+            "Bob likes hiking in the mountains",
+            "The weather was nice on Sunday",
+        ]
+    )
+    fake_memory.background.wait()  # triples and their vectors are made in the background
+    assert [t.text for t in fake_memory.triples("Alice")] == ["Alice — join → pottery class"]
+    hits = fake_memory.search("What did Alice join?", k=3)
+    linked = [h for h in hits if "graph" in h.debug]
+    assert [h.text for h in linked] == ["Alice joined a pottery class last week"]
+    off = fake_memory.settings.retrieval.model_copy(update={"graph_stage": False})
+    fake_memory.engine.settings = fake_memory.settings.model_copy(update={"retrieval": off})
+    hits = fake_memory.search("What did Alice join?", k=3)
+    assert not any("graph" in h.debug for h in hits)
+
+
+def test_a_deleted_memory_is_no_longer_linked(fake_memory: Memory) -> None:
+    ids = fake_memory.add_many(["Alice joined a pottery class", "Alice joined a choir"])
+    fake_memory.background.wait()
+    fake_memory.delete(ids[0])
+    fake_memory.background.wait()
+    hits = fake_memory.search("What did Alice join?", k=5)
+    assert ids[0] not in {h.id for h in hits}
+    assert [h.id for h in hits if "graph" in h.debug] == [ids[1]]
