@@ -53,6 +53,7 @@ from _common import ALL_OFF, QueryMemo, TimedEmbeddings, make_embedder, markdown
 
 from langmem_ext import Memory
 from langmem_ext.config import EmbeddingSettings, Settings
+from langmem_ext.memory.graph_stage import graph_links
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 
@@ -330,6 +331,10 @@ def run_size(
     memory.add_many(texts, scope=SCOPE, created_at=created)
     out["add_many_s"] = time.perf_counter() - t0
     out["embed_in_add_many_s"] = timed.seconds
+    t0 = time.perf_counter()
+    memory.background.wait()  # the knowledge graph: triples and their vectors
+    out["graph_after_add_many_s"] = time.perf_counter() - t0
+    out["triples"] = memory.workspace.ledger.triples.count(SCOPE)
     out["rss_mb"] = _rss_mb()
     out["disk"] = _disk(settings.workspace)
     log(f"  {n}: add_many {out['add_many_s']:.1f} s (embedding {timed.seconds:.1f} s)")
@@ -348,8 +353,10 @@ def run_size(
             "chroma_query_plain",
             "chroma_query_plain_with_embeddings",
             "memory_search_hybrid",
+            "memory_search_hybrid_no_graph",
             "memory_search_fts",
             "memory_search_vector",
+            "part_graph_stage",
             "part_vector_index_query",
             "part_vector_side",
             "part_bm25",
@@ -374,6 +381,13 @@ def run_size(
         "part_rank_no_stages": ALL_OFF,
     }
     fetch = SearchEngine(ws, memo, settings)  # candidates without re-embedding the query
+    no_graph = SearchEngine(  # Memory.search's engine without the graph stage
+        ws,
+        memory.embeddings,
+        settings.model_copy(
+            update={"retrieval": settings.retrieval.model_copy(update={"graph_stage": False})}
+        ),
+    )
     now = time.time()
     for q in queries:
         with clock("embed_query"):
@@ -389,10 +403,14 @@ def run_size(
             )
         with clock("memory_search_hybrid"):
             memory.search(q, scope=SCOPE, k=K)
+        with clock("memory_search_hybrid_no_graph"):
+            no_graph.search(q, scope=SCOPE, k=K)
         with clock("memory_search_fts"):
             memory.search(q, scope=SCOPE, k=K, mode="fts")
         with clock("memory_search_vector"):
             memory.search(q, scope=SCOPE, k=K, mode="vector")
+        with clock("part_graph_stage"):
+            graph_links(memory.knowledge, SCOPE, q, query_vector=qv)
         with clock("part_vector_index_query"):
             ws.vectors.query(SCOPE, qv, pool, with_embeddings=False)
         with clock("part_vector_side"):
@@ -445,6 +463,7 @@ def run_scopes(
         memory.add_many(texts, scope=scope, created_at=created)
         if (i + 1) % 10 == 0:
             log(f"  {n_scopes}x{per_scope}: {i + 1} scopes in {time.perf_counter() - t0:.0f} s")
+    memory.background.wait()  # the knowledge graph: triples and their vectors
     out["add_many_s"] = time.perf_counter() - t0
     out["embed_in_add_many_s"] = timed.seconds
     out["rss_mb"] = _rss_mb()
@@ -623,6 +642,8 @@ def render(results: dict[str, Any]) -> str:
         ("memory_search_fts", "Memory.search fts"),
         ("memory_search_vector", "Memory.search vector"),
         ("memory_search_hybrid", "Memory.search hybrid (default)"),
+        ("memory_search_hybrid_no_graph", "Memory.search hybrid without the graph stage"),
+        ("part_graph_stage", "store: graph stage (entities, triples, links)"),
         ("single_add", "single Memory.add on the filled store (append)"),
         ("single_add_rewrite", "single Memory.add, append off (rewrite, as before)"),
     ]

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from langmem_ext.memory.graph_vectors import GraphVectors
+    from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
 
 MAX_LINKED = 30
 """Memories the stage links at most per search (best graph score first)."""
@@ -66,45 +67,6 @@ EMBEDDED_ENTITIES = 2
 FULL_SPAN = 0.5
 """Share of the distance from the entity's own cosine to 1 that counts as a full
 match of a triple."""
-
-
-class TripleView(Protocol):
-    """What the stage reads of a triple (:class:`langmem_ext.memory.knowledge.Triple`)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def subject(self) -> str: ...
-    @property
-    def predicate(self) -> str: ...
-    @property
-    def object(self) -> str: ...
-    @property
-    def subject_key(self) -> str: ...
-    @property
-    def object_key(self) -> str: ...
-    @property
-    def support(self) -> tuple[str, ...]: ...
-
-
-class EntityGraph(Protocol):
-    """The knowledge graph as the stage uses it."""
-
-    @property
-    def vectors(self) -> GraphVectors | None: ...
-
-    def entities(self, scope: str) -> Mapping[str, int]: ...
-
-    def neighbourhood(
-        self,
-        scope: str,
-        keys: Sequence[str],
-        *,
-        hops: int = 1,
-        as_of: float | None = None,
-        include_closed: bool = False,
-        limit: int = 200,
-    ) -> Sequence[TripleView]: ...
 
 
 @dataclass
@@ -152,7 +114,7 @@ class _Relevance:
         self.floor: dict[str, float] = {}
         self.cos: dict[str, float] = {}
 
-    def read(self, triples: Sequence[TripleView], entities: Sequence[str]) -> None:
+    def read(self, triples: Sequence[Triple], entities: Sequence[str]) -> None:
         """Look up the cosines of ``triples`` and of ``entities``' names."""
         if self.unit is None or self.vectors is None:
             return
@@ -160,7 +122,7 @@ class _Relevance:
         todo = [e for e in entities if e not in self.floor]
         self.floor.update(self.vectors.entity_cosines(self.scope, self.unit, todo))
 
-    def of(self, t: TripleView, entity: str, far: str) -> float:
+    def of(self, t: Triple, entity: str, far: str) -> float:
         """Relevance of ``t``, reached through ``entity`` (its other end is ``far``)."""
         if self.focus:
             words = set(query_tokens(f"{t.predicate.replace('_', ' ')} {far}"))
@@ -176,7 +138,7 @@ class _Relevance:
 
 
 def _question_entities(
-    graph: EntityGraph,
+    graph: KnowledgeGraph,
     scope: str,
     query: str,
     known: Mapping[str, int],
@@ -191,7 +153,7 @@ def _question_entities(
 
 
 def graph_links(
-    graph: EntityGraph,
+    graph: KnowledgeGraph,
     scope: str,
     query: str,
     *,
@@ -228,7 +190,7 @@ def graph_links(
     out = GraphLinks(entities=list(keys))
     scores: dict[str, float] = {}
 
-    def credit(t: TripleView, s: float) -> None:
+    def credit(t: Triple, s: float) -> None:
         for mid in t.support:
             if s > scores.get(mid, 0.0):
                 scores[mid] = s
@@ -263,4 +225,4 @@ def graph_links(
     return out
 
 
-__all__ = ["MAX_LINKED", "MIN_LINK", "EntityGraph", "GraphLinks", "TripleView", "graph_links"]
+__all__ = ["MAX_LINKED", "MIN_LINK", "GraphLinks", "graph_links"]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
-from langmem_ext.memory.graph_stage import EntityGraph, graph_links
+from langmem_ext.memory.graph_stage import graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from langmem_ext.config import Settings
+    from langmem_ext.memory.knowledge import KnowledgeGraph
     from langmem_ext.retrieval.intent import RecallIntent
     from langmem_ext.retrieval.pipeline import PipelineOptions
     from langmem_ext.workspace.docs import Doc
@@ -116,7 +117,7 @@ class SearchEngine:
         self._warned: set[str] = set()
         self._sources: list[ExtraSource] = []
         self._baseline: float | None = None
-        self.knowledge: EntityGraph | None = None
+        self.knowledge: KnowledgeGraph | None = None
         """The knowledge graph the graph stage reads (set by :class:`~langmem_ext.Memory`)."""
 
     @property
