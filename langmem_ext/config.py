@@ -96,8 +96,9 @@ class RetrievalSettings(BaseModel):
     on the whole table of LoCoMo, MemDaily and XQuAD (BENCHMARKS.md, section 18)."""
     graph_hops: int = Field(default=2, ge=1, le=2)
     """How far from the question's entities the graph stage walks."""
-    graph_max_triples: int = Field(default=200, ge=1)
-    """Triples the graph stage reads at most per search."""
+    graph_max_triples: int = Field(default=400, ge=1)
+    """Triples the graph stage reads at most per hop (those of the rarest entities
+    first)."""
     fusion: Literal["weighted", "rrf"] = "weighted"
     """How vector and BM25 candidates are fused."""
     top_k: int = Field(default=5, ge=1)

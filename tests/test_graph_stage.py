@@ -2,61 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
 from langmem_ext import Memory
 from langmem_ext.memory.graph_stage import graph_links
+from langmem_ext.memory.knowledge import GraphView, Triple
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.pipeline import graph_boost
 
 
-@dataclass(frozen=True)
-class T:
-    subject_key: str
-    predicate: str
-    object_key: str
-    support: tuple[str, ...]
-
-    @property
-    def id(self) -> str:
-        return f"{self.subject_key}|{self.predicate}|{self.object_key}"
-
-    @property
-    def subject(self) -> str:
-        return self.subject_key
-
-    @property
-    def object(self) -> str:
-        return self.object_key
+def T(subject: str, predicate: str, obj: str, support: tuple[str, ...]) -> Triple:
+    return Triple(f"{subject}|{predicate}|{obj}", "s", subject, predicate, obj, subject, obj,
+                  False, None, None, support, None)  # fmt: skip
 
 
 class FakeGraph:
-    def __init__(self, triples: list[T]) -> None:
-        self.triples = triples
-        self.calls: list[list[str]] = []
+    """The knowledge graph as the stage reads it: a view of fixed triples, no vectors."""
+
+    def __init__(self, triples: list[Triple]) -> None:
         self.vectors = None
+        self._view = GraphView.of(triples)
 
-    def entities(self, scope: str) -> Mapping[str, int]:
-        deg: dict[str, int] = {}
-        for t in self.triples:
-            for e in (t.subject_key, t.object_key):
-                deg[e] = deg.get(e, 0) + 1
-        return deg
-
-    def neighbourhood(
-        self,
-        scope: str,
-        keys: Sequence[str],
-        *,
-        hops: int = 1,
-        as_of: float | None = None,
-        include_closed: bool = False,
-        limit: int = 200,
-    ) -> list[T]:
-        self.calls.append(list(keys))
-        ks = set(keys)
-        return [t for t in self.triples if t.subject_key in ks or t.object_key in ks][:limit]
+    def view(self, scope: str) -> GraphView:
+        return self._view
 
 
 def _graph() -> FakeGraph:

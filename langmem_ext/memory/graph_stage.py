@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from langmem_ext.memory.graph_vectors import GraphVectors
-    from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
+    from langmem_ext.memory.knowledge import GraphView, KnowledgeGraph, Triple
 
 MAX_LINKED = 30
 """Memories the stage links at most per search (best graph score first)."""
@@ -105,12 +105,14 @@ class _Relevance:
         unit: NDArray[np.float64] | None,
         vectors: GraphVectors | None,
         scope: str,
+        view: GraphView,
     ) -> None:
         named = set(query_tokens(" ".join(keys), drop_stopwords=False))
-        self.focus = set(query_tokens(query)) - named
+        self.focus = frozenset(query_tokens(query)) - named
         self.unit = unit if vectors is not None else None
         self.vectors = vectors
         self.scope = scope
+        self.view = view
         self.floor: dict[str, float] = {}
         self.cos: dict[str, float] = {}
 
@@ -122,10 +124,11 @@ class _Relevance:
         todo = [e for e in entities if e not in self.floor]
         self.floor.update(self.vectors.entity_cosines(self.scope, self.unit, todo))
 
-    def of(self, t: Triple, entity: str, far: str) -> float:
-        """Relevance of ``t``, reached through ``entity`` (its other end is ``far``)."""
+    def of(self, t: Triple, entity: str) -> float:
+        """Relevance of ``t``, reached through ``entity``."""
         if self.focus:
-            words = set(query_tokens(f"{t.predicate.replace('_', ' ')} {far}"))
+            object_side, subject_side = self.view.words[t.id]
+            words = object_side if entity == t.subject_key else subject_side
             lexical = len(self.focus & words) / len(self.focus)
         else:
             lexical = 1.0  # the question is only the entity: all of it is relevant
@@ -152,6 +155,17 @@ def _question_entities(
     return [k for _c, k in reversed(near[-EMBEDDED_ENTITIES:])]
 
 
+def _triples_of(view: GraphView, keys: Sequence[str], limit: int) -> list[Triple]:
+    """The triples of ``keys`` (each once), at most ``limit``."""
+    seen: dict[str, Triple] = {}
+    for key in keys:
+        for t in view.by_key.get(key, ()):
+            if len(seen) >= limit:
+                return list(seen.values())
+            seen.setdefault(t.id, t)
+    return list(seen.values())
+
+
 def graph_links(
     graph: KnowledgeGraph,
     scope: str,
@@ -159,10 +173,12 @@ def graph_links(
     *,
     query_vector: Sequence[float] | NDArray[np.floating] | None = None,
     hops: int = 2,
-    as_of: float | None = None,
     limit: int = 200,
 ) -> GraphLinks:
     """Memories linked to the entities of ``query`` (see the module docstring).
+
+    Reads the scope's current triples held in memory (:meth:`KnowledgeGraph.view`):
+    nothing until the background writer has built them.
 
     Args:
         graph: The knowledge graph.
@@ -170,12 +186,12 @@ def graph_links(
         query: The question.
         query_vector: The question's embedding (``None``: word overlap only).
         hops: 1 or 2.
-        as_of: Triples live at this time (``None``: now).
-        limit: Triples read at most (shared by both hops).
+        limit: Triples read at most per hop.
     """
-    known = graph.entities(scope)
-    if not known:
+    view = graph.view(scope)
+    if view is None or not view.degrees:
         return GraphLinks()
+    known = view.degrees
     unit = None
     if query_vector is not None:
         q = np.asarray(query_vector, dtype=np.float64)
@@ -186,7 +202,7 @@ def graph_links(
         return GraphLinks()
     total = max(sum(known.values()) // 2, 1)
     spec = {k: _specificity(known.get(k, 1), total) for k in keys}
-    rel = _Relevance(query, keys, unit, graph.vectors, scope)
+    rel = _Relevance(query, keys, unit, graph.vectors, scope, view)
     out = GraphLinks(entities=list(keys))
     scores: dict[str, float] = {}
 
@@ -195,31 +211,32 @@ def graph_links(
             if s > scores.get(mid, 0.0):
                 scores[mid] = s
 
-    first = graph.neighbourhood(scope, keys, hops=1, as_of=as_of, limit=limit)
+    # the rarest entities' triples first: a hub entity fills what the limit leaves
+    first = _triples_of(view, sorted(keys, key=lambda k: known.get(k, 0)), limit)
     out.triples = len(first)
     rel.read(first, keys)
     reached: dict[str, float] = {}
     for t in first:
-        for end, far_key, far in ((t.subject_key, t.object_key, t.object),
-                                  (t.object_key, t.subject_key, t.subject)):  # fmt: skip
+        for end, far_key in ((t.subject_key, t.object_key), (t.object_key, t.subject_key)):
             if end not in spec:
                 continue
-            r = rel.of(t, end, far)
+            r = rel.of(t, end)
             credit(t, r * (0.5 + 0.5 * spec[end]))
             if far_key not in spec:  # a path on, however relevant the step itself
                 link = (0.5 + 0.5 * spec[end]) * (0.5 + 0.5 * r)
                 link *= math.sqrt(_specificity(known.get(far_key, 1), total))
                 reached[far_key] = max(reached.get(far_key, 0.0), link)
-    if hops >= 2 and reached and out.triples < limit:
+    if hops >= 2 and reached:
         mids = sorted(reached, key=lambda e: -reached[e])[:SECOND_HOP_ENTITIES]
-        second = graph.neighbourhood(scope, mids, hops=1, as_of=as_of, limit=limit - out.triples)
+        done = {t.id for t in first}
+        second = [t for t in _triples_of(view, mids, limit) if t.id not in done]
         out.triples += len(second)
         rel.read(second, mids)
         for t in second:
-            for end, far in ((t.subject_key, t.object), (t.object_key, t.subject)):
+            for end in (t.subject_key, t.object_key):
                 via = reached.get(end)
                 if via is not None:
-                    credit(t, SECOND_HOP_FACTOR * via * rel.of(t, end, far))
+                    credit(t, SECOND_HOP_FACTOR * via * rel.of(t, end))
     best = [m for m in sorted(scores, key=lambda m: -scores[m]) if scores[m] >= MIN_LINK]
     out.scores = {m: round(scores[m], 6) for m in best[:MAX_LINKED]}
     return out

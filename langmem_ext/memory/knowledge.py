@@ -18,13 +18,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.config import KnowledgeSettings
 from langmem_ext.memory import triple_extract
 from langmem_ext.memory.graph_vectors import Embed, GraphVectors, triple_sentence
 from langmem_ext.memory.triple_extract import TripleDraft, extract_triples, normalise_entity
+from langmem_ext.text import query_tokens
 from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRepository, TripleRow
 
 if TYPE_CHECKING:
@@ -91,9 +92,48 @@ class Triple:
 
 
 def _triple(row: TripleRow) -> Triple:
-    support = tuple(s[0] for s in row.support)
-    return Triple(id=row.id, scope=row.scope, **asdict(row.triple), support=support,
-                  valid_to=row.valid_to)  # fmt: skip
+    t = row.triple
+    return Triple(
+        row.id, row.scope, t.subject, t.predicate, t.object, t.subject_key, t.object_key,
+        t.negated, t.frequency, t.condition, tuple(s[0] for s in row.support), row.valid_to,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """The current triples of one scope, held in memory for the search's graph stage.
+
+    Built on the background writer after each extraction (:meth:`KnowledgeGraph.view`),
+    so a search reads dictionaries, never the ledger. A memory deleted or superseded
+    since the last build may still appear as support: the search keeps only live,
+    current memories.
+
+    Attributes:
+        degrees: Entity key -> number of current triples it is part of.
+        by_key: Entity key -> its current triples.
+        words: Triple id -> the search tokens of ``predicate object`` and of
+            ``predicate subject`` (what the triple says beyond either end).
+    """
+
+    degrees: dict[str, int]
+    by_key: dict[str, list[Triple]]
+    words: dict[str, tuple[frozenset[str], frozenset[str]]]
+
+    @classmethod
+    def of(cls, triples: Sequence[Triple]) -> GraphView:
+        """The view of ``triples``."""
+        by_key: dict[str, list[Triple]] = {}
+        words: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        for t in triples:
+            by_key.setdefault(t.subject_key, []).append(t)
+            if t.object_key != t.subject_key:
+                by_key.setdefault(t.object_key, []).append(t)
+            relation = t.predicate.replace("_", " ")
+            words[t.id] = (
+                frozenset(query_tokens(f"{relation} {t.object}")),
+                frozenset(query_tokens(f"{relation} {t.subject}")),
+            )
+        return cls({k: len(v) for k, v in by_key.items()}, by_key, words)
 
 
 def _new_triple(draft: TripleDraft, user_names: Sequence[str]) -> NewTriple | None:
@@ -161,6 +201,7 @@ class KnowledgeGraph:
         self._looked: set[str] = set()
         self._changes: dict[str, int] = {}
         self._degrees: dict[str, tuple[tuple[str, int], dict[str, int]]] = {}
+        self._views: dict[str, GraphView] = {}
 
     @property
     def _repo(self) -> TripleRepository:
@@ -333,6 +374,20 @@ class KnowledgeGraph:
         self.prune(scope)
         self.catch_up(scope)
         self.embed_pending(scope)
+        self.refresh_view(scope)
+
+    def view(self, scope: str) -> GraphView | None:
+        """The scope's current triples in memory (``None`` until the background writer
+        has built it: the first look schedules that)."""
+        self.ensure(scope)
+        return self._views.get(scope)
+
+    def refresh_view(self, scope: str) -> GraphView:
+        """Build the scope's :class:`GraphView` from the ledger (background writer)."""
+        view = GraphView.of([_triple(r) for r in self._repo.current(scope)])
+        with self._lock:
+            self._views[scope] = view
+        return view
 
     def embed_pending(self, scope: str) -> int:
         """Embed the triples and entity names of ``scope`` not embedded yet (in
@@ -374,9 +429,10 @@ class KnowledgeGraph:
         for n, s in enumerate(scopes, 1):
             done += self.catch_up(s)
             self.embed_pending(s)
+            self.refresh_view(s)
             if progress is not None:
                 progress(n, len(scopes))
         return done
 
 
-__all__ = ["DETERMINISTIC", "KnowledgeGraph", "Triple"]
+__all__ = ["DETERMINISTIC", "GraphView", "KnowledgeGraph", "Triple"]

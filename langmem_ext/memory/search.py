@@ -277,7 +277,7 @@ class SearchEngine:
             keyword = None if keywords is None else keywords[0]
         else:
             vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
-        if rs.graph_stage and self.knowledge is not None:
+        if rs.graph_stage and self.knowledge is not None and valid.as_of is None:
             vector = self._graph_stage(q, scope, category, valid, qvecs, vector, keyword)
         ranked = rank(
             vector,
@@ -547,7 +547,7 @@ class SearchEngine:
         try:
             links = graph_links(
                 self.knowledge, scope, q, query_vector=qvecs[0] if qvecs else None,
-                hops=rs.graph_hops, as_of=valid.as_of, limit=rs.graph_max_triples,
+                hops=rs.graph_hops, limit=rs.graph_max_triples,
             )  # fmt: skip
         except Exception as e:  # the graph is an extra: it must never break search
             self._warn_once(f"graph:{type(e).__name__}", "graph stage failed: %s", e)

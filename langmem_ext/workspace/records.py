@@ -875,6 +875,10 @@ class TripleRepository(Protocol):
         Returns how many triples went."""
         ...
 
+    def current(self, scope: str) -> list[TripleRow]:
+        """Every triple of ``scope`` with a current supporting entry, with those entries."""
+        ...
+
     def of_scope(self, scope: str) -> list[tuple[str, NewTriple]]:
         """Every stored triple of ``scope`` (live or not) with its id."""
         ...

@@ -166,6 +166,16 @@ class SqliteTriples(SqliteRepo):
             cur = self._run(f"DELETE FROM triples{where}", params)
         return int(cur.rowcount or 0)
 
+    def current(self, scope: str) -> list[TripleRow]:
+        """Every triple of ``scope`` with a current supporting entry, with those entries."""
+        cond = " AND e.valid_to IS NULL"
+        rows = self._all(
+            f"SELECT DISTINCT s.triple_id FROM triple_support s JOIN entries e ON {_ALIVE} "
+            f"WHERE s.scope = ?{cond}",
+            (scope,),
+        )
+        return self._rows([str(r[0]) for r in rows], cond, ())
+
     def of_scope(self, scope: str) -> list[tuple[str, NewTriple]]:
         """Every stored triple of ``scope`` (live or not) with its id."""
         rows = self._all(
