@@ -55,7 +55,7 @@ MAX_LINKED = 30
 MIN_LINK = 0.1
 """Weaker links are dropped: a hub entity's triples that hold nothing else of the
 question would otherwise lift memories at random."""
-SECOND_HOP_ENTITIES = 8
+SECOND_HOP_ENTITIES = 4
 """Entities reached in one hop that the stage walks on from (best first)."""
 SECOND_HOP_FACTOR = 0.7
 """A two-hop triple's share of the link that reached its entity."""
@@ -186,7 +186,7 @@ def graph_links(
         query: The question.
         query_vector: The question's embedding (``None``: word overlap only).
         hops: 1 or 2.
-        limit: Triples read at most per hop.
+        limit: Triples read at most in the first hop (half of it in the second).
     """
     view = graph.view(scope)
     if view is None or not view.degrees:
@@ -229,7 +229,7 @@ def graph_links(
     if hops >= 2 and reached:
         mids = sorted(reached, key=lambda e: -reached[e])[:SECOND_HOP_ENTITIES]
         done = {t.id for t in first}
-        second = [t for t in _triples_of(view, mids, limit) if t.id not in done]
+        second = [t for t in _triples_of(view, mids, limit // 2) if t.id not in done]
         out.triples += len(second)
         rel.read(second, mids)
         for t in second:

@@ -95,8 +95,8 @@ class GraphVectors:
             How many texts were embedded.
         """
         sc = self._scope(scope)
-        new_t = [(i, t) for i, t in dict(triples).items() if i not in sc.triples.row]
-        new_e = [(k, n) for k, n in dict(entities).items() if k not in sc.entities.row]
+        new_t = [(i, t) for i, t in triples if i not in sc.triples.row]
+        new_e = [(k, n) for k, n in entities if k not in sc.entities.row]
         for table, items in ((sc.triples, new_t), (sc.entities, new_e)):
             for start in range(0, len(items), BATCH):
                 batch = items[start : start + BATCH]

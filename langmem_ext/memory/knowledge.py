@@ -120,19 +120,23 @@ class GraphView:
     words: dict[str, tuple[frozenset[str], frozenset[str]]]
 
     @classmethod
-    def of(cls, triples: Sequence[Triple]) -> GraphView:
-        """The view of ``triples``."""
+    def of(cls, triples: Sequence[Triple], previous: GraphView | None = None) -> GraphView:
+        """The view of ``triples`` (the word sets of ``previous`` are reused)."""
         by_key: dict[str, list[Triple]] = {}
         words: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        known = previous.words if previous is not None else {}
         for t in triples:
             by_key.setdefault(t.subject_key, []).append(t)
             if t.object_key != t.subject_key:
                 by_key.setdefault(t.object_key, []).append(t)
-            relation = t.predicate.replace("_", " ")
-            words[t.id] = (
-                frozenset(query_tokens(f"{relation} {t.object}")),
-                frozenset(query_tokens(f"{relation} {t.subject}")),
-            )
+            got = known.get(t.id)
+            if got is None:
+                relation = t.predicate.replace("_", " ")
+                got = (
+                    frozenset(query_tokens(f"{relation} {t.object}")),
+                    frozenset(query_tokens(f"{relation} {t.subject}")),
+                )
+            words[t.id] = got
         return cls({k: len(v) for k, v in by_key.items()}, by_key, words)
 
 
@@ -373,8 +377,7 @@ class KnowledgeGraph:
             self._queued.discard(scope)
         self.prune(scope)
         self.catch_up(scope)
-        self.embed_pending(scope)
-        self.refresh_view(scope)
+        self.embed_pending(scope, self.refresh_view(scope))
 
     def view(self, scope: str) -> GraphView | None:
         """The scope's current triples in memory (``None`` until the background writer
@@ -384,28 +387,33 @@ class KnowledgeGraph:
 
     def refresh_view(self, scope: str) -> GraphView:
         """Build the scope's :class:`GraphView` from the ledger (background writer)."""
-        view = GraphView.of([_triple(r) for r in self._repo.current(scope)])
+        view = GraphView.of([_triple(r) for r in self._repo.current(scope)], self._views.get(scope))
         with self._lock:
             self._views[scope] = view
         return view
 
-    def embed_pending(self, scope: str) -> int:
-        """Embed the triples and entity names of ``scope`` not embedded yet (in
-        :attr:`vectors`); the scheduled job runs it after each extraction.
+    def embed_pending(self, scope: str, view: GraphView) -> int:
+        """Embed the current triples and entity names of ``scope`` not embedded yet
+        (in :attr:`vectors`); the scheduled job runs it after each extraction.
+
+        Args:
+            scope: Whose graph.
+            view: The scope's current triples (:meth:`refresh_view`).
 
         Returns:
             How many texts were embedded (0 without an embedder).
         """
         if self.vectors is None:
             return 0
-        triples: list[tuple[str, str]] = []
+        triples: dict[str, str] = {}
         names: dict[str, str] = {}
-        for tid, t in self._repo.of_scope(scope):
-            triples.append((tid, triple_sentence(t.subject, t.predicate, t.object, t.negated)))
-            names.setdefault(t.subject_key, t.subject)
-            names.setdefault(t.object_key, t.object)
+        for key, found in view.by_key.items():
+            for t in found:
+                if t.id not in triples:
+                    triples[t.id] = triple_sentence(t.subject, t.predicate, t.object, t.negated)
+                names.setdefault(key, t.subject if key == t.subject_key else t.object)
         try:
-            return self.vectors.refresh(scope, triples, names.items())
+            return self.vectors.refresh(scope, triples.items(), names.items())
         except Exception:  # the embedder down: the graph stage uses word overlap
             logger.warning("embedding the knowledge graph of %s failed", scope, exc_info=True)
             return 0
@@ -428,8 +436,7 @@ class KnowledgeGraph:
         done = 0
         for n, s in enumerate(scopes, 1):
             done += self.catch_up(s)
-            self.embed_pending(s)
-            self.refresh_view(s)
+            self.embed_pending(s, self.refresh_view(s))
             if progress is not None:
                 progress(n, len(scopes))
         return done

@@ -879,10 +879,6 @@ class TripleRepository(Protocol):
         """Every triple of ``scope`` with a current supporting entry, with those entries."""
         ...
 
-    def of_scope(self, scope: str) -> list[tuple[str, NewTriple]]:
-        """Every stored triple of ``scope`` (live or not) with its id."""
-        ...
-
     def count(self, scope: str | None = None) -> int:
         """Stored triples (live or not) of ``scope`` (all when ``None``)."""
         ...

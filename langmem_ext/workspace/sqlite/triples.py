@@ -176,16 +176,6 @@ class SqliteTriples(SqliteRepo):
         )
         return self._rows([str(r[0]) for r in rows], cond, ())
 
-    def of_scope(self, scope: str) -> list[tuple[str, NewTriple]]:
-        """Every stored triple of ``scope`` (live or not) with its id."""
-        rows = self._all(
-            f"SELECT {_TRIPLE_COLS} FROM triples t WHERE t.scope = ? ORDER BY t.rowid", (scope,)
-        )
-        return [
-            (str(h[0]), NewTriple(h[2], h[3], h[4], h[8], h[5], h[6], bool(h[7]), h[9]))
-            for h in rows
-        ]
-
     def count(self, scope: str | None = None) -> int:
         """Stored triples of ``scope`` (all when ``None``)."""
         where, params = (" WHERE scope = ?", (scope,)) if scope is not None else ("", ())
