@@ -216,3 +216,21 @@ def test_a_version_4_workspace_is_migrated_and_caught_up(tmp_path: Path) -> None
             assert schema_version(conn) == LEDGER_VERSION == 5
         [t] = mem.triples("alice")  # the first look catches the scope up
         assert t.support == (eid,)
+
+
+def test_the_graph_extractor_model_extracts_triples_of_new_memories(fake_memory: Memory) -> None:
+    from langchain_core.messages import AIMessage
+
+    from langmem_ext.graph import build_memory_graph
+    from langmem_ext.scripted import ScriptedChatModel, tool_call
+
+    plan = [{"index": 0, "triples": [{"subject": "Dana", "predicate": "mentors", "object": "Eli"}]}]
+    model = ScriptedChatModel(
+        policy=lambda _m: AIMessage("", tool_calls=[tool_call("TriplePlan", items=plan)])
+    )
+    answer = ScriptedChatModel(policy=lambda _m: AIMessage("ok"))
+    build_memory_graph(answer, fake_memory, extractor=model)
+    assert fake_memory.knowledge.model is model
+    fake_memory.add("Dana has been guiding Eli through his first year")  # no pattern for it
+    fake_memory.background.wait()
+    assert [t.text for t in fake_memory.triples("Dana")] == ["Dana — mentors → Eli"]

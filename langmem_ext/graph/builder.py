@@ -177,7 +177,8 @@ def build_memory_graph(
             it finds is written or queued for confirmation. In
             ``short_term.mode="hybrid_window"`` it also writes the per-message
             summaries of the window (:mod:`langmem_ext.graph.window`; without it
-            they are extractive).
+            they are extractive). The same model extracts the knowledge graph's
+            triples of new memories (``memory.knowledge.model``, when unset).
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
@@ -207,6 +208,8 @@ def build_memory_graph(
 
     g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
     extract_model = chat if extractor is True else resolve_extractor(extractor)
+    if extract_model is not None and memory.knowledge.model is None:
+        memory.knowledge.model = extract_model  # the memories' triples, with the same model
     boost = create_boost_node(
         memory,
         default_scope=scope,
