@@ -203,42 +203,22 @@ class KnowledgeGraph:
         """Chat model used by :meth:`catch_up` (``None``: the deterministic extractor)."""
         self._queued: set[str] = set()
         self._looked: set[str] = set()
-        self._changes: dict[str, int] = {}
-        self._degrees: dict[str, tuple[tuple[str, int], dict[str, int]]] = {}
         self._views: dict[str, GraphView] = {}
 
     @property
     def _repo(self) -> TripleRepository:
         return self.workspace.ledger.triples
 
-    def _changed(self, scope: str | None) -> None:
-        with self._lock:
-            if scope is None:
-                self._degrees.clear()
-                self._changes = {s: n + 1 for s, n in self._changes.items()}
-            else:
-                self._changes[scope] = self._changes.get(scope, 0) + 1
-
-    def _stamp(self, scope: str) -> tuple[str, int]:
-        generation = self.workspace.keyword.get_meta("generation") or "0"
-        return generation, self._changes.get(scope, 0)
-
     # -- reads -------------------------------------------------------------
 
     def entities(self, scope: str) -> Mapping[str, int]:
         """Live entity keys of ``scope`` -> their degree (number of current triples).
 
-        Cached per scope until the scope's triples or the workspace's memories change.
+        From the scope's :class:`GraphView` once the background writer has built it,
+        else from the ledger.
         """
-        self.ensure(scope)
-        stamp = self._stamp(scope)
-        cached = self._degrees.get(scope)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        degrees = self._repo.degrees(scope)
-        with self._lock:
-            self._degrees[scope] = (stamp, degrees)
-        return degrees
+        view = self.view(scope)
+        return view.degrees if view is not None else self._repo.degrees(scope)
 
     def neighbourhood(
         self,
@@ -345,13 +325,11 @@ class KnowledgeGraph:
             with ws.ledger.transaction():
                 self._repo.record(scope, extracted, extractor=extractor, at=time.time())
             done += len(extracted)
-            self._changed(scope)
         return done
 
     def prune(self, scope: str | None = None) -> int:
         """Delete support of deleted memories and triples left with none."""
         gone = self._repo.prune(scope)
-        self._changed(scope)
         return gone
 
     def schedule(self, scope: str) -> None:
@@ -432,7 +410,6 @@ class KnowledgeGraph:
         """
         scopes = [scope] if scope is not None else self.workspace.ledger.entries.scopes()
         self._repo.clear(scope)
-        self._changed(scope)
         done = 0
         for n, s in enumerate(scopes, 1):
             done += self.catch_up(s)
