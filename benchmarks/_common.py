@@ -528,7 +528,8 @@ def _linked(
     if engine.knowledge is None or not engine.settings.retrieval.graph_stage:
         return vector
     valid = engine._validity(q.scope, None, False)
-    out = engine._graph_stage(text, q.scope, None, valid, qvecs, vector, keyword)
+    links = engine._links(text, q.scope, qvecs[0] if qvecs else None)
+    out = engine._graph_stage(q.scope, None, valid, qvecs, vector, keyword, links)
     return vector if out is None else out
 
 

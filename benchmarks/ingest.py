@@ -381,13 +381,6 @@ def run_size(
         "part_rank_no_stages": ALL_OFF,
     }
     fetch = SearchEngine(ws, memo, settings)  # candidates without re-embedding the query
-    no_graph = SearchEngine(  # Memory.search's engine without the graph stage
-        ws,
-        memory.embeddings,
-        settings.model_copy(
-            update={"retrieval": settings.retrieval.model_copy(update={"graph_stage": False})}
-        ),
-    )
     now = time.time()
     for q in queries:
         with clock("embed_query"):
@@ -403,8 +396,10 @@ def run_size(
             )
         with clock("memory_search_hybrid"):
             memory.search(q, scope=SCOPE, k=K)
-        with clock("memory_search_hybrid_no_graph"):
-            no_graph.search(q, scope=SCOPE, k=K)
+        knowledge, memory.engine.knowledge = memory.engine.knowledge, None
+        with clock("memory_search_hybrid_no_graph"):  # the same call without the graph stage
+            memory.search(q, scope=SCOPE, k=K)
+        memory.engine.knowledge = knowledge
         with clock("memory_search_fts"):
             memory.search(q, scope=SCOPE, k=K, mode="fts")
         with clock("memory_search_vector"):

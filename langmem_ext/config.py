@@ -96,7 +96,7 @@ class RetrievalSettings(BaseModel):
     on the whole table of LoCoMo, MemDaily and XQuAD (BENCHMARKS.md, section 18)."""
     graph_hops: int = Field(default=2, ge=1, le=2)
     """How far from the question's entities the graph stage walks."""
-    graph_max_triples: int = Field(default=400, ge=1)
+    graph_max_triples: int = Field(default=150, ge=1)
     """Triples the graph stage reads at most per hop (those of the rarest entities
     first)."""
     fusion: Literal["weighted", "rrf"] = "weighted"

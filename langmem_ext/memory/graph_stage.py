@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from langmem_ext.memory.graph_vectors import GraphVectors
     from langmem_ext.memory.knowledge import GraphView, KnowledgeGraph, Triple
 
-MAX_LINKED = 30
+MAX_LINKED = 15
 """Memories the stage links at most per search (best graph score first)."""
 MIN_LINK = 0.1
 """Weaker links are dropped: a hub entity's triples that hold nothing else of the

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.errors import EmptyTextError, InvalidInputError
-from langmem_ext.memory.graph_stage import graph_links
+from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
@@ -242,6 +242,12 @@ class SearchEngine:
         keywords: list[list[Candidate]] | None = None
         ahead: list[Future[list[Candidate]]] = []
         qvecs: list[Any] = []
+        graph_on = rs.graph_stage and self.knowledge is not None and valid.as_of is None
+        linking: list[Future[GraphLinks]] = []
+
+        def links_ahead(vecs: list[Any]) -> None:  # the graph stage, beside the vector side
+            if graph_on:
+                linking.append(_keyword_pool().submit(self._links, q, scope, vecs[0]))
 
         def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
             if mode == "hybrid":
@@ -250,7 +256,9 @@ class SearchEngine:
         use_fts = mode in ("fts", "hybrid")
         if mode in ("vector", "hybrid"):
             try:  # each text's BM25 starts next to its own embedding, not all at once
-                vectors = self._vectors(qs, scope, pool, before_each=bm25_ahead, qvecs=qvecs)
+                vectors = self._vectors(
+                    qs, scope, pool, before_each=bm25_ahead, qvecs=qvecs, embedded=links_ahead
+                )
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
@@ -277,8 +285,9 @@ class SearchEngine:
             keyword = None if keywords is None else keywords[0]
         else:
             vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
-        if rs.graph_stage and self.knowledge is not None and valid.as_of is None:
-            vector = self._graph_stage(q, scope, category, valid, qvecs, vector, keyword)
+        if graph_on:
+            links = linking[0].result() if linking else self._links(q, scope, None)
+            vector = self._graph_stage(scope, category, valid, qvecs, vector, keyword, links)
         ranked = rank(
             vector,
             keyword,
@@ -334,13 +343,15 @@ class SearchEngine:
         pool: int,
         before_each: Callable[[str], None] | None = None,
         qvecs: list[Any] | None = None,
+        embedded: Callable[[list[Any]], None] | None = None,
     ) -> list[list[Candidate]]:
         """The vector engine's candidates for each text, best first.
 
         The texts are embedded one after another (``before_each(text)`` runs just
         before each, to start its BM25 query); then one nearest-neighbour pass, one
         document fetch and one computation of contextual vectors serve them all.
-        The query vectors are appended to ``qvecs`` when given.
+        The query vectors are appended to ``qvecs`` when given, and passed to
+        ``embedded`` before the nearest-neighbour pass.
         """
         ws = self.workspace
         if qvecs is None:
@@ -349,6 +360,8 @@ class SearchEngine:
             if before_each is not None:
                 before_each(t)
             qvecs.append(self.embeddings.embed_query(t))
+        if embedded is not None:
+            embedded(qvecs)
         # Exact, from the vectors held in memory when the scope allows; else Chroma.
         search = ws.vector_search
         model = search.model_name
@@ -526,32 +539,36 @@ class SearchEngine:
             c.bm25_rank = i
         return lists
 
+    def _links(self, q: str, scope: str, qvec: Any) -> GraphLinks:
+        """The graph stage's links for ``q`` (:func:`~langmem_ext.memory.graph_stage.graph_links`);
+        none when the graph fails (logged once): it must never break search."""
+        rs = self.settings.retrieval
+        assert self.knowledge is not None
+        try:
+            return graph_links(
+                self.knowledge, scope, q, query_vector=qvec, hops=rs.graph_hops,
+                limit=rs.graph_max_triples,
+            )  # fmt: skip
+        except Exception as e:
+            self._warn_once(f"graph:{type(e).__name__}", "graph stage failed: %s", e)
+            return GraphLinks()
+
     def _graph_stage(
         self,
-        q: str,
         scope: str,
         category: str | None,
         valid: Validity,
         qvecs: list[Any],
         vector: list[Candidate] | None,
         keyword: list[Candidate] | None,
+        links: GraphLinks,
     ) -> list[Candidate] | None:
-        """Link candidates to the question's entities (:mod:`~langmem_ext.memory.graph_stage`).
+        """Apply the graph's ``links`` (:mod:`~langmem_ext.memory.graph_stage`).
 
         Candidates the graph links get ``graph_score``; linked memories neither
         engine returned join the vector candidates with their own cosine to the query
         (``debug["graph_link"]``), when the vector side ran. Returns the vector list.
         """
-        rs = self.settings.retrieval
-        assert self.knowledge is not None
-        try:
-            links = graph_links(
-                self.knowledge, scope, q, query_vector=qvecs[0] if qvecs else None,
-                hops=rs.graph_hops, limit=rs.graph_max_triples,
-            )  # fmt: skip
-        except Exception as e:  # the graph is an extra: it must never break search
-            self._warn_once(f"graph:{type(e).__name__}", "graph stage failed: %s", e)
-            return vector
         if not links.scores:
             return vector
         seen: set[str] = set()
