@@ -36,6 +36,8 @@ EXTRACT_CASES: list[tuple[str, list[TripleDraft]]] = [
     ("Tom owns a bakery.", [T("Tom", "has", "bakery")]),
     # English: generic verbs in any tense
     ("I went to the beach with my kids last week.", [T(USER, "go_to", "beach")]),
+    ("I went camping with my kids last weekend.", [T(USER, "go", "camping")]),
+    ("We go hiking every Sunday.", [T(USER, "go", "hiking", frequency="every sunday")]),
     ("Jon started a dance studio.", [T("Jon", "start", "dance studio")]),
     ("I signed up for a pottery class yesterday.", [T(USER, "sign_up_for", "pottery class")]),
     ("We visited Rome. I visited the Colosseum.",

@@ -116,6 +116,7 @@ have |  | has | had/had/having
 own |  | has |
 got |  | has | got/got/got
 go | to | go_to | went/gone/going
+go |  | go | went/gone/going
 visit |  |  |
 join |  |  |
 start |  |  |
