@@ -200,16 +200,17 @@ def graph_links(
     keys = _question_entities(graph, scope, query, known, unit)
     if not keys:
         return GraphLinks()
-    total = max(sum(known.values()) // 2, 1)
+    total = max(view.triples, 1)
     spec = {k: _specificity(known.get(k, 1), total) for k in keys}
     rel = _Relevance(query, keys, unit, graph.vectors, scope, view)
     out = GraphLinks(entities=list(keys))
     scores: dict[str, float] = {}
 
     def credit(t: Triple, s: float) -> None:
-        for mid in t.support:
-            if s > scores.get(mid, 0.0):
-                scores[mid] = s
+        if s >= MIN_LINK:  # weaker links are dropped anyway
+            for mid in t.support:
+                if s > scores.get(mid, 0.0):
+                    scores[mid] = s
 
     # the rarest entities' triples first: a hub entity fills what the limit leaves
     first = _triples_of(view, sorted(keys, key=lambda k: known.get(k, 0)), limit)
@@ -224,8 +225,10 @@ def graph_links(
             credit(t, r * (0.5 + 0.5 * spec[end]))
             if far_key not in spec:  # a path on, however relevant the step itself
                 link = (0.5 + 0.5 * spec[end]) * (0.5 + 0.5 * r)
-                link *= math.sqrt(_specificity(known.get(far_key, 1), total))
-                reached[far_key] = max(reached.get(far_key, 0.0), link)
+                if link > reached.get(far_key, 0.0):
+                    reached[far_key] = link
+    for far_key in reached:  # times the square root of the middle entity's specificity
+        reached[far_key] *= math.sqrt(_specificity(known.get(far_key, 1), total))
     if hops >= 2 and reached:
         mids = sorted(reached, key=lambda e: -reached[e])[:SECOND_HOP_ENTITIES]
         done = {t.id for t in first}

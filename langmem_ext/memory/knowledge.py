@@ -113,11 +113,13 @@ class GraphView:
         by_key: Entity key -> its current triples.
         words: Triple id -> the search tokens of ``predicate object`` and of
             ``predicate subject`` (what the triple says beyond either end).
+        triples: How many current triples the view holds.
     """
 
     degrees: dict[str, int]
     by_key: dict[str, list[Triple]]
     words: dict[str, tuple[frozenset[str], frozenset[str]]]
+    triples: int = 0
 
     @classmethod
     def of(cls, triples: Sequence[Triple], previous: GraphView | None = None) -> GraphView:
@@ -137,7 +139,7 @@ class GraphView:
                     frozenset(query_tokens(f"{relation} {t.subject}")),
                 )
             words[t.id] = got
-        return cls({k: len(v) for k, v in by_key.items()}, by_key, words)
+        return cls({k: len(v) for k, v in by_key.items()}, by_key, words, len(words))
 
 
 def _new_triple(draft: TripleDraft, user_names: Sequence[str]) -> NewTriple | None:
