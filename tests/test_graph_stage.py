@@ -121,3 +121,25 @@ def test_a_deleted_memory_is_no_longer_linked(fake_memory: Memory) -> None:
     hits = fake_memory.search("What did Alice join?", k=5)
     assert ids[0] not in {h.id for h in hits}
     assert [h.id for h in hits if "graph" in h.debug] == [ids[1]]
+
+
+def test_the_view_grows_with_new_memories_and_is_read_again_after_a_delete(
+    fake_memory: Memory,
+) -> None:
+    first = fake_memory.add("Alice likes green tea")
+    fake_memory.background.wait()
+    view = fake_memory.knowledge.view("main")
+    assert view is not None and view.degrees == {"alice": 1, "green tea": 1}
+    second = fake_memory.add("Alice really likes green tea")  # the same triple, more support
+    fake_memory.add("Bob likes coffee")
+    fake_memory.background.wait()
+    grown = fake_memory.knowledge.view("main")
+    assert grown is not None and grown is not view
+    (tea,) = grown.by_key["green tea"]
+    assert set(tea.support) == {first, second}
+    assert grown.degrees["bob"] == 1
+    fake_memory.delete(first)
+    fake_memory.background.wait()
+    after = fake_memory.knowledge.view("main")
+    assert after is not None
+    assert [t.support for t in after.by_key["green tea"]] == [(second,)]

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.config import KnowledgeSettings
@@ -26,7 +26,13 @@ from langmem_ext.memory import triple_extract
 from langmem_ext.memory.graph_vectors import Embed, GraphVectors, triple_sentence
 from langmem_ext.memory.triple_extract import TripleDraft, extract_triples, normalise_entity
 from langmem_ext.text import query_tokens
-from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRepository, TripleRow
+from langmem_ext.workspace.records import (
+    ExtractedEntry,
+    NewTriple,
+    TripleRepository,
+    TripleRow,
+    triple_id,
+)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -99,6 +105,15 @@ def _triple(row: TripleRow) -> Triple:
     )  # fmt: skip
 
 
+def _words_of(t: Triple) -> tuple[frozenset[str], frozenset[str]]:
+    """The search tokens of ``predicate object`` and of ``predicate subject``."""
+    relation = t.predicate.replace("_", " ")
+    return (
+        frozenset(query_tokens(f"{relation} {t.object}")),
+        frozenset(query_tokens(f"{relation} {t.subject}")),
+    )
+
+
 @dataclass(frozen=True)
 class GraphView:
     """The current triples of one scope, held in memory for the search's graph stage.
@@ -132,14 +147,58 @@ class GraphView:
             if t.object_key != t.subject_key:
                 by_key.setdefault(t.object_key, []).append(t)
             got = known.get(t.id)
-            if got is None:
-                relation = t.predicate.replace("_", " ")
-                got = (
-                    frozenset(query_tokens(f"{relation} {t.object}")),
-                    frozenset(query_tokens(f"{relation} {t.subject}")),
-                )
-            words[t.id] = got
+            words[t.id] = got if got is not None else _words_of(t)
         return cls({k: len(v) for k, v in by_key.items()}, by_key, words, len(words))
+
+    def all_triples(self) -> list[Triple]:
+        """Every triple of the view, once."""
+        seen: dict[str, Triple] = {}
+        for found in self.by_key.values():
+            for t in found:
+                seen.setdefault(t.id, t)
+        return list(seen.values())
+
+    def grown(
+        self, scope: str, extracted: Sequence[ExtractedEntry]
+    ) -> tuple[GraphView, list[Triple]]:
+        """This view with the triples of newly extracted memories (a new view; this one
+        is unchanged, searches may be reading it), and the triples that changed.
+
+        A memory extracted again after an edit keeps its old support here until the
+        next full read (:meth:`KnowledgeGraph.refresh_view`); search keeps only live
+        memories anyway.
+        """
+        by_key = dict(self.by_key)
+        words = dict(self.words)
+        current = self._named(extracted, scope)
+        changed: dict[str, Triple] = {}
+        for e in extracted:
+            for nt in e.triples:
+                tid = triple_id(scope, nt)
+                old = changed.get(tid) or current.get(tid)
+                if old is None:
+                    t = Triple(tid, scope, nt.subject, nt.predicate, nt.object, nt.subject_key,
+                               nt.object_key, nt.negated, nt.frequency, nt.condition,
+                               (e.entry_id,), None)  # fmt: skip
+                elif e.entry_id in old.support:
+                    continue
+                else:
+                    t = replace(old, support=(*old.support, e.entry_id))
+                changed[tid] = t
+        for tid, t in changed.items():
+            for key in dict.fromkeys((t.subject_key, t.object_key)):
+                kept = [x for x in by_key.get(key, ()) if x.id != tid]
+                by_key[key] = [*kept, t]
+            if tid not in words:
+                words[tid] = _words_of(t)
+        view = GraphView({k: len(v) for k, v in by_key.items()}, by_key, words, len(words))
+        return view, list(changed.values())
+
+    def _named(self, extracted: Sequence[ExtractedEntry], scope: str) -> dict[str, Triple]:
+        """The view's triples that ``extracted`` names, by id."""
+        ids = {triple_id(scope, nt) for e in extracted for nt in e.triples}
+        keys = {nt.subject_key for e in extracted for nt in e.triples}
+        return {t.id: t for key in keys for t in self.by_key.get(key, ()) if t.id in ids}
 
 
 def _new_triple(draft: TripleDraft, user_names: Sequence[str]) -> NewTriple | None:
@@ -204,6 +263,8 @@ class KnowledgeGraph:
         self.model = model
         """Chat model used by :meth:`catch_up` (``None``: the deterministic extractor)."""
         self._queued: set[str] = set()
+        self._full: set[str] = set()
+        self._added: dict[str, list[str]] = {}
         self._looked: set[str] = set()
         self._views: dict[str, GraphView] = {}
 
@@ -293,16 +354,31 @@ class KnowledgeGraph:
                     return "model", [list(f) for f in found]
         return DETERMINISTIC, [extract_triples(t, user_names=user_names) for t in texts]
 
-    def catch_up(self, scope: str) -> int:
-        """Extract every live memory of ``scope`` not yet extracted from its text.
+    def catch_up(
+        self,
+        scope: str,
+        ids: Sequence[str] | None = None,
+        *,
+        found: list[ExtractedEntry] | None = None,
+    ) -> int:
+        """Extract every live memory of ``scope`` (of ``ids`` only, when given) not yet
+        extracted from its text.
 
         Superseded versions are extracted too (their triples are closed). Each batch of
         ``settings.knowledge.batch_size`` memories is one ledger transaction.
 
+        Args:
+            scope: Whose memories.
+            ids: Only these memories (a write's own): the scan of the scope is skipped.
+            found: What was extracted is appended here.
+
         Returns:
             How many memories were extracted.
         """
-        todo = self._repo.unextracted(scope, 1_000_000)
+        if ids is not None:
+            todo = self._repo.unextracted_of(scope, ids)
+        else:
+            todo = self._repo.unextracted(scope, 1_000_000)
         if not todo:
             return 0
         names = self.user_names(scope)
@@ -327,6 +403,8 @@ class KnowledgeGraph:
             with ws.ledger.transaction():
                 self._repo.record(scope, extracted, extractor=extractor, at=time.time())
             done += len(extracted)
+            if found is not None:
+                found += extracted
         return done
 
     def prune(self, scope: str | None = None) -> int:
@@ -334,12 +412,23 @@ class KnowledgeGraph:
         gone = self._repo.prune(scope)
         return gone
 
-    def schedule(self, scope: str) -> None:
-        """Queue one coalesced :meth:`prune` + :meth:`catch_up` of ``scope`` on the
-        memory's background writer (nothing when ``settings.knowledge.extract`` is off)."""
+    def schedule(self, scope: str, ids: Sequence[str] | None = None) -> None:
+        """Queue one coalesced update of ``scope``'s graph on the memory's background
+        writer (nothing when ``settings.knowledge.extract`` is off).
+
+        Args:
+            scope: Whose graph.
+            ids: The memories a write added: only they are extracted, and the view
+                grows by their triples. ``None`` (a delete, an update, a sync): the
+                whole scope is caught up and pruned and its view read again.
+        """
         if not self.settings.extract:
             return
         with self._lock:
+            if ids is None:
+                self._full.add(scope)
+            else:
+                self._added.setdefault(scope, []).extend(ids)
             if scope in self._queued:
                 return
             self._queued.add(scope)
@@ -355,9 +444,23 @@ class KnowledgeGraph:
     def _scheduled(self, scope: str) -> None:
         with self._lock:
             self._queued.discard(scope)
-        self.prune(scope)
-        self.catch_up(scope)
-        self.embed_pending(scope, self.refresh_view(scope))
+            full = scope in self._full
+            self._full.discard(scope)
+            added = self._added.pop(scope, [])
+        view = self._views.get(scope)
+        if full or view is None:
+            self.prune(scope)
+            self.catch_up(scope)
+            view = self.refresh_view(scope)
+            self.embed_pending(scope, view.all_triples())
+            return
+        found: list[ExtractedEntry] = []
+        self.catch_up(scope, added, found=found)
+        if found:
+            view, new = view.grown(scope, found)
+            with self._lock:
+                self._views[scope] = view
+            self.embed_pending(scope, new)
 
     def view(self, scope: str) -> GraphView | None:
         """The scope's current triples in memory (``None`` until the background writer
@@ -372,28 +475,24 @@ class KnowledgeGraph:
             self._views[scope] = view
         return view
 
-    def embed_pending(self, scope: str, view: GraphView) -> int:
-        """Embed the current triples and entity names of ``scope`` not embedded yet
-        (in :attr:`vectors`); the scheduled job runs it after each extraction.
-
-        Args:
-            scope: Whose graph.
-            view: The scope's current triples (:meth:`refresh_view`).
+    def embed_pending(self, scope: str, triples: Sequence[Triple]) -> int:
+        """Embed those of ``triples`` and of their entity names not embedded yet (in
+        :attr:`vectors`); the scheduled job runs it after each extraction.
 
         Returns:
             How many texts were embedded (0 without an embedder).
         """
         if self.vectors is None:
             return 0
-        triples: dict[str, str] = {}
+        sentences = {
+            t.id: triple_sentence(t.subject, t.predicate, t.object, t.negated) for t in triples
+        }
         names: dict[str, str] = {}
-        for key, found in view.by_key.items():
-            for t in found:
-                if t.id not in triples:
-                    triples[t.id] = triple_sentence(t.subject, t.predicate, t.object, t.negated)
-                names.setdefault(key, t.subject if key == t.subject_key else t.object)
+        for t in triples:
+            names.setdefault(t.subject_key, t.subject)
+            names.setdefault(t.object_key, t.object)
         try:
-            return self.vectors.refresh(scope, triples.items(), names.items())
+            return self.vectors.refresh(scope, sentences.items(), names.items())
         except Exception:  # the embedder down: the graph stage uses word overlap
             logger.warning("embedding the knowledge graph of %s failed", scope, exc_info=True)
             return 0
@@ -415,7 +514,7 @@ class KnowledgeGraph:
         done = 0
         for n, s in enumerate(scopes, 1):
             done += self.catch_up(s)
-            self.embed_pending(s, self.refresh_view(s))
+            self.embed_pending(s, self.refresh_view(s).all_triples())
             if progress is not None:
                 progress(n, len(scopes))
         return done

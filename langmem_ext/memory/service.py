@@ -521,7 +521,7 @@ class Memory:
             entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
             ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()
-        self.knowledge.schedule(scope)
+        self.knowledge.schedule(scope, [entry.id])
         return entry
 
     def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
@@ -677,7 +677,7 @@ class Memory:
             ws.flush_vectors(progress=None if direct else progress)
         if direct and progress:
             progress(n, n)
-        self.knowledge.schedule(scope)
+        self.knowledge.schedule(scope, ids)
         return ids
 
     def _embed_new(self, texts: Sequence[str]) -> NDArray[np.float32] | None:

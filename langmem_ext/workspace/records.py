@@ -11,6 +11,7 @@ write commits on its own.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -796,6 +797,12 @@ class NewTriple:
     """A condition, when stated."""
 
 
+def triple_id(scope: str, t: NewTriple) -> str:
+    """A triple's id: a digest of what makes it unique, so a rebuild gives the same ids."""
+    key = "\x1f".join((scope, t.subject_key, t.predicate, t.object_key, str(int(t.negated))))
+    return "t-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class ExtractedEntry:
     """What the extractor found in one memory: the mark and the triples it supports."""
@@ -835,6 +842,10 @@ class TripleRepository(Protocol):
     def unextracted(self, scope: str, limit: int) -> list[tuple[str, str]]:
         """``(entry_id, text_hash)`` of live entries of ``scope`` (current or superseded)
         never extracted, or extracted from another text; oldest first."""
+        ...
+
+    def unextracted_of(self, scope: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The entries of ``ids`` that :meth:`unextracted` would return, oldest first."""
         ...
 
     def record(

@@ -13,11 +13,10 @@ count (support of deleted entries, triples left without support).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRow
+from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRow, triple_id
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite._sql import in_chunks
 
@@ -26,12 +25,6 @@ _TRIPLE_COLS = (
     "t.negated, t.frequency, t.condition, t.created_at"
 )
 _ALIVE = "e.id = s.entry_id AND e.scope = s.scope AND e.deleted_at IS NULL"
-
-
-def triple_id(scope: str, t: NewTriple) -> str:
-    """A triple's id: a digest of what makes it unique, so a rebuild gives the same ids."""
-    key = "\x1f".join((scope, t.subject_key, t.predicate, t.object_key, str(int(t.negated))))
-    return "t-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
 def _live_at(as_of: float | None, include_closed: bool) -> tuple[str, tuple[Any, ...]]:
@@ -57,6 +50,22 @@ class SqliteTriples(SqliteRepo):
             (scope, int(limit)),
         )
         return [(str(r[0]), str(r[1])) for r in rows]
+
+    def unextracted_of(self, scope: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The entries of ``ids`` that :meth:`unextracted` would return, oldest first."""
+        out: list[tuple[float, str, str]] = []
+        for chunk, marks in in_chunks(list(dict.fromkeys(ids))):
+            out += [
+                (float(r[2]), str(r[0]), str(r[1]))
+                for r in self._all(
+                    "SELECT e.id, e.text_hash, e.created_at FROM entries e "
+                    "LEFT JOIN triple_marks m ON m.entry_id = e.id "
+                    f"WHERE e.id IN ({marks}) AND e.scope = ? AND e.deleted_at IS NULL "
+                    "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash)",
+                    (*chunk, scope),
+                )
+            ]
+        return [(i, h) for _at, i, h in sorted(out)]
 
     def record(
         self, scope: str, extracted: Sequence[ExtractedEntry], *, extractor: str, at: float
