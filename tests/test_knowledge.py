@@ -230,6 +230,9 @@ def test_the_graph_extractor_model_extracts_triples_of_new_memories(fake_memory:
     )
     answer = ScriptedChatModel(policy=lambda _m: AIMessage("ok"))
     build_memory_graph(answer, fake_memory, extractor=model)
+    assert fake_memory.knowledge.model is None  # off by default: no model call per write
+    fake_memory.settings.knowledge.with_model = True
+    build_memory_graph(answer, fake_memory, extractor=model)
     assert fake_memory.knowledge.model is model
     fake_memory.add("Dana has been guiding Eli through his first year")  # no pattern for it
     fake_memory.background.wait()

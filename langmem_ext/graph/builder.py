@@ -177,8 +177,9 @@ def build_memory_graph(
             it finds is written or queued for confirmation. In
             ``short_term.mode="hybrid_window"`` it also writes the per-message
             summaries of the window (:mod:`langmem_ext.graph.window`; without it
-            they are extractive). The same model extracts the knowledge graph's
-            triples of new memories (``memory.knowledge.model``, when unset).
+            they are extractive). With ``knowledge.with_model`` the same model
+            extracts the knowledge graph's triples of new memories
+            (``memory.knowledge.model``, when unset).
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
@@ -208,7 +209,11 @@ def build_memory_graph(
 
     g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
     extract_model = chat if extractor is True else resolve_extractor(extractor)
-    if extract_model is not None and memory.knowledge.model is None:
+    if (
+        extract_model is not None
+        and settings.knowledge.with_model
+        and memory.knowledge.model is None
+    ):
         memory.knowledge.model = extract_model  # the memories' triples, with the same model
     boost = create_boost_node(
         memory,
