@@ -7,9 +7,10 @@ from pathlib import Path
 from langmem_ext import Memory, Settings
 
 
-def _mem(tmp_path: Path, *, on: bool = True) -> Memory:
-    s = Settings(workspace=tmp_path / ("on" if on else "off"))
+def _mem(tmp_path: Path, *, on: bool = True, graph: bool = False) -> Memory:
+    s = Settings(workspace=tmp_path / ("on" if on else "off") / ("graph" if graph else "plain"))
     s.retrieval.slot_stage = on
+    s.retrieval.graph_stage = graph  # the graph stage links the user's own facts too
     return Memory(settings=s)
 
 
@@ -38,6 +39,17 @@ def test_the_stage_can_be_switched_off(tmp_path: Path) -> None:
         mem.add(text)
     top = mem.search("where do I live?", k=3)
     assert top and top[0].text != MEMORIES[0] and all("slot" not in h.debug for h in top)
+    mem.close()
+
+
+def test_the_graph_stage_alone_also_finds_where_the_user_lives(tmp_path: Path) -> None:
+    mem = _mem(tmp_path, on=False, graph=True)
+    for text in MEMORIES:
+        mem.add(text)
+    mem.background.wait()  # the triples: (user, lives_in, 上海浦东)
+    top = mem.search("where do I live?", k=3)
+    assert top[0].text == MEMORIES[0] and top[0].debug.get("graph", 0.0) > 0
+    assert "slot" not in top[0].debug
     mem.close()
 
 
