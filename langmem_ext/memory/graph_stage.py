@@ -23,8 +23,9 @@ entities. Here:
    ``(½ + ½ × specificity) × (½ + ½ × relevance)`` of the first hop times the square
    root of the middle entity's specificity (a path counts, however relevant its
    first step);
-5. a memory's graph score is the best score of the triples it supports; those of
-   at least :data:`MIN_LINK`, at most :data:`MAX_LINKED`, join the candidates.
+5. a memory's graph score is the best score of the triples it supports (a triple
+   links its newest :data:`SUPPORT_LINKED` memories); those of at least
+   :data:`MIN_LINK`, at most :data:`MAX_LINKED`, join the candidates.
 
 The search engine gives linked memories that neither engine returned a vector
 score of their own (their cosine to the query) and the pipeline adds
@@ -34,6 +35,7 @@ reorders hits, it never keeps a hit that has no evidence of its own.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +54,10 @@ if TYPE_CHECKING:
 
 MAX_LINKED = 15
 """Memories the stage links at most per search (best graph score first)."""
+SUPPORT_LINKED = 3
+"""Supporting memories of one triple the stage links, newest first: a store of
+imported statements may hold hundreds stating one fact, and the newest are the
+answer (as in the slot stage); the rest stay reachable by ordinary search."""
 MIN_LINK = 0.1
 """Weaker links are dropped: a hub entity's triples that hold nothing else of the
 question would otherwise lift memories at random."""
@@ -208,7 +214,7 @@ def graph_links(
 
     def credit(t: Triple, s: float) -> None:
         if s >= MIN_LINK:  # weaker links are dropped anyway
-            for mid in t.support:
+            for mid in t.support[:SUPPORT_LINKED]:
                 if s > scores.get(mid, 0.0):
                     scores[mid] = s
 
@@ -240,8 +246,8 @@ def graph_links(
                 via = reached.get(end)
                 if via is not None:
                     credit(t, SECOND_HOP_FACTOR * via * rel.of(t, end))
-    best = [m for m in sorted(scores, key=lambda m: -scores[m]) if scores[m] >= MIN_LINK]
-    out.scores = {m: round(scores[m], 6) for m in best[:MAX_LINKED]}
+    best = heapq.nlargest(MAX_LINKED, scores.items(), key=lambda item: item[1])
+    out.scores = {m: round(s, 6) for m, s in best}
     return out
 
 

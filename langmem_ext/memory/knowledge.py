@@ -183,7 +183,7 @@ class GraphView:
                 elif e.entry_id in old.support:
                     continue
                 else:
-                    t = replace(old, support=(*old.support, e.entry_id))
+                    t = replace(old, support=(e.entry_id, *old.support))  # newest first
                 changed[tid] = t
         for tid, t in changed.items():
             for key in dict.fromkeys((t.subject_key, t.object_key)):
