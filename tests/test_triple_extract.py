@@ -14,7 +14,6 @@ from langmem_ext.memory.triple_extract import (
     extract_triples_with_model,
     match_entities,
     normalise_entity,
-    question_focus,
 )
 from langmem_ext.scripted import ScriptedChatModel, tool_call
 
@@ -238,17 +237,6 @@ def test_match_entities_accepts_any_collection_and_needs_user_known() -> None:
     assert match_entities("Where do I live? Melanie knows.", ["melanie"]) == ["melanie"]
     assert match_entities("Where do I live?", {USER}) == [USER]
     assert match_entities("\ud800 melanie", frozenset({"melanie"})) == ["melanie"]
-
-
-def test_question_focus_drops_question_and_stop_words() -> None:
-    assert question_focus("What did Melanie paint last year?") == [
-        "melanie",
-        "paint",
-        "last",
-        "year",
-    ]
-    assert "上司" in question_focus("我的上司在哪里工作？")
-    assert question_focus("") == []
 
 
 def _triple_model(*items: dict[str, object]) -> ScriptedChatModel:

@@ -108,14 +108,6 @@ class GraphVectors:
                 sc.entity_keys = list(sc.entities.row)
         return len(new_t) + len(new_e)
 
-    def forget(self, scope: str | None = None) -> None:
-        """Drop the vectors of ``scope`` (all when ``None``), e.g. before a rebuild."""
-        with self._lock:
-            if scope is None:
-                self._scopes.clear()
-            else:
-                self._scopes.pop(scope, None)
-
     def triple_cosines(
         self, scope: str, query: NDArray[np.float64], ids: Sequence[str]
     ) -> dict[str, float]:

@@ -19,12 +19,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langmem_ext.config import KnowledgeSettings
-from langmem_ext.memory import triple_extract
 from langmem_ext.memory.graph_vectors import Embed, GraphVectors, triple_sentence
-from langmem_ext.memory.triple_extract import TripleDraft, extract_triples, normalise_entity
+from langmem_ext.memory.triple_extract import (
+    TripleDraft,
+    extract_triples,
+    extract_triples_with_model,
+    normalise_entity,
+)
 from langmem_ext.text import query_tokens
 from langmem_ext.workspace.records import (
     ExtractedEntry,
@@ -340,18 +344,10 @@ class KnowledgeGraph:
     def _drafts(
         self, texts: Sequence[str], user_names: Sequence[str]
     ) -> tuple[str, list[list[TripleDraft]]]:
-        if self.model is not None:
-            with_model: Callable[..., Any] | None = getattr(
-                triple_extract, "extract_triples_with_model", None
-            )
-            if with_model is not None:
-                try:
-                    found = with_model(self.model, texts, user_names=user_names)
-                except Exception:
-                    logger.exception("triple extraction with the model failed")
-                    found = None
-                if found is not None and len(found) == len(texts):
-                    return "model", [list(f) for f in found]
+        if self.model is not None:  # None when the model failed (it logs why)
+            found = extract_triples_with_model(self.model, texts, user_names=user_names)
+            if found is not None and len(found) == len(texts):
+                return "model", [list(f) for f in found]
         return DETERMINISTIC, [extract_triples(t, user_names=user_names) for t in texts]
 
     def catch_up(

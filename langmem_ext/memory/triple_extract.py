@@ -11,7 +11,7 @@ graph stage of search:
   Questions, hypotheticals and reported speech give nothing.
 - :func:`extract_triples_with_model`: one structured-output call for a batch.
 - :func:`normalise_entity`: the key an entity is stored and matched under.
-- :func:`match_entities` / :func:`question_focus`: what a question is about.
+- :func:`match_entities`: the known entities a question names.
 
 Pure: no I/O.
 """
@@ -494,20 +494,6 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:['.&-][a-z0-9]+)*|[\u3400-\u9fff]+")
 _MAX_NGRAM = 5
 _MAX_HAN = 8
 _FIRST_PERSON_Q = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd"})
-_QUESTION_WORDS = frozenset(
-    str.split(
-        """what where who whom whose why how which when did do does is are was were am can could
-    would should will shall has have had may might must be been being the a an of to in on at
-    for from by with about as and or but not no yes it its this that these those there their
-    they them he she his her him we our us you your i me my mine any some kind sort ever
-    into than then so if lot much many more most very really also just like get got go
-    went make made"""
-    )
-)
-_QUESTION_ZH = re.compile(
-    r"什么|什麼|哪里|哪儿|哪个|哪些|哪|谁|誰|几|多少|怎么样|怎么|怎麼|为什么|為什麼|吗|嗎|呢|吧|"
-    r"是不是|有没有|的|了|是|在|我|你|他|她|它|们|那|这|和|与|也|都|过|会|能|要|想|请|问"
-)
 
 
 def _singular(word: str) -> str | None:
@@ -648,36 +634,6 @@ def _match_han(
         i += step
 
 
-def question_focus(text: str) -> list[str]:
-    """The content words of a question: its words minus question and stop words.
-
-    Args:
-        text: The question.
-
-    Returns:
-        English words (case-folded, in order, each once) and Chinese runs left when
-        question words and particles (什么 / 哪里 / 吗 / 的 …) are cut out.
-
-    Example:
-        .. code-block:: python
-
-            question_focus("What did Melanie paint last year?")
-            # ['melanie', 'paint', 'last', 'year']
-    """
-    if not text:
-        return []
-    norm = normalize_quotes(unicodedata.normalize("NFKC", _SURROGATES.sub("", text)).casefold())
-    out: list[str] = []
-    for tok in _TOKEN.findall(norm[:_MAX_TEXT]):
-        if _HAN.match(tok):
-            words = [w for w in _QUESTION_ZH.split(tok) if w]
-        else:
-            tok = tok.removesuffix("'s")
-            words = [] if tok in _QUESTION_WORDS or tok in _FIRST_PERSON_Q else [tok]
-        out.extend(w for w in words if w not in out)
-    return out
-
-
 __all__ = [
     "TRIPLE_PROMPT",
     "USER",
@@ -689,5 +645,4 @@ __all__ = [
     "extract_triples_with_model",
     "match_entities",
     "normalise_entity",
-    "question_focus",
 ]
