@@ -536,7 +536,7 @@ class SessionLog:
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
         return [
-            _event(EventRow(i, r.scope, r.thread_id, r.role, r.text, r.at, r.path, r.line))
+            _event(EventRow(r.scope, r.thread_id, r.role, r.text, r.at, r.path, r.line, id=i))
             for i, r in zip(ids, rows, strict=True)
         ]
 

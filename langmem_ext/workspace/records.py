@@ -176,10 +176,9 @@ class CheckpointRow:
 
 
 @dataclass(frozen=True)
-class EventRow:
-    """One event of the session hot log (``session_events``)."""
+class EventFields:
+    """What one event of the session hot log (``session_events``) says."""
 
-    id: int
     scope: str
     thread_id: str
     role: str
@@ -192,16 +191,16 @@ class EventRow:
 
 
 @dataclass(frozen=True)
-class NewEventRow:
+class EventRow(EventFields):
+    """One stored event of the session hot log, with the id the table gave it."""
+
+    id: int
+
+
+@dataclass(frozen=True)
+class NewEventRow(EventFields):
     """An event to add to the hot log, with its keyword tokens."""
 
-    scope: str
-    thread_id: str
-    role: str
-    text: str
-    at: float
-    path: str
-    line: int
     tokens: tuple[str, ...]
     """The event's distinct keyword tokens (:func:`langmem_ext.text.index_tokens`)."""
 
@@ -903,6 +902,7 @@ __all__ = [
     "EntryRepository",
     "EntryState",
     "EntryTableRow",
+    "EventFields",
     "EventFilter",
     "EventMatch",
     "EventRepository",
