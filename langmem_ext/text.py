@@ -225,11 +225,26 @@ def script_overlap(query: tuple[float, float], text: tuple[float, float]) -> flo
     return min(query[0], text[0]) + min(query[1], text[1])
 
 
+def numbers(text: str) -> frozenset[str]:
+    """The numbers written in ``text`` (runs of digits), as the keyword index holds them.
+
+    A number reads the same in every language ("1817" in an English question and in
+    a Chinese sentence), so a keyword match on one is evidence across scripts, where
+    other words cannot match (see :func:`script_overlap`).
+
+    Example:
+        >>> sorted(numbers("华沙的第一家证券交易所成立于 1817 年，营业到 1939 年"))
+        ['1817', '1939']
+    """
+    return frozenset(t for t in _TOKEN_RE.findall(text) if t.isdigit())
+
+
 __all__ = [
     "CJK_CHARS_PER_WORD",
     "STOPWORDS",
     "index_tokens",
     "is_cjk",
+    "numbers",
     "query_tokens",
     "script_overlap",
     "script_profile",

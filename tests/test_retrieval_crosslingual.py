@@ -201,3 +201,51 @@ def test_context_lifts_a_hit_in_proportion_to_its_own_signal() -> None:
     assert out["weak"].debug["context"] == pytest.approx(
         out["related"].debug["context"] * 0.03 / rs.min_score
     )
+
+
+def test_a_number_the_query_shares_is_read_in_any_script() -> None:
+    from _retrieval_helpers import cand
+
+    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.retrieval.fusion import fuse_rrf, fuse_weighted
+
+    rs = RetrievalSettings()
+    query = "What did the Warsaw stock exchange do in 1817?"
+    year = cand("year", "华沙的第一家证券交易所成立于 1817 年", cos=0.30, bm25=6.0)
+    close = cand("close", "华沙证券交易所在战争期间关闭", cos=0.34)
+    other = cand("other", "华沙有 1,700,000 名居民", cos=0.20, bm25=0.5)
+    other.bm25_full = year.bm25_full = 8.0
+    out = {c.id: c for c in fuse_weighted([close, year, other], [year, other], rs, query=query)}
+    # the year is evidence the keyword engine reads in a Chinese memory too
+    assert out["year"].score > out["close"].score
+    assert out["year"].debug["relevance"] == pytest.approx(1.0)
+    # a memory holding none of the query's numbers is not read in full ...
+    assert out["other"].score < out["close"].score
+    # ... and a number match only ever adds to the cross-script reading
+    weak = cand("weak", "1817 年", cos=0.30, bm25=0.1)
+    weak.bm25_full = 80.0
+    alone = fuse_weighted([weak], [weak], rs, query=query)[0]
+    assert alone.score >= 0.30 * (1.0 - 1e-9)
+    rrf = {c.id: c for c in fuse_rrf([close, year, other], [year, other], rs, query=query)}
+    no_number = {
+        c.id: c
+        for c in fuse_rrf([close, year, other], [year, other], rs, query="Warsaw stock exchange?")
+    }
+    assert rrf["year"].score > no_number["year"].score
+
+
+def test_english_question_with_a_year_finds_the_chinese_sentence(memory: Memory) -> None:
+    # Without reading the year across scripts, the university founded in 1816 and
+    # the 1944 uprising ranked above the exchange founded in 1817.
+    for text in [
+        "华沙的第一家证券交易所成立于 1817 年，一直营业到第二次世界大战",
+        "华沙证券交易所位于市中心的一座大楼里",
+        "战后，华沙证券交易所的交易量大幅增加",
+        "华沙的老城区在 1980 年被列入世界遗产",
+        "1944 年华沙起义期间，城市遭到严重破坏",
+        "华沙大学创建于 1816 年",
+        "华沙有许多公园和绿地",
+    ]:
+        memory.add(text, scope="xl")
+    top = _top3(memory, "What was founded in Warsaw in 1817?", "xl")
+    assert top[0].startswith("华沙的第一家证券交易所成立于 1817 年")

@@ -35,6 +35,12 @@ Two things make a keyword score mean evidence (issue 17):
   0.4 x its cosine against a same-language memory that shares one name with the
   question. Its keyword evidence and hit bonus are scaled the same way.
 
+Numbers are the exception: "1817" reads the same in an English question and a
+Chinese memory. A memory in another script than the query that holds one of the
+query's numbers, and that the keyword engine returned, is read in full: its score and
+relevance are the better of the cross-script ones above and those of a memory in the
+query's script (:attr:`_Evidence.read_in_full`). A number match only ever adds.
+
 ``debug["relevance"]`` — how surely the memory matches the query, 0..1. It is the
 only number the ``min_score`` / ``hard_min_score`` thresholds look at (see
 :mod:`langmem_ext.retrieval.scoring`). It is the strongest evidence the candidate
@@ -69,7 +75,7 @@ from typing import TypeAlias, TypedDict, Unpack
 
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.text import script_overlap, script_profile
+from langmem_ext.text import numbers, script_overlap, script_profile
 
 logger = logging.getLogger(__name__)
 
@@ -231,6 +237,14 @@ class _Evidence:
     """Keyword evidence (times ``readable``); ``None``: not a keyword hit."""
     bonus: float
     """The hit bonus of a keyword hit in a hybrid search (else 1.0)."""
+    read_in_full: _Evidence | None = None
+    """For a memory in another script that holds one of the query's numbers (which
+    the keyword engine reads in any script): its evidence as a memory in the query's
+    script. Fusion takes the better of the two."""
+
+    def readings(self) -> tuple[_Evidence, ...]:
+        """This evidence, and its reading in full when a number matched."""
+        return (self,) if self.read_in_full is None else (self, self.read_in_full)
 
     def relevance(self, vec_ev: float | None) -> float:
         """The strongest evidence of an engine that ran (weight > 0), times the bonus."""
@@ -263,6 +277,9 @@ class _Fusion:
             default=0.0,
         )
         self._profile = script_profile(query) if self._both and query is not None else None
+        self._numbers = (
+            numbers(query) if query is not None and self._profile is not None else frozenset()
+        )
         self._settings = settings
         self._full = full_match_cosine
 
@@ -274,21 +291,37 @@ class _Fusion:
         """``c``'s weights for the query's script, its keyword evidence and hit bonus."""
         wv, wb, readable = _candidate_weights(c, *self.weights, self._profile)
         kw_ev = _keyword_evidence(c, self._keyword_ids, self._max_bm25, self._settings.rrf_k)
+        full = None
         if kw_ev is not None and readable < 1.0:
+            if self._numbers and not self._numbers.isdisjoint(numbers(c.text)):
+                bonus_full = 1.0 + self._settings.bm25_hit_bonus
+                full = _Evidence(*self.weights, 1.0, kw_ev, bonus_full)
             kw_ev *= readable
         hit = self._both and kw_ev is not None
         bonus = 1.0 + self._settings.bm25_hit_bonus * readable if hit else 1.0
-        return _Evidence(wv, wb, readable, kw_ev, bonus)
+        return _Evidence(wv, wb, readable, kw_ev, bonus, full)
 
     def set_relevance(self, c: Candidate, ev: _Evidence) -> None:
         """``debug["relevance"]``, and ``debug["own_relevance"]``: the relevance from
         the hit's own cosine, when its vector score is its contextual one (the
         context stage gates on it)."""
-        full = self._full_match(ev.readable)
-        c.debug["relevance"] = ev.relevance(_vector_evidence(c, full, self._settings.rrf_k))
+        c.debug["relevance"] = self._relevance(c, ev, c.vector_score)
         own = c.debug.get("own_vector")
         if own is not None:
-            c.debug["own_relevance"] = ev.relevance(_clamp01(own / full))
+            c.debug["own_relevance"] = self._relevance(c, ev, own)
+
+    def _relevance(self, c: Candidate, ev: _Evidence, cosine: float | None) -> float:
+        """The relevance ``ev`` gives at ``cosine`` (``None``: from the vector rank);
+        the better reading of a number match (see :attr:`_Evidence.read_in_full`)."""
+        best = 0.0
+        for e in ev.readings():
+            full = self._full_match(e.readable)
+            if cosine is None:
+                vec_ev = _vector_evidence(c, full, self._settings.rrf_k)
+            else:
+                vec_ev = _clamp01(cosine / full)
+            best = max(best, e.relevance(vec_ev))
+        return best
 
     def _full_match(self, readable: float) -> float:
         """The cosine that counts as a full match for a memory of which the query's
@@ -327,7 +360,7 @@ def fuse_weighted(
     for c in fusion.candidates:
         ev = fusion.evidence(c)
         cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
-        c.score = (ev.wv * cos + ev.wb * (ev.keyword or 0.0)) * ev.bonus
+        c.score = max((e.wv * cos + e.wb * (e.keyword or 0.0)) * e.bonus for e in ev.readings())
         if c.vector_score is not None:
             c.debug["vector"] = c.vector_score
         if ev.keyword is not None:
@@ -367,10 +400,13 @@ def fuse_rrf(
     for c in fusion.candidates:
         ev = fusion.evidence(c)
         rrf = 0.0
-        if c.vector_rank is not None:
-            rrf += ev.wv / (k + c.vector_rank + 1)
-        if fusion.is_keyword_hit(c) and c.bm25_rank is not None:
-            rrf += ev.wb / (k + c.bm25_rank + 1)
+        for e in ev.readings():
+            both = 0.0
+            if c.vector_rank is not None:
+                both += e.wv / (k + c.vector_rank + 1)
+            if fusion.is_keyword_hit(c) and c.bm25_rank is not None:
+                both += e.wb / (k + c.bm25_rank + 1)
+            rrf = max(rrf, both)
         c.score = rrf / best if best > 0 else 0.0
         c.debug["rrf"] = c.score
         c.debug["fused"] = c.score
