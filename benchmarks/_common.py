@@ -727,6 +727,7 @@ def run_embedder(
         "single question": ([], []), "several questions": ([], [])
     }  # fmt: skip
     main = {v.name: Tally() for v in MAIN_METHODS}
+    tops: dict[str, list[tuple[str, dict[str, float]]]] = {v.name: [] for v in MAIN_METHODS}
     abl = {v.name: Tally() for v in variants}
     mismatches = 0
     t_start = time.perf_counter()
@@ -765,7 +766,9 @@ def run_embedder(
             )
             ms = (time.perf_counter() - t0) * 1000
             ranked = [ext_of[h.id] for h in hits]
-            main[v.name].add(question_metrics(ranked, q.evidence), q.category, len(hits), ms)
+            met = question_metrics(ranked, q.evidence)
+            main[v.name].add(met, q.category, len(hits), ms)
+            tops[v.name].append((q.category, met))
             if v.name == MAIN_METHODS[-1].name:
                 full_ids = [h.id for h in hits]
                 by_message[kind][0].append(ms)
@@ -792,6 +795,7 @@ def run_embedder(
         "embed_seconds": {k: s.embed_seconds for k, s in stores.items()},
         "query_embedding": percentiles(embed_ms),
         "methods": {name: t.summary() for name, t in main.items()},
+        "paired": {m: paired(tops, m) for m in PAIRED_METRICS},
         "latency_by_message": {
             kind: {"n": len(search), "search": percentiles(search), "embedding": percentiles(emb)}
             for kind, (search, emb) in by_message.items()
@@ -803,6 +807,48 @@ def run_embedder(
         result["ablation_notes"] = {v.name: v.note for v in variants if v.note}
         result["ablation_consistency_mismatches"] = mismatches
     return result
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """Two-sided exact sign test: how likely a split at least this uneven is by chance
+    when either method is as likely to win each question it disagrees on."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+PAIRED_METRICS = ("hit@3", "hit@5")
+"""Compared question by question between the pipeline and each baseline."""
+
+
+def paired(
+    tops: dict[str, list[tuple[str, dict[str, float]]]], metric: str
+) -> dict[str, dict[str, Any]]:
+    """The default pipeline against each other method, question by question.
+
+    For each method and category: the questions where only the pipeline has a hit
+    (``metric``, e.g. ``hit@3``: a gold memory in its top 3) (``wins``), those where
+    only the other method has one (``losses``) and the sign test's p. A floor missed
+    by a split with a large p is within what these questions can tell.
+    """
+    ref = tops[MAIN_METHODS[-1].name]
+    out: dict[str, dict[str, Any]] = {}
+    for name, got in tops.items():
+        if name == MAIN_METHODS[-1].name:
+            continue
+        by_cat: dict[str, list[int]] = {}
+        for (cat, m_ref), (_, m_got) in zip(ref, got, strict=True):
+            mine, theirs = m_ref[metric] > 0, m_got[metric] > 0
+            for key in (cat, "all"):
+                tally = by_cat.setdefault(key, [0, 0])
+                tally[0] += mine and not theirs
+                tally[1] += theirs and not mine
+        out[name] = {
+            c: {"wins": w, "losses": lo, "p": sign_test_p(w, lo)} for c, (w, lo) in by_cat.items()
+        }
+    return out
 
 
 # -- output ------------------------------------------------------------------
@@ -885,6 +931,19 @@ def render(results: dict[str, Any]) -> str:
         ]
         out.append(markdown_table(head, rows))
         out.append("")
+        for metric, table in r.get("paired", {}).items():
+            out.append(
+                f"Paired {metric}, the default pipeline against each method: questions only "
+                "the pipeline hits / only the method hits (two-sided sign test p):\n"
+            )
+            keys = ["all", *cats]
+            rows = [
+                [name]
+                + [f"{d[c]['wins']} / {d[c]['losses']} (p {d[c]['p']:.2f})" for c in keys if c in d]
+                for name, d in table.items()
+            ]
+            out.append(markdown_table(["against", *keys], rows))
+            out.append("")
         if "ablation" in r:
             ref = r["ablation"][next(iter(r["ablation"]))]
             out.append("Ablation (re-ranking the same candidates; Δ against the first row):\n")
