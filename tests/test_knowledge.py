@@ -40,6 +40,32 @@ def test_extraction_runs_on_the_background_writer(fake_memory: Memory) -> None:
     assert dict(mem.knowledge.entities("main")) == {"alice": 1, "green tea": 1}
 
 
+def test_the_first_search_rebuilds_only_a_view_this_process_has_not_built(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A second full build racing the first searches made their results depend on
+    # its timing; the view the writes grew is already whole.
+    mem = fake_memory
+    mem.add_many(["Alice likes green tea", "Bob lives in Paris"])
+    assert mem.background.wait("main", timeout=10)
+    graph = mem.knowledge
+    builds: list[str] = []
+    real = graph.refresh_view
+    monkeypatch.setattr(graph, "refresh_view", lambda s: builds.append(s) or real(s))
+    mem.search("what does Alice like?")
+    assert mem.background.wait("main", timeout=10)
+    assert builds == []
+    # another process (a Memory opened on the same workspace) builds it on first look
+    other = Memory.from_settings(mem.settings)
+    try:
+        assert other.knowledge.view("main") is None
+        assert other.background.wait("main", timeout=10)
+        view = other.knowledge.view("main")
+        assert view is not None and "alice" in view.degrees
+    finally:
+        other.close()
+
+
 def test_negation_and_the_user(fake_memory: Memory) -> None:
     mem = fake_memory
     mem.add_many(["I like coffee", "Bob doesn't like durian"])

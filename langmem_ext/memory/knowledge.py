@@ -432,10 +432,16 @@ class KnowledgeGraph:
 
     def ensure(self, scope: str) -> None:
         """:meth:`schedule` once per scope and process, on the first look at its graph:
-        memories written before (an older version, another process) get their triples."""
+        memories written before (an older version, another process) get their triples.
+
+        Not when this process has built the scope's view already: that first build read
+        the whole scope (the ``view is None`` branch of the scheduled job), and a second
+        one racing the searches would make their results depend on its timing (the
+        rebuilt view orders the same triples as the ledger does)."""
         if scope not in self._looked:
             self._looked.add(scope)
-            self.schedule(scope)
+            if scope not in self._views:
+                self.schedule(scope)
 
     def _scheduled(self, scope: str) -> None:
         with self._lock:
