@@ -74,4 +74,13 @@ class Candidate:
         return new
 
 
-__all__ = ["Candidate"]
+def best_first(c: Candidate) -> tuple[float, float, str]:
+    """Sort key of the ranking: the higher score, then the newer memory, then the id.
+
+    A total order: memories that score the same (the same sentence stored twice) rank
+    the same way in every process, whatever order the engines returned them in.
+    """
+    return (-c.score, -c.created_at, c.id)
+
+
+__all__ = ["Candidate", "best_first"]

@@ -44,7 +44,7 @@ from operator import attrgetter
 from typing import Protocol
 
 from langmem_ext.config import RetrievalSettings
-from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.candidate import Candidate, best_first
 
 _MIN_SEEDS = 20
 """Candidates whose neighbours are looked up: the best ``max(2 k, 20)`` by fused
@@ -190,7 +190,7 @@ def context_boost(
         c.debug["context"] = added
         relevance = max(c.debug.get("relevance", 0.0), min(1.0, rel_gain.get(c.id, 0.0)))
         c.debug["relevance"] = relevance
-    out.sort(key=_score, reverse=True)
+    out.sort(key=best_first)
     return out
 
 

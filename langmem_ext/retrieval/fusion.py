@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from typing import TypeAlias, TypedDict, Unpack
 
 from langmem_ext.config import RetrievalSettings
-from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.text import numbers, script_overlap, script_profile
 
 logger = logging.getLogger(__name__)
@@ -334,7 +334,7 @@ class _Fusion:
 
     def finish(self, how: str) -> list[Candidate]:
         """The candidates, best ``score`` first."""
-        self.candidates.sort(key=lambda c: c.score, reverse=True)
+        self.candidates.sort(key=best_first)
         logger.debug("%s fusion: %d candidates", how, len(self.candidates))
         return self.candidates
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from langmem_ext.config import RetrievalSettings
-from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.context import NeighbourSource, context_boost
 from langmem_ext.retrieval.fusion import DEFAULT_FULL_MATCH_COSINE, fuse_rrf, fuse_weighted
 from langmem_ext.retrieval.intent import RecallIntent
@@ -98,7 +98,7 @@ def graph_boost(cands: list[Candidate], weight: float) -> list[Candidate]:
             c.debug["graph"] = gain
             boosted = True
     if boosted:
-        cands.sort(key=lambda c: c.score, reverse=True)
+        cands.sort(key=best_first)
     return cands
 
 

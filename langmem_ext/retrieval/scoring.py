@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langmem_ext.config import RetrievalSettings
-from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.noise import is_noise
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def age_days(candidate: Candidate, now: float) -> float:
 
 
 def _ranked(candidates: Iterable[Candidate]) -> list[Candidate]:
-    return sorted(candidates, key=lambda c: c.score, reverse=True)
+    return sorted(candidates, key=best_first)
 
 
 Adjust = Callable[[Candidate], None]
