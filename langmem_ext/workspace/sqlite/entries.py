@@ -101,19 +101,57 @@ class SqliteEntries(SqliteRepo):
         self, scope: str, slots: Iterable[str], *, limit: int | None = None
     ) -> list[EntryState]:
         """Current live versions whose slot is one of ``slots`` or starts with one of
-        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
+        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``),
+        oldest first; with ``limit``, the newest ``limit`` of each of ``slots``."""
         out: list[EntryState] = []
         for slot in slots:
+            if limit:
+                out.extend(reversed(self._newest_of_slot(scope, slot, limit)))
+                continue
             # the range lets the slot index answer (a scan of the scope otherwise: 180 ms
             # at 100k); the exact test keeps "user|lives_in" from "user|lives_inx"
             rows = self._all(
                 "SELECT * FROM entries WHERE scope = ? AND slot >= ? AND slot < ? "
                 "AND (slot = ? OR substr(slot, 1, ?) = ?) "
-                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at DESC LIMIT ?",
-                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|", limit or -1),
+                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at DESC",
+                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|"),
             )
             out.extend(from_row(EntryState, r) for r in reversed(rows))
         return out
+
+    def _newest_of_slot(self, scope: str, slot: str, limit: int) -> list[EntryState]:
+        """The newest ``limit`` current rows of ``slot`` and its sub-slots, newest first.
+
+        Walks the distinct current slots in ``slot``'s range on the index
+        ``entries_current_slot`` (one seek each) and reads the newest ``limit`` of
+        each from the same index: the cost follows the number of distinct slots, not
+        of the memories stating them (a scope of imported statements holds thousands
+        of one slot; sorting them all took 14-45 ms at 100k).
+        """
+        end = slot + "}"  # past every "slot|..." ("|" < "}")
+        step = (
+            "SELECT min(slot) FROM entries WHERE scope = ? AND slot {} ? AND slot < ? "
+            "AND valid_to IS NULL AND deleted_at IS NULL"
+        )
+        found: list[EntryState] = []
+        with self._lock:  # one walk: no write of this process between its steps
+            row = self._one(step.format(">="), (scope, slot, end))
+            name = row[0] if row else None
+            while name is not None:
+                if name == slot or name.startswith(slot + "|"):
+                    found.extend(
+                        from_row(EntryState, r)
+                        for r in self._all(
+                            "SELECT * FROM entries WHERE scope = ? AND slot = ? "
+                            "AND valid_to IS NULL AND deleted_at IS NULL "
+                            "ORDER BY created_at DESC LIMIT ?",
+                            (scope, name, limit),
+                        )
+                    )
+                row = self._one(step.format(">"), (scope, name, end))
+                name = row[0] if row else None
+        found.sort(key=lambda st: -st.created_at)
+        return found[:limit]
 
     def successor(self, entry_id: str) -> EntryState | None:
         """The version that replaced ``entry_id`` (live or deleted), or ``None``."""
