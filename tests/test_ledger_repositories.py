@@ -184,6 +184,29 @@ def test_newest_of_a_slot_come_from_all_its_children_current_and_live_only(
     assert ledger.entries.current_of_slots("main", ["user|lives_in"], limit=3) == []
 
 
+def test_closed_versions_follow_every_write_of_this_and_other_connections(
+    ledger: Ledger, other: Ledger
+) -> None:
+    ledger.entries.upsert(_entry("m-old01"))
+    ledger.entries.upsert(_entry("m-old02"))
+    assert ledger.entries.closed_of_scope("main") == {}
+    ledger.entries.set_valid_to("m-old01", 50.0)  # this connection
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0}
+    other.entries.set_valid_to("m-old02", 60.0)  # another connection's commit
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0, "m-old02": 60.0}
+    ledger.entries.closed_of_scope("main")["m-old03"] = 1.0  # a caller's copy
+    assert set(ledger.entries.closed_of_scope("main")) == {"m-old01", "m-old02"}
+    with pytest.raises(RuntimeError), ledger.transaction():
+        ledger.entries.set_valid_to("m-old01", None)  # reopened, then rolled back
+        assert ledger.entries.closed_of_scope("main") == {"m-old02": 60.0}
+        raise RuntimeError
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0, "m-old02": 60.0}
+    assert other.entries.closed_of_scope("main") == {"m-old01": 50.0, "m-old02": 60.0}
+    ledger.entries.mark_deleted("m-old02", 70.0)
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0}
+    assert ledger.entries.closed_of_scope("bob") == {}
+
+
 def test_many_reads_more_ids_than_one_query_binds(ledger: Ledger) -> None:
     ids = [f"m-{i:05d}" for i in range(1203)]
     with ledger.transaction():

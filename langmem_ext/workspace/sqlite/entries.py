@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -12,6 +14,11 @@ from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
 
 class SqliteEntries(SqliteRepo):
     """:class:`~langmem_ext.workspace.records.EntryRepository` on SQLite."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        super().__init__(conn, lock)
+        self._closed: dict[str, tuple[tuple[int, int], dict[str, float]]] = {}
+        """Scope -> (the ledger's state when read, its superseded versions)."""
 
     def get(self, entry_id: str, *, include_deleted: bool = False) -> EntryState | None:
         """The state of one entry (live only unless ``include_deleted``), or ``None``."""
@@ -89,13 +96,30 @@ class SqliteEntries(SqliteRepo):
             )
 
     def closed_of_scope(self, scope: str) -> dict[str, float]:
-        """Superseded live versions of a scope: id -> when they were replaced."""
-        rows = self._all(
-            "SELECT id, valid_to FROM entries WHERE scope = ? AND valid_to IS NOT NULL "
-            "AND deleted_at IS NULL",
-            (scope,),
-        )
-        return {str(r[0]): float(r[1]) for r in rows}
+        """Superseded live versions of a scope: id -> when they were replaced.
+
+        Every search asks; the answer is kept per scope until the ledger changes (a
+        write of this connection, or a commit of any other, which SQLite's
+        ``data_version`` shows), so a scope with a long history is not re-read on
+        each search. Callers get a copy of their own.
+        """
+        with self._lock:
+            key = None
+            if not self._conn.in_transaction:  # uncommitted rows may still roll back
+                version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+                key = (int(version), self._conn.total_changes)
+                kept = self._closed.get(scope)
+                if kept is not None and kept[0] == key:
+                    return dict(kept[1])
+            rows = self._all(
+                "SELECT id, valid_to FROM entries WHERE scope = ? AND valid_to IS NOT NULL "
+                "AND deleted_at IS NULL",
+                (scope,),
+            )
+            closed = {str(r[0]): float(r[1]) for r in rows}
+            if key is not None:
+                self._closed[scope] = (key, closed)
+            return dict(closed)
 
     def current_of_slots(
         self, scope: str, slots: Iterable[str], *, limit: int | None = None
