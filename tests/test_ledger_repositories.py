@@ -182,6 +182,13 @@ def test_newest_of_a_slot_come_from_all_its_children_current_and_live_only(
     )
     assert [e.id for e in both] == ["m-look1", "m-pea02", "m-shr01"]
     assert ledger.entries.current_of_slots("main", ["user|lives_in"], limit=3) == []
+    for entry_id, slot in (("m-tie02", "b"), ("m-tie01", "a"), ("m-tie03", "a")):
+        ledger.entries.upsert(_entry(entry_id, slot=f"user|likes|{slot}", created_at=20.0))
+    every = [e.id for e in ledger.entries.current_of_slots("main", ["user|likes"])]
+    assert every == ["m-tie02", "m-tie03", "m-tie01"]  # ties: slot order, then written order
+    for limit in (1, 2):
+        ties = ledger.entries.current_of_slots("main", ["user|likes"], limit=limit)
+        assert [e.id for e in ties] == every[-limit:]
 
 
 def test_closed_versions_follow_every_write_of_this_and_other_connections(

@@ -168,12 +168,13 @@ class SqliteEntries(SqliteRepo):
                         for r in self._all(
                             "SELECT * FROM entries WHERE scope = ? AND slot = ? "
                             "AND valid_to IS NULL AND deleted_at IS NULL "
-                            "ORDER BY created_at DESC LIMIT ?",
+                            "ORDER BY created_at DESC, rowid LIMIT ?",
                             (scope, name, limit),
                         )
                     )
                 row = self._one(step.format(">"), (scope, name, end))
                 name = row[0] if row else None
+        # newest first; ties in slot order, then in the order written (stable sort)
         found.sort(key=lambda st: -st.created_at)
         return found[:limit]
 
