@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from langmem_ext import Memory
+from langmem_ext.workspace.doc_cache import DocCache
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 
@@ -74,12 +75,17 @@ def _same(a: dict, b: dict) -> bool:  # type: ignore[type-arg]
     return True
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[KeywordIndex]:
-    kw = KeywordIndex(tmp_path / "index.db")
+def _filled(path: Path, **options: int) -> KeywordIndex:
+    kw = KeywordIndex(path, **options)
     docs = [_doc(i, 2 + i) for i in range(6)] + [_doc(10, 20, category="episode")]
     kw.apply(upserts=docs)
     _embed(kw, docs)
+    return kw
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[KeywordIndex]:
+    kw = _filled(tmp_path / "index.db")
     yield kw
     kw.close()
 
@@ -125,6 +131,44 @@ def test_cached_answers_equal_uncached_ones_after_every_kind_of_write(index: Key
     assert index.neighbours("main", [("m-000", "MEMORY.md", 18, "fact")], 1) == {
         "m-000": [(-1, "m-005")]
     }
+
+
+def test_a_scope_too_large_to_hold_keeps_the_entries_it_read_and_never_a_stale_one(
+    tmp_path: Path,
+) -> None:
+    kw = _filled(tmp_path / "index.db", cache_max_entries=3)  # the scope has 7
+    try:
+        _check(kw)
+        cache = kw._doc_caches[MODEL]
+        assert cache.is_skipped("main") and not cache.is_loaded("main")
+        assert set(cache.split(IDS)[0]) == set(IDS)  # kept from the reads above
+        test_cached_answers_equal_uncached_ones_after_every_kind_of_write(kw)
+    finally:
+        kw.close()
+
+
+def test_recent_entries_are_bounded_least_recently_used_first() -> None:
+    cache = DocCache(recent_max=2)
+    cache.skip("big")
+    cache.load("small", [("m-s", (_doc(9, 1, scope="small"), None))])
+    entries = {f"m-{i:03d}": (_doc(i, i, scope="big"), None) for i in range(3)}
+    cache.put({"m-000": entries["m-000"], "m-001": entries["m-001"]})
+    assert cache.split(["m-000"])[0].keys() == {"m-000"}  # now used after m-001
+    cache.put({"m-002": entries["m-002"]})
+    assert cache.split(["m-000", "m-001", "m-002", "m-s"]) == (
+        {
+            "m-000": entries["m-000"],
+            "m-002": entries["m-002"],
+            "m-s": cache.split(["m-s"])[0]["m-s"],
+        },
+        ["m-001"],
+    )
+    cache.put({"m-x": (_doc(7, 7, scope="other"), None)})  # neither held nor skipped
+    assert cache.split(["m-x"])[1] == ["m-x"]
+    cache.drop(["m-000"])
+    assert cache.split(["m-000"])[1] == ["m-000"]
+    cache.drop_path("MEMORY.md")
+    assert cache.split(["m-002", "m-s"])[1] == ["m-002", "m-s"]
 
 
 def test_appended_docs_join_the_cached_section_order_in_place(index: KeywordIndex) -> None:

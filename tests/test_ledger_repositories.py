@@ -154,6 +154,66 @@ def test_scope_entries_are_live_ones_of_that_scope_oldest_first(ledger: Ledger) 
     assert ledger.entries.of_scope("carol") == []
 
 
+def test_newest_of_a_slot_come_from_all_its_children_current_and_live_only(
+    ledger: Ledger,
+) -> None:
+    slots = {
+        "m-pea01": ("user|allergic_to|花生", 1.0), "m-pea02": ("user|allergic_to|花生", 5.0),
+        "m-pea03": ("user|allergic_to|花生", 4.0), "m-shr01": ("user|allergic_to|shrimp", 6.0),
+        "m-shr02": ("user|allergic_to|shrimp", 2.0), "m-bare1": ("user|allergic_to", 3.0),
+        "m-look1": ("user|allergic_tox", 10.0),  # a look-alike, not a child
+    }  # fmt: skip
+    for entry_id, (slot, at) in slots.items():
+        ledger.entries.upsert(_entry(entry_id, slot=slot, created_at=at))
+    ledger.entries.upsert(
+        _entry("m-old01", slot="user|allergic_to|虾", created_at=9.0, valid_to=9.5)
+    )
+    ledger.entries.upsert(
+        _entry("m-del01", slot="user|allergic_to|虾", created_at=8.0, deleted_at=8.5)
+    )
+    ledger.entries.upsert(_entry("m-bob01", scope="bob", slot="user|allergic_to", created_at=7.0))
+    every = [e.id for e in ledger.entries.current_of_slots("main", ["user|allergic_to"])]
+    assert every == ["m-pea01", "m-shr02", "m-bare1", "m-pea03", "m-pea02", "m-shr01"]
+    for limit in (1, 3, 10):  # the newest `limit`, oldest first, as the whole list ends
+        newest = ledger.entries.current_of_slots("main", ["user|allergic_to"], limit=limit)
+        assert [e.id for e in newest] == every[-limit:]
+    both = ledger.entries.current_of_slots(
+        "main", ["user|allergic_tox", "user|allergic_to"], limit=2
+    )
+    assert [e.id for e in both] == ["m-look1", "m-pea02", "m-shr01"]
+    assert ledger.entries.current_of_slots("main", ["user|lives_in"], limit=3) == []
+    for entry_id, slot in (("m-tie02", "b"), ("m-tie01", "a"), ("m-tie03", "a")):
+        ledger.entries.upsert(_entry(entry_id, slot=f"user|likes|{slot}", created_at=20.0))
+    every = [e.id for e in ledger.entries.current_of_slots("main", ["user|likes"])]
+    assert every == ["m-tie02", "m-tie03", "m-tie01"]  # ties: slot order, then written order
+    for limit in (1, 2):
+        ties = ledger.entries.current_of_slots("main", ["user|likes"], limit=limit)
+        assert [e.id for e in ties] == every[-limit:]
+
+
+def test_closed_versions_follow_every_write_of_this_and_other_connections(
+    ledger: Ledger, other: Ledger
+) -> None:
+    ledger.entries.upsert(_entry("m-old01"))
+    ledger.entries.upsert(_entry("m-old02"))
+    assert ledger.entries.closed_of_scope("main") == {}
+    ledger.entries.set_valid_to("m-old01", 50.0)  # this connection
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0}
+    other.entries.set_valid_to("m-old02", 60.0)  # another connection's commit
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0, "m-old02": 60.0}
+    ledger.entries.closed_of_scope("main")["m-old03"] = 1.0  # a caller's copy
+    assert set(ledger.entries.closed_of_scope("main")) == {"m-old01", "m-old02"}
+    with pytest.raises(RuntimeError), ledger.transaction():
+        ledger.entries.set_valid_to("m-old01", None)  # reopened, then rolled back
+        assert ledger.entries.closed_of_scope("main") == {"m-old02": 60.0}
+        raise RuntimeError
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0, "m-old02": 60.0}
+    assert other.entries.closed_of_scope("main") == {"m-old01": 50.0, "m-old02": 60.0}
+    ledger.entries.mark_deleted("m-old02", 70.0)
+    assert ledger.entries.closed_of_scope("main") == {"m-old01": 50.0}
+    assert ledger.entries.closed_of_scope("bob") == {}
+
+
 def test_many_reads_more_ids_than_one_query_binds(ledger: Ledger) -> None:
     ids = [f"m-{i:05d}" for i in range(1203)]
     with ledger.transaction():

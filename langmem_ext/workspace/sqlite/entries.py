@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -12,6 +14,11 @@ from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
 
 class SqliteEntries(SqliteRepo):
     """:class:`~langmem_ext.workspace.records.EntryRepository` on SQLite."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        super().__init__(conn, lock)
+        self._closed: dict[str, tuple[tuple[int, int], dict[str, float]]] = {}
+        """Scope -> (the ledger's state when read, its superseded versions)."""
 
     def get(self, entry_id: str, *, include_deleted: bool = False) -> EntryState | None:
         """The state of one entry (live only unless ``include_deleted``), or ``None``."""
@@ -89,31 +96,87 @@ class SqliteEntries(SqliteRepo):
             )
 
     def closed_of_scope(self, scope: str) -> dict[str, float]:
-        """Superseded live versions of a scope: id -> when they were replaced."""
-        rows = self._all(
-            "SELECT id, valid_to FROM entries WHERE scope = ? AND valid_to IS NOT NULL "
-            "AND deleted_at IS NULL",
-            (scope,),
-        )
-        return {str(r[0]): float(r[1]) for r in rows}
+        """Superseded live versions of a scope: id -> when they were replaced.
+
+        Every search asks; the answer is kept per scope until the ledger changes (a
+        write of this connection, or a commit of any other, which SQLite's
+        ``data_version`` shows), so a scope with a long history is not re-read on
+        each search. Callers get a copy of their own.
+        """
+        with self._lock:
+            key = None
+            if not self._conn.in_transaction:  # uncommitted rows may still roll back
+                version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+                key = (int(version), self._conn.total_changes)
+                kept = self._closed.get(scope)
+                if kept is not None and kept[0] == key:
+                    return dict(kept[1])
+            rows = self._all(
+                "SELECT id, valid_to FROM entries WHERE scope = ? AND valid_to IS NOT NULL "
+                "AND deleted_at IS NULL",
+                (scope,),
+            )
+            closed = {str(r[0]): float(r[1]) for r in rows}
+            if key is not None:
+                self._closed[scope] = (key, closed)
+            return dict(closed)
 
     def current_of_slots(
         self, scope: str, slots: Iterable[str], *, limit: int | None = None
     ) -> list[EntryState]:
         """Current live versions whose slot is one of ``slots`` or starts with one of
-        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``)."""
+        them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``),
+        oldest first; with ``limit``, the newest ``limit`` of each of ``slots``."""
         out: list[EntryState] = []
         for slot in slots:
+            if limit:
+                out.extend(reversed(self._newest_of_slot(scope, slot, limit)))
+                continue
             # the range lets the slot index answer (a scan of the scope otherwise: 180 ms
             # at 100k); the exact test keeps "user|lives_in" from "user|lives_inx"
             rows = self._all(
                 "SELECT * FROM entries WHERE scope = ? AND slot >= ? AND slot < ? "
                 "AND (slot = ? OR substr(slot, 1, ?) = ?) "
-                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at DESC LIMIT ?",
-                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|", limit or -1),
+                "AND valid_to IS NULL AND deleted_at IS NULL ORDER BY created_at DESC",
+                (scope, slot, slot + "}", slot, len(slot) + 1, slot + "|"),
             )
             out.extend(from_row(EntryState, r) for r in reversed(rows))
         return out
+
+    def _newest_of_slot(self, scope: str, slot: str, limit: int) -> list[EntryState]:
+        """The newest ``limit`` current rows of ``slot`` and its sub-slots, newest first.
+
+        Walks the distinct current slots in ``slot``'s range on the index
+        ``entries_current_slot`` (one seek each) and reads the newest ``limit`` of
+        each from the same index: the cost follows the number of distinct slots, not
+        of the memories stating them (a scope of imported statements holds thousands
+        of one slot; sorting them all took 14-45 ms at 100k).
+        """
+        end = slot + "}"  # past every "slot|..." ("|" < "}")
+        step = (
+            "SELECT min(slot) FROM entries WHERE scope = ? AND slot {} ? AND slot < ? "
+            "AND valid_to IS NULL AND deleted_at IS NULL"
+        )
+        found: list[EntryState] = []
+        with self._lock:  # one walk: no write of this process between its steps
+            row = self._one(step.format(">="), (scope, slot, end))
+            name = row[0] if row else None
+            while name is not None:
+                if name == slot or name.startswith(slot + "|"):
+                    found.extend(
+                        from_row(EntryState, r)
+                        for r in self._all(
+                            "SELECT * FROM entries WHERE scope = ? AND slot = ? "
+                            "AND valid_to IS NULL AND deleted_at IS NULL "
+                            "ORDER BY created_at DESC, rowid LIMIT ?",
+                            (scope, name, limit),
+                        )
+                    )
+                row = self._one(step.format(">"), (scope, name, end))
+                name = row[0] if row else None
+        # newest first; ties in slot order, then in the order written (stable sort)
+        found.sort(key=lambda st: -st.created_at)
+        return found[:limit]
 
     def successor(self, entry_id: str) -> EntryState | None:
         """The version that replaced ``entry_id`` (live or deleted), or ``None``."""

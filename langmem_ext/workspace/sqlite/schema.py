@@ -267,6 +267,16 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "which memories were extracted (triple_marks)",
         _TRIPLES,
     ),
+    Migration(
+        6,
+        "current versions by slot, newest first (entries_current_slot): the slot stage "
+        "reads the newest memories of a slot without sorting all of them",
+        (
+            "CREATE INDEX IF NOT EXISTS entries_current_slot "
+            "ON entries(scope, slot, created_at) "
+            "WHERE slot IS NOT NULL AND valid_to IS NULL AND deleted_at IS NULL",
+        ),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 
