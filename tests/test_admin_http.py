@@ -144,6 +144,8 @@ def test_pending_confirm_reject_one_and_all(client: TestClient, memory: Memory) 
 def test_search_shows_each_score_stage(client: TestClient, memory: Memory) -> None:
     login(client, "alice")
     memory.add("Alice likes green tea", scope="user_alice")
+    # both searches must see the same knowledge graph (its triples come in the background)
+    assert memory.background.wait("user_alice", timeout=10)
     r = client.get("/admin/search", params={"q": "green tea"})
     [hit] = memory.search("green tea", scope="user_alice")
     assert "Alice likes green tea" in r.text
