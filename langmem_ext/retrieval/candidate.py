@@ -9,6 +9,7 @@ retrieval functions never modify a candidate they were given: they work on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,13 +75,15 @@ class Candidate:
         return new
 
 
-def best_first(c: Candidate) -> tuple[float, float, str]:
-    """Sort key of the ranking: the higher score, then the newer memory, then the id.
+def best_first(c: Candidate) -> tuple[float, float, float, str]:
+    """Sort key of the ranking: the higher score, then the closer cosine (scores clamp
+    a negative one to 0), then the newer memory, then the id.
 
     A total order: memories that score the same (the same sentence stored twice) rank
     the same way in every process, whatever order the engines returned them in.
     """
-    return (-c.score, -c.created_at, c.id)
+    cos = c.vector_score if c.vector_score is not None else -math.inf
+    return (-c.score, -cos, -c.created_at, c.id)
 
 
 __all__ = ["Candidate", "best_first"]
