@@ -243,11 +243,7 @@ class SearchEngine:
         ahead: list[Future[list[Candidate]]] = []
         qvecs: list[Any] = []
         graph_on = rs.graph_stage and self.knowledge is not None and valid.as_of is None
-        linking: list[Future[GraphLinks]] = []
-
-        def links_ahead(vecs: list[Any]) -> None:  # the graph stage, beside the vector side
-            if graph_on:
-                linking.append(_keyword_pool().submit(self._links, q, scope, vecs[0]))
+        links: GraphLinks | None = None
 
         def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
             if mode == "hybrid":
@@ -256,9 +252,7 @@ class SearchEngine:
         use_fts = mode in ("fts", "hybrid")
         if mode in ("vector", "hybrid"):
             try:  # each text's BM25 starts next to its own embedding, not all at once
-                vectors = self._vectors(
-                    qs, scope, pool, before_each=bm25_ahead, qvecs=qvecs, embedded=links_ahead
-                )
+                vectors = self._vectors(qs, scope, pool, before_each=bm25_ahead, qvecs=qvecs)
             except Exception as e:  # embedder or Chroma down: degrade to keyword search
                 self._warn_once(
                     f"vector:{type(e).__name__}",
@@ -268,6 +262,8 @@ class SearchEngine:
                 vectors, use_fts = None, True
         for t in qs[len(ahead) :]:
             bm25_ahead(t)
+        if graph_on and qvecs:  # the graph stage on this thread, while BM25 finishes on its own
+            links = self._links(q, scope, qvecs[0])
         if ahead:
             keywords = [f.result() for f in ahead]
         elif use_fts or mode == "keyword":
@@ -286,7 +282,8 @@ class SearchEngine:
         else:
             vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
         if graph_on:
-            links = linking[0].result() if linking else self._links(q, scope, None)
+            if links is None:  # no query vector: word overlap only
+                links = self._links(q, scope, None)
             vector = self._graph_stage(scope, category, valid, qvecs, vector, keyword, links)
         ranked = rank(
             vector,
@@ -343,15 +340,13 @@ class SearchEngine:
         pool: int,
         before_each: Callable[[str], None] | None = None,
         qvecs: list[Any] | None = None,
-        embedded: Callable[[list[Any]], None] | None = None,
     ) -> list[list[Candidate]]:
         """The vector engine's candidates for each text, best first.
 
         The texts are embedded one after another (``before_each(text)`` runs just
         before each, to start its BM25 query); then one nearest-neighbour pass, one
         document fetch and one computation of contextual vectors serve them all.
-        The query vectors are appended to ``qvecs`` when given, and passed to
-        ``embedded`` before the nearest-neighbour pass.
+        The query vectors are appended to ``qvecs`` when given.
         """
         ws = self.workspace
         if qvecs is None:
@@ -360,8 +355,6 @@ class SearchEngine:
             if before_each is not None:
                 before_each(t)
             qvecs.append(self.embeddings.embed_query(t))
-        if embedded is not None:
-            embedded(qvecs)
         # Exact, from the vectors held in memory when the scope allows; else Chroma.
         search = ws.vector_search
         model = search.model_name
