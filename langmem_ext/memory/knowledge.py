@@ -405,8 +405,7 @@ class KnowledgeGraph:
 
     def prune(self, scope: str | None = None) -> int:
         """Delete support of deleted memories and triples left with none."""
-        gone = self._repo.prune(scope)
-        return gone
+        return self._repo.prune(scope)
 
     def schedule(self, scope: str, ids: Sequence[str] | None = None) -> None:
         """Queue one coalesced update of ``scope``'s graph on the memory's background

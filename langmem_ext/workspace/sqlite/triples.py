@@ -25,6 +25,12 @@ _TRIPLE_COLS = (
     "t.negated, t.frequency, t.condition, t.created_at"
 )
 _ALIVE = "e.id = s.entry_id AND e.scope = s.scope AND e.deleted_at IS NULL"
+_UNEXTRACTED = (
+    "FROM entries e LEFT JOIN triple_marks m ON m.entry_id = e.id "
+    "WHERE e.scope = ? AND e.deleted_at IS NULL "
+    "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash)"
+)
+"""Live entries of a scope (the parameter) not extracted from their current text."""
 
 
 def _live_at(as_of: float | None, include_closed: bool) -> tuple[str, tuple[Any, ...]]:
@@ -42,11 +48,7 @@ class SqliteTriples(SqliteRepo):
     def unextracted(self, scope: str, limit: int) -> list[tuple[str, str]]:
         """Live entries of ``scope`` not extracted from their current text, oldest first."""
         rows = self._all(
-            "SELECT e.id, e.text_hash FROM entries e "
-            "LEFT JOIN triple_marks m ON m.entry_id = e.id "
-            "WHERE e.scope = ? AND e.deleted_at IS NULL "
-            "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash) "
-            "ORDER BY e.created_at LIMIT ?",
+            f"SELECT e.id, e.text_hash {_UNEXTRACTED} ORDER BY e.created_at LIMIT ?",
             (scope, int(limit)),
         )
         return [(str(r[0]), str(r[1])) for r in rows]
@@ -58,11 +60,8 @@ class SqliteTriples(SqliteRepo):
             out += [
                 (float(r[2]), str(r[0]), str(r[1]))
                 for r in self._all(
-                    "SELECT e.id, e.text_hash, e.created_at FROM entries e "
-                    "LEFT JOIN triple_marks m ON m.entry_id = e.id "
-                    f"WHERE e.id IN ({marks}) AND e.scope = ? AND e.deleted_at IS NULL "
-                    "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash)",
-                    (*chunk, scope),
+                    f"SELECT e.id, e.text_hash, e.created_at {_UNEXTRACTED} AND e.id IN ({marks})",
+                    (scope, *chunk),
                 )
             ]
         return [(i, h) for _at, i, h in sorted(out)]
