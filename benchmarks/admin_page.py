@@ -1,14 +1,15 @@
-"""Server time of the admin's memories page (issue 22): the first page of N memories.
+"""Server time of the admin's memories and stats pages (issue 22): N memories.
 
 One scope of N facts (hashing embedder: the page never embeds), served by
 :func:`~langmem_ext.serving.create_app` in process; each request goes through the
 whole app (routing, the caller, ``Memory.list_page``, the template) with Starlette's
 ``TestClient``, so the time is the server's without a network. Variants: the default
 view (newest first), file order, a text filter, a sort on a ledger column
-(``last_access``), and page 100. Each variant is asked ``--trials`` times after one
+(``last_access``), page 100, and the stats page (counts per category, the importance
+histogram and memories per day). Each variant is asked ``--trials`` times after one
 warm-up; medians and p95. The floor of issue 22 is 300 ms for the first page.
 
-    python benchmarks/admin_page.py --sizes 1000 10000 --trials 20
+    python benchmarks/admin_page.py --sizes 1000 10000 --trials 20 [--views stats]
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ from langmem_ext.serving import create_app
 
 FLOOR_MS = 300.0
 VARIANTS = {
-    "first page (newest first)": "",
-    "file order": "?sort=file&order=asc",
-    "text filter": "?q=item+7",
-    "sort by last access": "?sort=last_access",
-    "page 100": "?page=100",
+    "first page (newest first)": "/admin/memories",
+    "file order": "/admin/memories?sort=file&order=asc",
+    "text filter": "/admin/memories?q=item+7",
+    "sort by last access": "/admin/memories?sort=last_access",
+    "page 100": "/admin/memories?page=100",
+    "stats page": "/admin/stats",
 }
 
 
@@ -53,7 +55,7 @@ def build(root: Path, n: int) -> Memory:
     return memory
 
 
-def run(n: int, trials: int) -> list[tuple[str, float, float]]:
+def run(n: int, trials: int, views: list[str]) -> list[tuple[str, float, float]]:
     """``(variant, p50 ms, p95 ms)`` for a workspace of N memories."""
     with tempfile.TemporaryDirectory() as tmp:
         memory = build(Path(tmp) / "ws", n)
@@ -61,8 +63,9 @@ def run(n: int, trials: int) -> list[tuple[str, float, float]]:
         out = []
         with TestClient(create_app(memory, model)) as client:
             client.cookies.set("langmem_admin_user", "alice")
-            for name, query in VARIANTS.items():
-                url = f"/admin/memories{query}"
+            for name, url in VARIANTS.items():
+                if views and not any(v in name for v in views):
+                    continue
                 assert client.get(url).status_code == 200
                 times = []
                 for _ in range(trials):
@@ -81,12 +84,13 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     p.add_argument("--trials", type=int, default=20)
+    p.add_argument("--views", nargs="*", default=[], help="only views whose name holds one")
     args = p.parse_args()
     print("| memories | view | p50 | p95 |")
     print("| --- | --- | --- | --- |")
     worst = 0.0
     for n in args.sizes:
-        for name, p50, p95 in run(n, args.trials):
+        for name, p50, p95 in run(n, args.trials, args.views):
             print(f"| {n:,} | {name} | {p50:.1f} ms | {p95:.1f} ms |", flush=True)
             if name.startswith("first page") and n >= 10_000:
                 worst = max(worst, p50)

@@ -114,3 +114,30 @@ def test_stats_count_current_versions(fake_memory: Memory) -> None:
     fake_memory.update(old, "I moved to Munich")
     main = fake_memory.stats()["scopes"]["main"]
     assert (main["entries"], main["by_category"]["fact"], main["superseded"]) == (1, 1, 1)
+
+
+def test_stats_spread_counts_current_memories_by_importance_and_day(fake_memory: Memory) -> None:
+    """The admin charts' numbers, counted in SQL, equal those of the memories themselves:
+    superseded and deleted versions left out, days outside the window left out."""
+    from collections import Counter
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    fake_memory.add("I live in Berlin", importance=0.3, created_at=now - timedelta(days=2))
+    old = fake_memory.add("I work at Acme", importance=0.55)
+    fake_memory.update(old, "I work at Initech")
+    gone = fake_memory.add("I like jazz", importance=0.9)
+    fake_memory.delete(gone)
+    fake_memory.add("I own a cat", importance=1.0, created_at=now - timedelta(days=40))
+    fake_memory.add("I like tea", importance=0.0)
+    main = fake_memory.stats(days=30)["scopes"]["main"]
+    entries = fake_memory.list()
+    tenths = Counter(min(int(e.importance * 10), 9) for e in entries)
+    assert main["importance_histogram"] == [tenths.get(i, 0) for i in range(10)]
+    assert sum(main["importance_histogram"]) == main["entries"] == 4
+    days = main["added_per_day"]
+    assert len(days) == 30 and list(days) == sorted(days)
+    assert list(days)[-1] == now.date().isoformat()
+    per = Counter(e.created_at.date().isoformat() for e in entries)
+    assert days == {d: per.get(d, 0) for d in days}
+    assert sum(days.values()) == 3  # the cat was said 40 days ago

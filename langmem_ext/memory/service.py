@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -1237,12 +1237,30 @@ class Memory:
         """Scopes with memory files."""
         return self.workspace.layout.scopes()
 
-    def stats(self, *, scope: str | None = None) -> dict[str, Any]:
+    def stats(self, *, scope: str | None = None, days: int = 30) -> dict[str, Any]:
         """Counts per scope and category (current versions), superseded versions,
-        pending items, vectors waiting."""
+        pending items, vectors waiting, and how the current memories spread.
+
+        Everything is counted by the index and the ledger: no memory is read, so the
+        cost does not grow with the memories a scope holds beyond a count's.
+
+        Args:
+            scope: One scope (default: every scope of the workspace).
+            days: How many UTC days, today included, ``added_per_day`` covers.
+
+        Returns:
+            ``{"workspace", "embedder", "vectors_waiting", "scopes": {scope: {...}}}``;
+            each scope has ``entries``, ``by_category``, ``superseded``, ``pending``,
+            ``importance_histogram`` (current memories per tenth of importance, ten
+            counts from ``[0, 0.1)`` to ``[0.9, 1]``) and ``added_per_day`` (ISO date
+            -> memories said that day, oldest first, every day of the window).
+        """
         ws = self.workspace
         scopes = [self._scope(scope)] if scope is not None else (ws.layout.scopes() or [MAIN_SCOPE])
         out: dict[str, Any] = {"workspace": str(self.root), "embedder": ws.model_name, "scopes": {}}
+        today = datetime.now(UTC).date()
+        window = [today - timedelta(days=n) for n in range(max(1, int(days)) - 1, -1, -1)]
+        since = datetime.combine(window[0], datetime.min.time(), tzinfo=UTC).timestamp()
         for s in scopes:
             self._maybe_sync(s)
             cats = {c: 0 for c in CATEGORIES}
@@ -1251,13 +1269,18 @@ class Memory:
             for doc in superseded.values():  # history, not memories the agent holds
                 cats[doc.category] -= 1
             pending = ws.ledger.pending.count_open(s, time.time())
+            spread = ws.ledger.entries.distribution(s, since=since)
             out["scopes"][s] = {
                 "entries": sum(cats.values()),
                 "by_category": cats,
                 "superseded": len(superseded),
                 "pending": int(pending),
+                "importance_histogram": list(spread.importance_tenths),
+                "added_per_day": {
+                    d.isoformat(): spread.added_per_day.get(d.isoformat(), 0) for d in window
+                },
             }
-        out["vectors_waiting"] = len(ws.keyword.vector_todo())
+        out["vectors_waiting"] = ws.keyword.vector_todo_count()
         return out
 
     def export(self, *, scope: str | None = None) -> builtins.list[dict[str, Any]]:

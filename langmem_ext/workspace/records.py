@@ -56,6 +56,16 @@ class EntryState:
     """What a later statement of the same fact replaces (``user|lives_in``)."""
 
 
+class EntryDistribution(NamedTuple):
+    """How a scope's current memories spread (the admin stats charts; counted in SQL)."""
+
+    importance_tenths: tuple[int, ...]
+    """Memories per tenth of importance: ``[0, 0.1)``, ``[0.1, 0.2)``, … ``[0.9, 1]``."""
+    added_per_day: dict[str, int]
+    """Memories said on each UTC day (ISO date) since the asked time; days without
+    any are left out."""
+
+
 class EntryActivity(NamedTuple):
     """What decay reads of one live entry (a narrow read: decay visits every entry)."""
 
@@ -258,6 +268,11 @@ class EntryRepository(Protocol):
 
     def table_of_scope(self, scope: str) -> dict[str, EntryTableRow]:
         """The live entries of a scope as the rows of a table, by id (no full states)."""
+        ...
+
+    def distribution(self, scope: str, *, since: float) -> EntryDistribution:
+        """How the scope's current memories (live, not superseded) spread over
+        importance, and over the UTC days since ``since`` (epoch seconds)."""
         ...
 
     def all_ids(self) -> set[str]:

@@ -592,6 +592,12 @@ class DocTable:
         )
         return [_doc(r) for r in rows]
 
+    def vector_todo_count(self) -> int:
+        """How many docs :meth:`vector_todo` would return without a limit (a count over
+        the partial index: no doc is read)."""
+        rows = self._q("SELECT count(*) FROM docs WHERE vec_hash IS NULL OR vec_hash != text_hash")
+        return int(rows[0][0])
+
     def vector_deletes(self) -> list[tuple[str, str]]:
         """Queued vector deletions ``(id, scope)``."""
         return [(r[0], r[1]) for r in self._q("SELECT id, scope FROM vec_deletes")]

@@ -7,7 +7,13 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langmem_ext.workspace.records import EntryActivity, EntryState, EntryTableRow, HistoryRow
+from langmem_ext.workspace.records import (
+    EntryActivity,
+    EntryDistribution,
+    EntryState,
+    EntryTableRow,
+    HistoryRow,
+)
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
 
@@ -55,6 +61,28 @@ class SqliteEntries(SqliteRepo):
             (scope,),
         )
         return {str(r[0]): EntryTableRow(str(r[1]), bool(r[2]), r[3], r[4]) for r in rows}
+
+    def distribution(self, scope: str, *, since: float) -> EntryDistribution:
+        """How the scope's current memories spread over importance and UTC days.
+
+        Two aggregate queries over the scope's rows: no entry is materialised, so
+        the admin stats page costs the same at 100k memories as a count does.
+        """
+        current = "WHERE scope = ? AND deleted_at IS NULL AND valid_to IS NULL"
+        tenths = [0] * 10
+        for b, n in self._all(
+            f"SELECT min(CAST(importance * 10 AS INTEGER), 9) AS b, count(*) FROM entries "
+            f"{current} GROUP BY b",
+            (scope,),
+        ):
+            if 0 <= int(b) <= 9:
+                tenths[int(b)] += int(n)
+        days = self._all(
+            f"SELECT date(created_at, 'unixepoch') AS d, count(*) FROM entries "
+            f"{current} AND created_at >= ? GROUP BY d",
+            (scope, since),
+        )
+        return EntryDistribution(tuple(tenths), {str(d): int(n) for d, n in days})
 
     def all_ids(self) -> set[str]:
         """Every id the ledger knows (live or deleted): never to be reused."""
