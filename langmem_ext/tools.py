@@ -399,6 +399,8 @@ def _render_get(result: GetResult) -> ToolOutput:
 
 def _render_pending(item: PendingItem) -> ToolOutput:
     where = "long-term memory" if item.target == "long_term" else "today's notes"
+    if item.supersedes:
+        where += f", as the new version of {item.supersedes}"
     text = (
         f"Pending memory {item.id} (NOT stored yet): {_quote(item.text)} -> {where}, category "
         f"{item.category}; expires {item.expires_at:%Y-%m-%d %H:%M} UTC. Ask the user to "

@@ -141,6 +141,18 @@ def test_pending_confirm_reject_one_and_all(client: TestClient, memory: Memory) 
     assert len(memory.list(scope="user_alice")) == 3
 
 
+def test_pending_update_names_the_memory_it_replaces(client: TestClient, memory: Memory) -> None:
+    login(client, "alice")
+    old = memory.add("Alice lives in Berlin", scope="user_alice")
+    item = memory.save("Alice lives in Munich", scope="user_alice", supersedes=old)
+    page = client.get("/admin/pending").text
+    assert f"replaces {old}" in page
+    csrf = token(client, "/admin/pending")
+    assert post(client, f"/admin/pending/{item.id}/confirm", {"csrf": csrf}) == 303
+    [current] = memory.list(scope="user_alice")
+    assert (current.text, current.supersedes) == ("Alice lives in Munich", old)
+
+
 def test_search_shows_each_score_stage(client: TestClient, memory: Memory) -> None:
     login(client, "alice")
     memory.add("Alice likes green tea", scope="user_alice")

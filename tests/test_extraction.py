@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langmem_ext import Memory, Settings
+from langmem_ext import Memory, PendingAlreadyResolvedError, Settings
 from langmem_ext.scripted import ScriptedChatModel, tool_call
 
 T0 = datetime(2026, 2, 1, 9, tzinfo=UTC)
@@ -113,4 +113,56 @@ def test_pending_mode_queues_and_off_mode_writes_nothing(tmp_path) -> None:  # t
     assert mem.list_pending()[0].text == "I'm allergic to peanuts"
     mem.settings.lifecycle.extract_mode = "off"
     assert mem.extract(_turn("I live in Oslo")).added == []
+    mem.close()
+
+
+def _pending_memory(tmp_path) -> Memory:  # type: ignore[no-untyped-def]
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.lifecycle.extract_mode = "pending"
+    return Memory(settings=s)
+
+
+def test_pending_update_is_confirmed_as_a_new_version(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """In pending mode an UPDATE waits for the user; once confirmed it supersedes the
+    old memory (closed, linked, struck through) instead of sitting beside it."""
+    mem = _pending_memory(tmp_path)
+    old = mem.add("I live in Berlin", category="core", importance=0.9, created_at=T0)
+    report = mem.extract(_turn("I moved to Munich"), at=T0 + timedelta(days=30))
+    [pid] = report.pending
+    item = mem.list_pending()[0]
+    assert (item.id, item.supersedes) == (pid, old)
+    assert [e.text for e in mem.list()] == ["I live in Berlin"]  # nothing changes before
+    new = mem.confirm(pid)
+    assert [e.text for e in mem.list()] == ["I moved to Munich"]
+    assert (new.supersedes, new.category, new.verified) == (old, "core", True)
+    assert new.importance == pytest.approx(0.9)
+    assert mem.get_entry(old).valid_to == T0 + timedelta(days=30)
+    assert [h["op"] for h in mem.history(new.id)] == ["add", "superseded", "add"]
+    assert "~~I live in Berlin~~" in mem.long_term_text()
+    assert mem.search("Where do I live?", k=3)[0].text == "I moved to Munich"
+    with pytest.raises(PendingAlreadyResolvedError):
+        mem.confirm(pid)
+    mem.close()
+
+
+def test_pending_update_follows_the_chain_or_falls_back_to_a_new_memory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from langmem_ext import EntryNotFoundError
+
+    mem = _pending_memory(tmp_path)
+    a = mem.add("I work at Acme")
+    pending = mem.save("I work at Initech", supersedes=a)
+    b = mem.update(a, "I work at Globex").id  # the chain moved on meanwhile
+    c = mem.confirm(pending.id)
+    assert c.supersedes == b and [e.text for e in mem.list()] == ["I work at Initech"]
+    gone = mem.add("I play chess")
+    later = mem.save("I play go", supersedes=gone)
+    mem.delete(gone)
+    assert mem.confirm(later.id).supersedes is None  # nothing left to replace: a new memory
+    other = mem.add("Bob likes tea", scope="bob")
+    with pytest.raises(EntryNotFoundError):
+        mem.save("Bob likes coffee", supersedes=other)  # another scope's id
+    with pytest.raises(EntryNotFoundError):
+        mem.save("I like tea", supersedes="m-madeup1234")
+    assert len(mem.list_pending()) == 0
     mem.close()

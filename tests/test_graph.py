@@ -428,3 +428,34 @@ def test_a_turn_embeds_its_query_once_and_small_talk_not_at_all(
     assert "拉面" in str(out["memory_context"])
     say(graph, "ok", cfg(f"pf-{mode}"))
     assert sum(calls.values()) == 1  # the gate skips small talk: nothing embedded
+
+
+def test_a_pending_update_of_the_extractor_is_confirmed_as_a_new_version(
+    fake_memory: Memory,
+) -> None:
+    """``extract_mode="pending"``: the extractor's UPDATE waits for the user, the
+    interrupt names the memory it replaces, and "yes" writes it as that memory's new
+    version (the old one superseded, not left beside it)."""
+    fake_memory.settings.lifecycle.extract_mode = "pending"
+    old = fake_memory.add("I live in Berlin", scope="user_alice")
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=policy),  # no extraction plan: the statement fallback
+        fake_memory,
+        checkpointer=InMemorySaver(),
+        confirm_mode="interrupt",
+        extractor=True,
+        background_writes=False,
+    )
+    config = cfg("moved")
+    say(graph, "I moved to Munich last month.", config)  # extracted after the answer
+    [item] = fake_memory.list_pending(scope="user_alice")
+    assert item.supersedes == old
+    out = say(graph, "ok", config)  # the next answer's pending step asks
+    [intr] = out["__interrupt__"]
+    [proposed] = intr.value["pending"]
+    assert proposed["supersedes"] == old and "Munich" in proposed["text"]
+    assert [e.text for e in fake_memory.list(scope="user_alice")] == ["I live in Berlin"]
+    graph.invoke(Command(resume="yes"), config)
+    [current] = fake_memory.list(scope="user_alice")
+    assert "Munich" in current.text and current.supersedes == old
+    assert fake_memory.get_entry(old, scope="user_alice").valid_to is not None

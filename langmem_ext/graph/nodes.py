@@ -226,7 +226,10 @@ def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main"
         answer = interrupt(
             {
                 "question": "Save these memories?",
-                "pending": [{"id": p.id, "text": p.text, "category": p.category} for p in pending],
+                "pending": [
+                    {"id": p.id, "text": p.text, "category": p.category, "supersedes": p.supersedes}
+                    for p in pending
+                ],
             }
         )
         notes: list[str] = []

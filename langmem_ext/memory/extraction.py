@@ -63,7 +63,14 @@ class MemoryOps(Protocol):
     ) -> str: ...
 
     def save(
-        self, text: str, *, scope: str | None = ..., category: str = ..., source: str = ...
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        source: str = ...,
+        created_at: float | None = ...,
+        supersedes: str | None = ...,
     ) -> PendingItem: ...
 
     def update(
@@ -309,7 +316,9 @@ class Extractor:
     def _add(self, text: str, category: str, slot: str | None) -> None:
         try:
             if self.mode == "pending":
-                item = self.memory.save(text, scope=self.scope, category=category, source=SOURCE)
+                item = self.memory.save(
+                    text, scope=self.scope, category=category, source=SOURCE, created_at=self.at
+                )
                 self.report.pending.append(item.id)
             else:
                 entry_id = self.memory.add(
@@ -325,8 +334,15 @@ class Extractor:
             self._ignore(f"ADD {text[:60]!r}: {e}")
 
     def _update(self, entry_id: str, text: str) -> None:
-        if self.mode == "pending":  # the new text waits for the user like any save
-            self._add(text, "fact", None)
+        if self.mode == "pending":  # the new version waits for the user like any save
+            try:
+                item = self.memory.save(
+                    text, scope=self.scope, source=SOURCE, created_at=self.at, supersedes=entry_id
+                )
+            except LangmemError as e:
+                self._ignore(f"UPDATE {entry_id}: {e}")
+                return
+            self.report.pending.append(item.id)
             return
         new = self.memory.update(
             entry_id, text, scope=self.scope, at=self.at, source=SOURCE, verified=False

@@ -113,6 +113,9 @@ class PendingItem(BaseModel):
     expires_at: datetime
     entry_id: str
     """The entry id the memory gets once confirmed (``""`` for a profile change)."""
+    supersedes: str | None = None
+    """The memory it replaces once confirmed, as that memory's new version (an update
+    proposed by the extractor in ``pending`` mode); ``None``: a new memory."""
 
     @classmethod
     def from_row(cls, row: PendingRow) -> PendingItem:
@@ -127,6 +130,7 @@ class PendingItem(BaseModel):
             created_at=to_dt(row.created_at),  # type: ignore[arg-type]
             expires_at=to_dt(row.expires_at),  # type: ignore[arg-type]
             entry_id=row.entry_id,
+            supersedes=row.supersedes,
         )
 
 

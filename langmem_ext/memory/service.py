@@ -352,6 +352,7 @@ class Memory:
         importance: float | None = None,
         source: str = "agent",
         created_at: datetime | date | float | None = None,
+        supersedes: str | None = None,
     ) -> PendingItem:
         """Propose a memory; it is stored only once confirmed.
 
@@ -363,15 +364,22 @@ class Memory:
             importance: Initial importance (default ``lifecycle.default_importance``).
             source: Who proposed it (``agent``, ``flush``, ``user`` ...).
             created_at: When the fact was stated (default now); the TTL runs from now.
+            supersedes: A memory of the scope this one replaces: once confirmed it is
+                written as that memory's new version (as :meth:`update` writes one),
+                or of the newest version of its chain if another replaced it
+                meanwhile; a plain new memory if it was deleted. Category and
+                importance are then the replaced memory's.
 
         Returns:
             The pending item (TTL ``lifecycle.pending_ttl_hours``).
 
         Raises:
             NoiseTextError: the text is a greeting, refusal or meta question.
+            EntryNotFoundError: ``supersedes`` is no memory of the scope.
         """
         scope = self._scope(scope)
         clean = self._text(text)
+        replaced = self._live_state(supersedes, scope).id if supersedes is not None else None
         cat = self._category(category)
         tgt = self._target(target)
         if is_noise(clean, min_chars=self.settings.retrieval.noise_min_chars):
@@ -401,6 +409,7 @@ class Memory:
             entry_id,
             None,
             said,
+            replaced,
         )
         self.workspace.ledger.pending.insert(row)
         return self._pending_item(row)
@@ -490,7 +499,10 @@ class Memory:
         peek = ws.ledger.pending.get(str(pending_id).strip(), scope=scope)
         vectors = (  # embedded before the lock; the row is checked again under it
             self._embed_new([peek.text])
-            if peek is not None and peek.status == "pending" and peek.target != PROFILE_TARGET
+            if peek is not None
+            and peek.status == "pending"
+            and peek.target != PROFILE_TARGET
+            and peek.supersedes is None
             else None
         )
         with ws.lock.hold():
@@ -499,6 +511,12 @@ class Memory:
                 update = self.profiles.confirm(row)
                 ws.ledger.pending.resolve(row.id, "confirmed", time.time())
                 return update
+            if row.supersedes is not None and self._confirm_version(row, scope):
+                entry = self._entry(row.entry_id, scope)
+                ws.ledger.pending.resolve(row.id, "confirmed", time.time())
+                ws.flush_vectors()
+                self.knowledge.schedule(scope, [entry.id])
+                return entry
             path, title = self._file_for(scope, self._target(row.target), row.said_at)
             ws.write_entries(
                 scope,
@@ -523,6 +541,37 @@ class Memory:
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
         return entry
+
+    def _confirm_version(self, row: PendingRow, scope: str) -> bool:
+        """Write a confirmed pending update as the new version of what it replaces
+        (lock held): of the newest version of ``row.supersedes``'s chain. ``False``
+        when that chain has no live current version left (the item is then written
+        as a new memory). A retried confirm whose version is already written (a crash
+        after the Markdown, picked up by sync) writes nothing twice."""
+        ws = self.workspace
+        entries = ws.ledger.entries
+        if entries.get(row.entry_id) is not None:
+            return True
+        st = entries.get(version_chain(entries, str(row.supersedes))[-1])
+        if st is None or st.scope != scope or st.valid_to is not None:
+            return False
+        ws.supersede(
+            scope,
+            ws.layout.root / st.path,
+            st.id,
+            NewEntry(
+                id=row.entry_id,
+                text=row.text,
+                category=st.category,
+                importance=st.importance,
+                created_at=max(row.said_at, st.created_at),
+                source=row.source,
+                verified=True,
+                supersedes=st.id,
+                slot=st.slot or slot_of(row.text),
+            ),
+        )
+        return True
 
     def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
         """Reject a pending memory; nothing is written to Markdown."""

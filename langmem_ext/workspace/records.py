@@ -95,6 +95,9 @@ class PendingRow:
     resolved_at: float | None
     said_at: float
     """When the fact was stated (the memory's ``created_at`` once confirmed)."""
+    supersedes: str | None = None
+    """The memory this item replaces once confirmed (a new version of it; ledger
+    migration 7), or ``None`` for a new memory."""
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
             "WHERE slot IS NOT NULL AND valid_to IS NULL AND deleted_at IS NULL",
         ),
     ),
+    Migration(
+        7,
+        "pending updates: pending.supersedes (the memory a confirmed item replaces as its "
+        "new version)",
+        ("ALTER TABLE pending ADD COLUMN supersedes TEXT",),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 
