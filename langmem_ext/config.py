@@ -162,11 +162,14 @@ class RetrievalSettings(BaseModel):
     context_decay: float = Field(default=0.85, ge=0.0, le=1.0)
     """Each further place away multiplies the share by this."""
     context_vector_weight: float = Field(default=0.5, ge=0.0)
-    """Vector search scores an entry by the better of its own vector and its contextual
+    """Vector search scores a reply by the better of its own vector and its contextual
     vector: its own unit vector plus this times the unit vector of the entry before it
-    in its section, normalised (0 switches it off). "Yes, Biscuit!" is found by "what is my dog called?" when
-    read after "Have you named the puppy?". Computed at query time from kept
-    vectors, so an edit of the entry before never leaves it stale."""
+    in its section, normalised (0 switches it off). "Caroline: Yes, Biscuit!" is found
+    by "what is Caroline's dog called?" when read after "Melanie: Have you named the
+    puppy?". A reply is a transcript line (``Name: text``) after another speaker's
+    (:func:`~langmem_ext.retrieval.contextual.is_reply`); other memories mean what they
+    say alone. Computed at query time from kept vectors, so an edit of the entry before
+    never leaves it stale."""
     cosine_baseline: float | None = None
     """Cosine of unrelated texts for the embedder in use; similarities are rescaled
     ``(cos - baseline) / (1 - baseline)`` before fusion, thresholds and MMR, so one

@@ -225,6 +225,25 @@ def script_overlap(query: tuple[float, float], text: tuple[float, float]) -> flo
     return min(query[0], text[0]) + min(query[1], text[1])
 
 
+TRANSCRIPT_LINE = re.compile(
+    r"^\s*(?P<who>[A-Z][\w.'-]{0,20}(?: [A-Z][\w.'-]{0,20})?|[\u4e00-\u9fff]{1,6})\s*[:：]\s*(?P<text>.+)$"
+)
+"""``Name: text``: a chat turn as many apps store it (one or two capitalised words, or
+one to six Chinese characters, then a colon)."""
+
+
+def speaker_of(text: str) -> str | None:
+    """The speaker of a transcript line (``Name: text``), case-folded; ``None`` for
+    any other text.
+
+    Example:
+        >>> speaker_of("Melanie: Yes, Biscuit!"), speaker_of("小红：叫咪咪。"), speaker_of("I like tea")
+        ('melanie', '小红', None)
+    """
+    m = TRANSCRIPT_LINE.match(text)
+    return m.group("who").casefold() if m else None
+
+
 def numbers(text: str) -> frozenset[str]:
     """The numbers written in ``text`` (runs of digits), as the keyword index holds them.
 
@@ -242,10 +261,12 @@ def numbers(text: str) -> frozenset[str]:
 __all__ = [
     "CJK_CHARS_PER_WORD",
     "STOPWORDS",
+    "TRANSCRIPT_LINE",
     "index_tokens",
     "is_cjk",
     "numbers",
     "query_tokens",
     "script_overlap",
     "script_profile",
+    "speaker_of",
 ]

@@ -9,7 +9,12 @@ import pytest
 from _retrieval_helpers import retrieval_overrides
 
 from langmem_ext import Memory
-from langmem_ext.retrieval.contextual import contextual_cosines, contextual_units, unit_query
+from langmem_ext.retrieval.contextual import (
+    contextual_cosines,
+    contextual_units,
+    is_reply,
+    unit_query,
+)
 
 
 def test_weight_zero_or_no_previous_gives_the_plain_cosine() -> None:
@@ -99,3 +104,33 @@ def test_chinese_answers_take_context_too(memory: Memory) -> None:
     query = "小红的猫叫什么？"
     plain = _vector_hits(memory, query, 0.0)["小红：叫咪咪。"]["vector"]
     assert _vector_hits(memory, query, 0.5)["小红：叫咪咪。"]["vector"] > plain
+
+
+def test_only_a_reply_to_another_speaker_is_read_with_the_line_before() -> None:
+    assert is_reply("Caroline: Yes, Biscuit!", "Melanie: Have you named the puppy yet?")
+    assert is_reply("小红：叫咪咪。", "小明：你家的猫叫什么名字？")
+    assert not is_reply("Caroline: I went hiking.", "Caroline: Yes, Biscuit!")  # same speaker
+    assert not is_reply("My dog is called Biscuit", "I got a puppy last week")  # facts
+    assert not is_reply("Caroline: Yes, Biscuit!", "I got a puppy last week")
+    assert not is_reply("Caroline: Yes, Biscuit!", None)  # the first of its section
+
+
+def test_a_line_that_is_no_turn_of_a_conversation_keeps_its_own_cosine(memory: Memory) -> None:
+    """The same exchange stored as plain facts is not a conversation: no line is read
+    with the one before it (a fact list would lift every neighbour of a match)."""
+    facts = ["Have you named the puppy yet?", "Yes, Biscuit!", "I went hiking last weekend."]
+    memory.add_many(facts, scope="facts")
+    memory.add_many(_TURNS[:3], scope="chat")
+    query = "What is the name of the dog?"
+
+    def hits(scope: str) -> dict[str, dict[str, float]]:
+        with retrieval_overrides(
+            memory, context_vector_weight=0.5, min_score=0.0, hard_min_score=0.0
+        ):
+            return {h.text: h.debug for h in memory.search(query, k=5, mode="vector", scope=scope)}
+
+    plain = hits("facts")
+    assert set(plain) == set(facts)
+    assert not any("own_vector" in debug for debug in plain.values())
+    reply = hits("chat")["Caroline: Yes, Biscuit!"]
+    assert reply["vector"] > reply["own_vector"] + 0.05

@@ -32,7 +32,12 @@ from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
-from langmem_ext.retrieval.contextual import contextual_units, own_cosine_signal, unit_query
+from langmem_ext.retrieval.contextual import (
+    contextual_units,
+    is_reply,
+    own_cosine_signal,
+    unit_query,
+)
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.short_term.statements import question_slots
 from langmem_ext.text import query_tokens
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
     from langmem_ext.memory.knowledge import KnowledgeGraph
     from langmem_ext.retrieval.intent import RecallIntent
     from langmem_ext.retrieval.pipeline import PipelineOptions
-    from langmem_ext.workspace.docs import Doc
+    from langmem_ext.workspace.docs import Doc, Previous
     from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)
@@ -361,9 +366,12 @@ class SearchEngine:
         hit_lists = search.nearest_many(scope, qvecs, pool)
         weight = self.settings.retrieval.context_vector_weight
         hit_ids = list(dict.fromkeys(h.id for hits in hit_lists for h in hits))
-        previous: dict[str, tuple[str, Any]] = {}
+        previous: dict[str, Previous] = {}
         if weight > 0:  # the entries before them come in the same query
-            found, previous = ws.keyword.docs_with_previous_vectors(hit_ids, model, scope)
+            found, before = ws.keyword.docs_with_previous_vectors(hit_ids, model, scope)
+            previous = {  # only a reply is read with the turn before it
+                i: p for i, p in before.items() if i in found and is_reply(found[i][0].text, p.text)
+            }
         else:
             found = ws.keyword.docs_with_vectors(hit_ids, model, scope)
         # No valid kept copy (an index from before copies were kept, or a doc whose
@@ -394,7 +402,7 @@ class SearchEngine:
         qvecs: list[list[float]],
         weight: float,
         scope: str,
-        previous: dict[str, tuple[str, Any]],
+        previous: dict[str, Previous],
     ) -> None:
         """Score vector hits by their contextual vectors (:mod:`~langmem_ext.retrieval.contextual`).
 
@@ -410,7 +418,8 @@ class SearchEngine:
             qvecs: Each text's query vector.
             weight: ``retrieval.context_vector_weight``.
             scope: The scope searched.
-            previous: Entry id -> ``(predecessor id, its kept vector or None)``.
+            previous: Entry id -> its predecessor (id and kept vector or ``None``), for
+                the entries that reply to it (:func:`~langmem_ext.retrieval.contextual.is_reply`).
         """
         own = {
             c.id: c.embedding
@@ -421,14 +430,14 @@ class SearchEngine:
         if not own:
             return
         # A predecessor without a kept copy: Chroma's vector.
-        missing = [previous[i][0] for i in own if previous[i][1] is None]
+        missing = [previous[i].id for i in own if previous[i].vector is None]
         fetched = self.workspace.vector_search.embeddings(scope, missing) if missing else {}
         rows: dict[str, int] = {}
         vectors: list[Any] = []
         before: list[Any] = []
         for entry_id, vec in own.items():
-            prev_id, kept = previous[entry_id]
-            got = kept if kept is not None else fetched.get(prev_id)
+            prev = previous[entry_id]
+            got = prev.vector if prev.vector is not None else fetched.get(prev.id)
             if got is not None:
                 rows[entry_id] = len(vectors)
                 vectors.append(vec)

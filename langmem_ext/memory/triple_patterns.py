@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from langmem_ext.text import TRANSCRIPT_LINE
+
 
 def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
@@ -17,9 +19,7 @@ def _words(text: str) -> tuple[str, ...]:
 
 # --- lines and sentences ---
 
-TRANSCRIPT = re.compile(
-    r"^\s*(?P<who>[A-Z][\w.'-]{0,20}(?: [A-Z][\w.'-]{0,20})?|[\u4e00-\u9fff]{1,6})\s*[:：]\s*(?P<text>.+)$"
-)
+TRANSCRIPT = TRANSCRIPT_LINE
 """``Name: text``: a chat turn as many apps store it (LoCoMo's memories too)."""
 IMAGE = re.compile(r"\[image:[^\]]*\]")
 """An image caption appended to a turn: not something the speaker said."""

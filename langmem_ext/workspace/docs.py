@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +23,16 @@ Vector = NDArray[np.float32]
 
 Entry = tuple["Doc", "Vector | None"]
 """A doc and its kept vector (``None``: no valid copy kept)."""
+
+
+class Previous(NamedTuple):
+    """The entry before a doc in its file section (see ``DocTable.docs_with_previous_vectors``)."""
+
+    id: str
+    text: str | None
+    """Its text (``None`` when its doc was not found)."""
+    vector: Vector | None
+    """Its kept vector (``None``: no valid copy kept; ask the vector index)."""
 
 
 @dataclass(frozen=True)
@@ -108,4 +118,4 @@ def _doc(row: Sequence[Any]) -> Doc:
     return d
 
 
-__all__ = ["Doc", "Entry", "FileStamp", "Vector", "blob_vector", "vector_blob"]
+__all__ = ["Doc", "Entry", "FileStamp", "Previous", "Vector", "blob_vector", "vector_blob"]

@@ -35,6 +35,7 @@ from langmem_ext.workspace.docs import (
     Doc,
     Entry,
     FileStamp,
+    Previous,
     Vector,
     _doc,
     _doc_values,
@@ -381,17 +382,17 @@ class DocTable:
 
     def docs_with_previous_vectors(
         self, ids: Sequence[str], model: str, scope: str
-    ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, tuple[str, Vector | None]]]:
+    ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, Previous]]:
         """:meth:`docs_with_vectors` plus the entry before each doc of ``scope``.
 
         The entry before is the previous one in the doc's section (file and
-        category, as for :meth:`neighbours`); first entries have none. Its vector
-        comes in the same query as the docs.
+        category, as for :meth:`neighbours`); first entries have none. Its text and
+        vector come in the same query as the docs.
 
         Returns:
             ``(docs, previous)``: ``id -> (doc, kept vector or None)`` as
-            :meth:`docs_with_vectors` returns, and ``id -> (previous entry id, its kept
-            vector or None)`` (``None``: no valid copy kept; ask the vector index).
+            :meth:`docs_with_vectors` returns, and ``id ->`` :class:`Previous` (its id,
+            text, and kept vector or ``None``: no valid copy kept; ask the vector index).
         """
         with self._lock:
             sections = self._sections_of(scope)
@@ -400,7 +401,10 @@ class DocTable:
             extra = [p for p in dict.fromkeys(prev_of.values()) if p not in wanted]
             found = self.docs_with_vectors([*ids, *extra], model, scope)
         docs = {i: found[i] for i in ids if i in found}
-        before = {i: (p, found[p][1] if p in found else None) for i, p in prev_of.items()}
+        before = {
+            i: Previous(p, found[p][0].text, found[p][1]) if p in found else Previous(p, None, None)
+            for i, p in prev_of.items()
+        }
         return docs, before
 
     def scope_docs(self, scope: str, category: str | None = None) -> list[Doc]:
