@@ -229,7 +229,16 @@ def _hits_table(hits: Sequence[Any], debug: bool = False) -> str:
 def _pending_table(items: Sequence[Any]) -> str:
     if not items:
         return "No pending saves."
-    rows = [[p.id, p.target, p.category, f"{p.expires_at:%Y-%m-%d %H:%M}", p.text] for p in items]
+    rows = [
+        [
+            p.id,
+            p.target,
+            p.category,
+            f"{p.expires_at:%Y-%m-%d %H:%M}",
+            p.text if p.supersedes is None else f"{p.text} (replaces {p.supersedes})",
+        ]
+        for p in items
+    ]
     return format_table(["pending id", "target", "category", "expires (UTC)", "text"], rows)
 
 

@@ -67,6 +67,20 @@ def test_tables_for_people(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert ("score" in out and "fused" in out) or "=" in out
 
 
+def test_a_pending_update_names_what_it_replaces(
+    ws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langmem_ext import Memory
+
+    with Memory(ws) as mem:
+        old = mem.add("I live in Berlin")
+        pid = mem.save("I live in Munich", supersedes=old).id
+    code, out, _ = run(capsys, "--workspace", ws, "pending")
+    assert code == 0 and f"replaces {old}" in out
+    code, out, _ = run(capsys, "--workspace", ws, "--json", "confirm", pid)
+    assert json.loads(out)[0]["supersedes"] == old
+
+
 def test_errors_are_one_line_with_exit_code_2(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "--workspace", ws, "confirm", "p-doesnotexist")
     assert code == 2
