@@ -15,7 +15,7 @@ from _retrieval_helpers import NOW, cand, ids, retrieval_overrides
 from langmem_ext import Memory
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.context import Layout, context_boost
+from langmem_ext.retrieval.context import Layout, combine_lifts, context_boost
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 
 RS = RetrievalSettings()
@@ -86,6 +86,33 @@ def test_a_hit_with_a_matching_neighbour_outranks_an_isolated_equal_hit() -> Non
     out = context_boost(cands, src, RS, k=3)
     assert ids(out)[:2] == ["q", "answer"]
     assert out[1].score == pytest.approx(0.3 + RS.context_prev_weight * (0.9 - mean))
+
+
+def test_lifts_combine_as_independent_evidence_never_past_the_cap() -> None:
+    assert combine_lifts([], 0.2) == 0.0
+    assert combine_lifts([0.05], 0.2) == pytest.approx(0.05)  # one neighbour: its whole lift
+    assert combine_lifts([0.1, 0.1], 0.2) == pytest.approx(0.15)  # not 0.2: each closes half
+    assert combine_lifts([0.1, 0.1, 0.1, 0.1], 0.2) == pytest.approx(0.2 * (1 - 0.5**4))
+    assert combine_lifts([0.5, 0.01], 0.2) == pytest.approx(0.2)
+    assert combine_lifts([0.1], 0.0) == 0.0
+
+
+def test_a_run_of_on_topic_neighbours_does_not_lift_one_past_the_better_match() -> None:
+    """A paragraph: every sentence matches a little, the gold one best after the top
+    hit. Summed, the lifts of four neighbours carried a weaker sentence past the gold
+    one (XQuAD, issue 17); combined, each neighbour closes only its share of the gap."""
+    order = ["s1", "s2", "gold", "s4", "top", "s6"]
+    cands = [
+        _fused("top", 0.48),
+        _fused("gold", 0.36),
+        _fused("s4", 0.32),
+        _fused("s6", 0.30),
+        _fused("s2", 0.27),
+        _fused("s1", 0.27),
+        *_crowd(6, 0.1),
+    ]
+    out = context_boost(cands, ListNeighbours(order), RS, k=5)
+    assert ids(out)[:2] == ["top", "gold"]
 
 
 def test_only_the_best_k_outside_entries_join() -> None:

@@ -7,17 +7,23 @@ puppy called?") then finds the question turn but not the answer. This stage lets
 every fused candidate pass a share of its score to the entries up to
 ``context_window`` places before and after it *in the same file section*:
 
-``lift(e) = sum over candidates c near e of w(c -> e) * max(0, fused(c) - max(mean, fused(e)))``,
-where ``mean`` is the mean fused score of all candidates, ``w = context_prev_weight``
-when ``c`` comes before ``e`` and ``context_next_weight`` when it comes after, times
-``context_decay ** (distance - 1)``. Only what a candidate scores *above the crowd*
-and above ``e`` is passed on: when every entry matches about as well ("memory 7"
-among "memory 1" … "memory 99") no neighbour gains on the exact match, while a
-question turn that stands out lifts the answer after it. Two limits (issue 17):
+``lift(c -> e) = w(c -> e) * max(0, fused(c) - max(mean, fused(e)))`` for each candidate
+``c`` near ``e``, where ``mean`` is the mean fused score of all candidates, ``w =
+context_prev_weight`` when ``c`` comes before ``e`` and ``context_next_weight`` when it
+comes after, times ``context_decay ** (distance - 1)``. Only what a candidate scores
+*above the crowd* and above ``e`` is passed on: when every entry matches about as well
+("memory 7" among "memory 1" … "memory 99") no neighbour gains on the exact match,
+while a question turn that stands out lifts the answer after it. Three limits (issue 17):
 
-* the lift is capped at :data:`CONTEXT_GAP_SHARE` (0.75) of ``e``'s gap to the best
+* the lifts are capped at :data:`CONTEXT_GAP_SHARE` (0.75) of ``e``'s gap to the best
   candidate next to it: borrowed evidence narrows the gap, never closes it (without
   the cap two strong sentences lifted the weaker one between them past both);
+* several neighbours' lifts combine as independent evidence, not as a sum
+  (:func:`combine_lifts`): each closes its share of what is left of that gap, so one
+  neighbour gives its whole lift (the answer after its question) while a run of
+  on-topic neighbours (a paragraph, a long exchange) no longer adds up to the cap for
+  every memory in it and lifts them past the one that matches best on its own
+  (summed: XQuAD en→zh R@3 0.753, below plain dense; BENCHMARKS.md §25);
 * a candidate an engine returned gets ``min(1, own relevance / min_score)`` of its
   lift (:func:`own_signal`): a memory whose own cosine is ~0 is not lifted by
   sitting next to the answer. An entry no engine returned is unknown, not weak,
@@ -88,11 +94,31 @@ def _share(offset: int, settings: RetrievalSettings) -> float:
 
 
 CONTEXT_GAP_SHARE = 0.75
-"""Context is borrowed evidence: what a neighbour gains, summed over the hits next to
-it, closes at most this share of its gap to the best of them (measured from the
+"""Context is borrowed evidence: what a neighbour gains, combined over the hits next to
+it (:func:`combine_lifts`), closes at most this share of its gap to the best of them (measured from the
 larger of its own fused score and the pool's mean). Without the cap two strong
 sentences lift the weaker one between them past both, which cost R@1 and R@3
 (issue 17); with the whole gap (share 1) a neighbour ties its anchor."""
+
+
+def combine_lifts(lifts: Sequence[float], cap: float) -> float:
+    """Several neighbours' lifts of one entry, combined as independent evidence.
+
+    Each lift closes its share of what the others left of ``cap``:
+    ``cap * (1 - prod(1 - min(1, lift / cap)))``. One lift counts whole (up to the
+    cap); two lifts of half the cap give three quarters of it, not all of it; the
+    result never exceeds ``cap`` and never falls below the largest lift (capped).
+
+    Example:
+        >>> combine_lifts([0.05], 0.2), combine_lifts([0.1, 0.1], 0.2), combine_lifts([0.3], 0.2)
+        (0.05, 0.15000000000000002, 0.2)
+    """
+    if cap <= 0.0:
+        return 0.0
+    left = 1.0
+    for lift in lifts:
+        left *= 1.0 - min(1.0, max(0.0, lift) / cap)
+    return cap * (1.0 - left)
 
 
 def own_signal(c: Candidate, settings: RetrievalSettings) -> float:
@@ -151,7 +177,7 @@ def context_boost(
     layout = source.neighbours(seeds, window) if seeds else {}
     shares = {o: _share(o, settings) for o in range(-window, window + 1) if o != 0}
     fused = {c.id: c.score for c in out}
-    gain: dict[str, float] = {}
+    lifts: dict[str, list[float]] = {}
     rel_gain: dict[str, float] = {}
     ceiling: dict[str, float] = {}  # the best score of a seed that lifts each neighbour
     for c in seeds:
@@ -162,14 +188,16 @@ def context_boost(
                 continue
             ceiling[nid] = max(ceiling.get(nid, 0.0), c.score)
             # the gap to the anchor, not the excess over the mean: never past it
-            lift = share * max(0.0, c.score - max(mean, fused.get(nid, 0.0)))
-            gain[nid] = gain.get(nid, 0.0) + lift
+            lifts.setdefault(nid, []).append(
+                share * max(0.0, c.score - max(mean, fused.get(nid, 0.0)))
+            )
             rel_gain[nid] = rel_gain.get(nid, 0.0) + share * rel
-    if gain:  # summed over anchors, and still below the best of them
-        gain = {
-            i: min(g, max(0.0, ceiling[i] - max(mean, fused.get(i, 0.0))) * CONTEXT_GAP_SHARE)
-            for i, g in gain.items()
-        }
+    gain = {  # combined over anchors, and still below the best of them
+        i: combine_lifts(
+            ls, max(0.0, ceiling[i] - max(mean, fused.get(i, 0.0))) * CONTEXT_GAP_SHARE
+        )
+        for i, ls in lifts.items()
+    }
     pool = {c.id for c in out}
     # A hit whose own evidence is known gets context only in proportion to it (an
     # entry no engine returned is unknown, not weak: it keeps the whole share).
@@ -194,4 +222,11 @@ def context_boost(
     return out
 
 
-__all__ = ["CONTEXT_GAP_SHARE", "Layout", "NeighbourSource", "context_boost", "own_signal"]
+__all__ = [
+    "CONTEXT_GAP_SHARE",
+    "Layout",
+    "NeighbourSource",
+    "combine_lifts",
+    "context_boost",
+    "own_signal",
+]
