@@ -99,9 +99,9 @@ def _check(index: KeywordIndex) -> None:
     ref_docs, ref_prev = _fresh_read(index.path, IDS)
     assert _same(docs, ref_docs)
     assert prev.keys() == ref_prev.keys()
-    for key, (pid, vec) in prev.items():
-        rpid, rvec = ref_prev[key]
-        assert pid == rpid
+    for key, (pid, text, vec) in prev.items():
+        rpid, rtext, rvec = ref_prev[key]
+        assert pid == rpid and text == rtext
         assert (vec is None) == (rvec is None)
         assert vec is None or np.array_equal(vec, rvec)
 
