@@ -228,8 +228,8 @@ def script_overlap(query: tuple[float, float], text: tuple[float, float]) -> flo
 TRANSCRIPT_LINE = re.compile(
     r"^\s*(?P<who>[A-Z][\w.'-]{0,20}(?: [A-Z][\w.'-]{0,20})?|[\u4e00-\u9fff]{1,6})\s*[:：]\s*(?P<text>.+)$"
 )
-"""``Name: text``: a chat turn as many apps store it (one or two capitalised words, or
-one to six Chinese characters, then a colon)."""
+"""``Name: text``: a chat turn as many apps store it, LoCoMo's memories too (one or two
+capitalised words, or one to six Chinese characters, then a colon)."""
 
 
 def speaker_of(text: str) -> str | None:

@@ -313,11 +313,18 @@ class Extractor:
             return
         self.report.profile += [c.field for c in up.changed] + [p.id for p in up.pending]
 
-    def _add(self, text: str, category: str, slot: str | None) -> None:
+    def _add(
+        self, text: str, category: str, slot: str | None, supersedes: str | None = None
+    ) -> None:
         try:
-            if self.mode == "pending":
+            if self.mode == "pending":  # waits for the user; an update names what it replaces
                 item = self.memory.save(
-                    text, scope=self.scope, category=category, source=SOURCE, created_at=self.at
+                    text,
+                    scope=self.scope,
+                    category=category,
+                    source=SOURCE,
+                    created_at=self.at,
+                    supersedes=supersedes,
                 )
                 self.report.pending.append(item.id)
             else:
@@ -331,18 +338,11 @@ class Extractor:
                 )
                 self.report.added.append(entry_id)
         except LangmemError as e:
-            self._ignore(f"ADD {text[:60]!r}: {e}")
+            self._ignore(f"{'UPDATE ' + supersedes if supersedes else 'ADD'} {text[:60]!r}: {e}")
 
     def _update(self, entry_id: str, text: str) -> None:
-        if self.mode == "pending":  # the new version waits for the user like any save
-            try:
-                item = self.memory.save(
-                    text, scope=self.scope, source=SOURCE, created_at=self.at, supersedes=entry_id
-                )
-            except LangmemError as e:
-                self._ignore(f"UPDATE {entry_id}: {e}")
-                return
-            self.report.pending.append(item.id)
+        if self.mode == "pending":
+            self._add(text, "fact", None, supersedes=entry_id)
             return
         new = self.memory.update(
             entry_id, text, scope=self.scope, at=self.at, source=SOURCE, verified=False

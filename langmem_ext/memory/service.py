@@ -511,31 +511,26 @@ class Memory:
                 update = self.profiles.confirm(row)
                 ws.ledger.pending.resolve(row.id, "confirmed", time.time())
                 return update
-            if row.supersedes is not None and self._confirm_version(row, scope):
-                entry = self._entry(row.entry_id, scope)
-                ws.ledger.pending.resolve(row.id, "confirmed", time.time())
-                ws.flush_vectors()
-                self.knowledge.schedule(scope, [entry.id])
-                return entry
-            path, title = self._file_for(scope, self._target(row.target), row.said_at)
-            ws.write_entries(
-                scope,
-                path,
-                [
-                    NewEntry(
-                        row.entry_id,
-                        row.text,
-                        row.category,
-                        row.importance,
-                        row.said_at,
-                        row.source,
-                        verified=True,
-                        slot=slot_of(row.text),
-                    )
-                ],
-                title=title,
-                vectors=vectors if peek is not None and peek.text == row.text else None,
-            )
+            if row.supersedes is None or not self._confirm_version(row, scope):
+                path, title = self._file_for(scope, self._target(row.target), row.said_at)
+                ws.write_entries(
+                    scope,
+                    path,
+                    [
+                        NewEntry(
+                            row.entry_id,
+                            row.text,
+                            row.category,
+                            row.importance,
+                            row.said_at,
+                            row.source,
+                            verified=True,
+                            slot=slot_of(row.text),
+                        )
+                    ],
+                    title=title,
+                    vectors=vectors if peek is not None and peek.text == row.text else None,
+                )
             entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
             ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from langmem_ext.memory import triple_patterns as P
 from langmem_ext.short_term.extractive import is_question, normalize_quotes, split_sentences
+from langmem_ext.text import TRANSCRIPT_LINE
 
 logger = logging.getLogger(__name__)
 
@@ -361,7 +362,7 @@ def extract_triples(text: str, *, user_names: Collection[str] = ()) -> list[Trip
     out: list[TripleDraft] = []
     for line in text.splitlines():
         ctx = _Ctx(speaker=None, user_names=user_names)
-        m = P.TRANSCRIPT.match(line)
+        m = TRANSCRIPT_LINE.match(line)
         if m and m["who"].lower() not in {"note", "example", "update", "todo", "re", "ps"}:
             ctx.speaker = m["who"]
             line = m["text"]

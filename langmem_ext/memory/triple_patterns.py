@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from langmem_ext.text import TRANSCRIPT_LINE
-
 
 def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
@@ -19,8 +17,6 @@ def _words(text: str) -> tuple[str, ...]:
 
 # --- lines and sentences ---
 
-TRANSCRIPT = TRANSCRIPT_LINE
-"""``Name: text``: a chat turn as many apps store it (LoCoMo's memories too)."""
 IMAGE = re.compile(r"\[image:[^\]]*\]")
 """An image caption appended to a turn: not something the speaker said."""
 END = re.compile(r"[\s。！？!?.;；…~～]+$")
