@@ -40,7 +40,7 @@ from langmem_ext.retrieval.contextual import (
 )
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.short_term.statements import question_slots
-from langmem_ext.text import query_tokens
+from langmem_ext.text import query_tokens, speaker_of
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -366,14 +366,16 @@ class SearchEngine:
         hit_lists = search.nearest_many(scope, qvecs, pool)
         weight = self.settings.retrieval.context_vector_weight
         hit_ids = list(dict.fromkeys(h.id for hits in hit_lists for h in hits))
+        found = ws.keyword.docs_with_vectors(hit_ids, model, scope)
         previous: dict[str, Previous] = {}
-        if weight > 0:  # the entries before them come in the same query
-            found, before = ws.keyword.docs_with_previous_vectors(hit_ids, model, scope)
-            previous = {  # only a reply is read with the turn before it
-                i: p for i, p in before.items() if i in found and is_reply(found[i][0].text, p.text)
-            }
-        else:
-            found = ws.keyword.docs_with_vectors(hit_ids, model, scope)
+        # only a reply is read with the turn before it: the entries before are asked
+        # for the hits that are transcript lines (none in a list of facts)
+        turns = (
+            [i for i in hit_ids if i in found and speaker_of(found[i][0].text)] if weight else []
+        )
+        if turns:
+            _docs, before = ws.keyword.docs_with_previous_vectors(turns, model, scope)
+            previous = {i: p for i, p in before.items() if is_reply(found[i][0].text, p.text)}
         # No valid kept copy (an index from before copies were kept, or a doc whose
         # new text is not embedded yet): Chroma's own vector, as before.
         missing = [i for i, (d, v) in found.items() if v is None and d.scope == scope]
