@@ -316,27 +316,17 @@ class Extractor:
     def _add(
         self, text: str, category: str, slot: str | None, supersedes: str | None = None
     ) -> None:
+        said: dict[str, Any] = {
+            "scope": self.scope,
+            "category": category,
+            "source": SOURCE,
+            "created_at": self.at,
+        }
         try:
             if self.mode == "pending":  # waits for the user; an update names what it replaces
-                item = self.memory.save(
-                    text,
-                    scope=self.scope,
-                    category=category,
-                    source=SOURCE,
-                    created_at=self.at,
-                    supersedes=supersedes,
-                )
-                self.report.pending.append(item.id)
+                self.report.pending.append(self.memory.save(text, supersedes=supersedes, **said).id)
             else:
-                entry_id = self.memory.add(
-                    text,
-                    scope=self.scope,
-                    category=category,
-                    source=SOURCE,
-                    created_at=self.at,
-                    slot=slot,
-                )
-                self.report.added.append(entry_id)
+                self.report.added.append(self.memory.add(text, slot=slot, **said))
         except LangmemError as e:
             self._ignore(f"{'UPDATE ' + supersedes if supersedes else 'ADD'} {text[:60]!r}: {e}")
 
