@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
+from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite.ledger import Ledger
 
 
@@ -360,3 +362,37 @@ def test_boosts_last_time_and_total_since(ledger: Ledger) -> None:
     assert ledger.boosts.total_since("m-aaaa1", 100.0) == pytest.approx(0.3)  # after, not at
     assert ledger.boosts.total_since("m-aaaa1", 99.0) == pytest.approx(0.6)
     assert ledger.boosts.total_since("m-bbbb1", 0.0) == pytest.approx(5.0)
+
+
+def test_lookups_by_id_lead_with_the_key_not_the_scope_index(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write's own extraction check and a recall's access marks name a few ids of a
+    scope: each must find them by the primary key. Led by the ``(scope, deleted_at)``
+    index instead (what SQLite picks for ``scope = ? AND id IN``), each read every
+    live entry of the scope, so a single add cost more as the store grew."""
+    ledger.entries.add([_entry(f"m-{i:04d}") for i in range(300)], [])
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    for name in ("_all", "_run"):
+        method = getattr(SqliteRepo, name)
+
+        def traced(self: SqliteRepo, sql: str, params: Any = (), _m: Any = method) -> Any:
+            seen.append((sql, tuple(params)))
+            return _m(self, sql, params)
+
+        monkeypatch.setattr(SqliteRepo, name, traced)
+    ids = ["m-0042", "m-0007", "m-0100", "m-0299", "nope"]  # from three ids, the plan changed
+    assert [i for i, _h in ledger.triples.unextracted_of("main", ids)] == sorted(ids[:4])
+    with ledger.transaction(durable=False):
+        assert ledger.entries.mark_accessed(ids, scope="main", at=5.0) == 4
+        assert ledger.entries.mark_accessed(ids, scope="other", at=5.0) == 0
+    monkeypatch.undo()
+    by_ids = [(sql, params) for sql, params in seen if "entries" in sql and " IN (" in sql]
+    assert len(by_ids) == 3
+    for sql, params in by_ids:
+        rows = ledger._conn.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
+        plan = " | ".join(str(r[3]) for r in rows)
+        assert "entries_scope" not in plan, (sql, plan)
+        assert "sqlite_autoindex_entries_1 (id=?)" in plan, (sql, plan)
+    got = ledger.entries.get("m-0007")
+    assert got is not None and got.last_access == 5.0 and got.access_count == 1

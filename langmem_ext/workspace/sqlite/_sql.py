@@ -30,6 +30,22 @@ def in_chunks(values: Sequence[T], size: int = IN_CHUNK) -> Iterator[tuple[Seque
         yield chunk, ",".join("?" * len(chunk))
 
 
+def without_index(column: str) -> str:
+    """``column`` as a term SQLite's planner uses no index for (a unary ``+``).
+
+    For a filter beside a lookup by key: in ``scope = ? AND deleted_at IS NULL AND
+    id IN (...)`` with three ids or more, the planner (without statistics) prefers
+    the two equality terms of the ``(scope, deleted_at)`` index to the primary key,
+    and reads every live entry of the scope (17 ms at 100k entries) to keep the few
+    it was asked for (0.05 ms by the key). ``without_index("scope") = ?`` keeps the filter and leaves the key to lead.
+
+    Example:
+        >>> without_index("e.scope")
+        '+e.scope'
+    """
+    return f"+{column}"
+
+
 _FROM_SQLITE: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bool": bool}
 """How a column comes back to its field's type; others (``str``, nullable) stay as read."""
 

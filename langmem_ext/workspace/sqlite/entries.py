@@ -15,7 +15,7 @@ from langmem_ext.workspace.records import (
     HistoryRow,
 )
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
-from langmem_ext.workspace.sqlite._sql import from_row, in_chunks
+from langmem_ext.workspace.sqlite._sql import from_row, in_chunks, without_index
 
 
 class SqliteEntries(SqliteRepo):
@@ -288,7 +288,7 @@ class SqliteEntries(SqliteRepo):
                 cur = self._run(
                     "UPDATE entries SET last_access = max(coalesce(last_access, 0), ?), "
                     "access_count = access_count + 1 "
-                    f"WHERE scope = ? AND deleted_at IS NULL AND id IN ({marks})",
+                    f"WHERE {without_index('scope')} = ? AND deleted_at IS NULL AND id IN ({marks})",
                     (at, scope, *chunk),
                 )
                 marked += int(cur.rowcount or 0)

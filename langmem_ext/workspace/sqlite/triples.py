@@ -18,19 +18,22 @@ from typing import Any
 
 from langmem_ext.workspace.records import ExtractedEntry, NewTriple, TripleRow, triple_id
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
-from langmem_ext.workspace.sqlite._sql import in_chunks
+from langmem_ext.workspace.sqlite._sql import in_chunks, without_index
 
 _TRIPLE_COLS = (
     "t.id, t.scope, t.subject_key, t.subject, t.predicate, t.object_key, t.object, "
     "t.negated, t.frequency, t.condition, t.created_at"
 )
 _ALIVE = "e.id = s.entry_id AND e.scope = s.scope AND e.deleted_at IS NULL"
-_UNEXTRACTED = (
-    "FROM entries e LEFT JOIN triple_marks m ON m.entry_id = e.id "
-    "WHERE e.scope = ? AND e.deleted_at IS NULL "
-    "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash)"
-)
-"""Live entries of a scope (the parameter) not extracted from their current text."""
+
+
+def _unextracted(scope_column: str) -> str:
+    """Live entries of a scope (the parameter) not extracted from their current text."""
+    return (
+        "FROM entries e LEFT JOIN triple_marks m ON m.entry_id = e.id "
+        f"WHERE {scope_column} = ? AND e.deleted_at IS NULL "
+        "AND (m.entry_id IS NULL OR m.text_hash != e.text_hash)"
+    )
 
 
 def _live_at(as_of: float | None, include_closed: bool) -> tuple[str, tuple[Any, ...]]:
@@ -48,7 +51,7 @@ class SqliteTriples(SqliteRepo):
     def unextracted(self, scope: str, limit: int) -> list[tuple[str, str]]:
         """Live entries of ``scope`` not extracted from their current text, oldest first."""
         rows = self._all(
-            f"SELECT e.id, e.text_hash {_UNEXTRACTED} ORDER BY e.created_at LIMIT ?",
+            f"SELECT e.id, e.text_hash {_unextracted('e.scope')} ORDER BY e.created_at LIMIT ?",
             (scope, int(limit)),
         )
         return [(str(r[0]), str(r[1])) for r in rows]
@@ -60,7 +63,8 @@ class SqliteTriples(SqliteRepo):
             out += [
                 (float(r[2]), str(r[0]), str(r[1]))
                 for r in self._all(
-                    f"SELECT e.id, e.text_hash, e.created_at {_UNEXTRACTED} AND e.id IN ({marks})",
+                    "SELECT e.id, e.text_hash, e.created_at "
+                    f"{_unextracted(without_index('e.scope'))} AND e.id IN ({marks})",
                     (scope, *chunk),
                 )
             ]
