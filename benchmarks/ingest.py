@@ -10,7 +10,8 @@ For each size, in one process and on the same deterministic bilingual texts:
 * **langmem_ext** — ``Memory.add_many`` end to end (Markdown, ledger, FTS5,
   embedding, Chroma) with the embedding cache off, and ``Memory.search`` (hybrid,
   the default pipeline) per query; plus a breakdown of one search into its parts and
-  the latency of single ``Memory.add`` calls on the filled store.
+  the latency of single ``Memory.add`` calls on the filled store, then of single
+  ``Memory.update`` (a new version) and ``Memory.delete`` calls of random memories.
 
 The store's own overhead per memory is ``(add_many - embedding inside add_many) / N``.
 Floors (issue 2): overhead <= 1 ms per memory; search p95 <= query embedding + 10 ms
@@ -62,6 +63,7 @@ K = 10
 N_QUERIES = 200
 N_SINGLE_ADDS = 50
 N_REWRITE_ADDS = 20
+N_SINGLE_EDITS = 20
 SEED = 20261121
 
 # -- deterministic bilingual texts --------------------------------------------
@@ -264,8 +266,31 @@ def _single_adds(memory: Memory, scopes: Sequence[str], n: int, seed: int) -> li
     return out
 
 
+def _single_edits(memory: Memory, scopes: Sequence[str], n: int, seed: int) -> dict[str, Any]:
+    """Milliseconds of ``n`` single ``Memory.update`` (a new version) and ``n`` single
+    ``Memory.delete`` calls, of memories drawn at random from the whole store."""
+    r = random.Random(seed)
+    ledger = memory.workspace.ledger
+    targets = [(s, r.sample([st.id for st in ledger.entries.of_scope(s)], 2)) for s in scopes]
+    updates: list[float] = []
+    deletes: list[float] = []
+    texts = make_texts(n, seed=seed)
+    for i in range(n):
+        scope, (old, gone) = targets[i % len(targets)]
+        if i >= len(targets):  # more edits than scopes: draw again
+            old, gone = r.sample([st.id for st in ledger.entries.of_scope(scope)], 2)
+        t0 = time.perf_counter()
+        memory.update(old, texts[i], scope=scope)
+        updates.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        memory.delete(gone, scope=scope)
+        deletes.append((time.perf_counter() - t0) * 1000)
+    return {"single_update": percentiles(updates), "single_delete": percentiles(deletes)}
+
+
 def _single_add_figures(memory: Memory, scopes: Sequence[str], seed: int) -> dict[str, Any]:
-    """Single adds as written, then with appends off (every write rewrites its file)."""
+    """Single adds as written, then with appends off (every write rewrites its file);
+    then single updates and deletes."""
     ws = memory.workspace
     appended = _single_adds(memory, scopes, N_SINGLE_ADDS, seed)
     ws.append_writes = False
@@ -273,7 +298,11 @@ def _single_add_figures(memory: Memory, scopes: Sequence[str], seed: int) -> dic
         rewritten = _single_adds(memory, scopes, N_REWRITE_ADDS, seed + 1)
     finally:
         ws.append_writes = True
-    return {"single_add": percentiles(appended), "single_add_rewrite": percentiles(rewritten)}
+    return {
+        "single_add": percentiles(appended),
+        "single_add_rewrite": percentiles(rewritten),
+        **_single_edits(memory, scopes, N_SINGLE_EDITS, seed + 2),
+    }
 
 
 def _batches(n: int, size: int) -> list[tuple[int, int]]:
@@ -558,7 +587,7 @@ def derived(r: dict[str, Any]) -> dict[str, float]:
 
 def _ms(r: dict[str, Any], key: str) -> str:
     """``p50 / p95`` of one latency series of a run."""
-    lat = r[key] if key.startswith("single_add") else r["latency"][key]
+    lat = r[key] if key.startswith("single_") else r["latency"][key]
     return f"{lat['p50_ms']:.1f} / {lat['p95_ms']:.1f}"
 
 
@@ -647,6 +676,8 @@ def render(results: dict[str, Any]) -> str:
         ("part_graph_stage", "store: graph stage (entities, triples, links)"),
         ("single_add", "single Memory.add on the filled store (append)"),
         ("single_add_rewrite", "single Memory.add, append off (rewrite, as before)"),
+        ("single_update", "single Memory.update (a new version) of a random memory"),
+        ("single_delete", "single Memory.delete of a random memory"),
     ]
     all_runs = runs + scoped
     head = ["latency (ms)"] + [
@@ -683,6 +714,14 @@ def render(results: dict[str, Any]) -> str:
                 f"{small['n']:,} (× {b / a:.2f}; floor ≤ 2 ×) → "
                 f"{'met' if b <= 2 * a else 'NOT met'}."
             )
+        for key in ("single_update", "single_delete"):
+            if key in small and key in large:
+                a, b = small[key]["p50_ms"], large[key]["p50_ms"]
+                what = key.removeprefix("single_")
+                out.append(
+                    f"- single {what} p50: {b:.1f} ms at {large['n']:,} vs {a:.1f} ms at "
+                    f"{small['n']:,} (× {b / a:.2f}; no floor)."
+                )
     return "\n".join(out)
 
 

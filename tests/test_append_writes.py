@@ -324,3 +324,66 @@ def test_the_records_kept_are_bounded_and_a_forgotten_file_is_read_again(
             rel = f"memory/scopes/{scope}/LONG_TERM.md"
             assert _lines_in_index(mem, rel) == _lines_in_file(path)
             assert len(mem.list(scope=scope)) == (4 if scope == "ann" else 2)
+
+
+# -- edits of one entry: the index follows without reading the file again ---------------
+
+
+def _index_matches_file(mem: Memory, path: Path, rel: str) -> None:
+    """Docs, ledger and file stamp agree with the file as a full parse reads it."""
+    content = path.read_text("utf-8")
+    parsed = {e.id: e for e in parse_entries(content) if e.id}
+    docs = mem.workspace.keyword.docs_of_path(rel)
+    assert set(docs) == set(parsed)
+    for entry_id, p in parsed.items():
+        d = docs[entry_id]
+        assert (d.line, d.category, d.text) == (p.line, p.category, p.text), entry_id
+    assert set(mem.workspace.ledger.entries.live_ids_of_path(rel)) == set(parsed)
+    stamp = mem.workspace.keyword.file_stamps("main")[rel]
+    assert stamp.hash == store_module._file_hash(content)
+
+
+def test_updates_and_deletes_follow_the_index_without_reconciling_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update (a new version, or in place) and a delete of one entry locate it by its
+    index row and write only the rows they change and the lines that moved: the index
+    ends as a full reconcile of the file would leave it, which is never run."""
+    mem = Memory.from_settings(_settings(tmp_path / "ws"))
+    r = random.Random(7)
+    ids = [
+        mem.add(
+            f"fact {i} about topic {i % 5}" + ("\nsecond line" if i % 4 == 0 else ""),
+            category=r.choice(["fact", "core", "episode", "system"]),
+        )
+        for i in range(40)
+    ]
+    path = mem.root / "MEMORY.md"
+    rel = mem.workspace.layout.rel(path)
+    _index_matches_file(mem, path, rel)
+
+    def refused(*_a: object, **_k: object) -> None:
+        raise AssertionError("the whole file was reconciled")
+
+    monkeypatch.setattr(store_module.Workspace, "_reconcile", refused)
+    live = list(ids)
+    for step in range(30):
+        target = r.choice(live)
+        kind = step % 3
+        if kind == 0:
+            new = mem.update(target, f"fact {step} rewritten\nover two lines").id
+            live[live.index(target)] = new
+        elif kind == 1:
+            mem.update(target, f"fact {step} edited in place", supersede=False)
+        else:
+            mem.delete(target)
+            live.remove(target)
+        _index_matches_file(mem, path, rel)
+    monkeypatch.undo()
+    hits = mem.search("rewritten over two lines", k=3)
+    assert hits and hits[0].id in live
+    mem.close()
+    reopened = Memory.from_settings(_settings(tmp_path / "ws"))
+    assert reopened.sync().files_changed == 0  # the stamps were the file's
+    _index_matches_file(reopened, path, rel)
+    reopened.close()

@@ -87,7 +87,7 @@ from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
-from langmem_ext.workspace.records import EntryState, EntryTableRow, HistoryRow, PendingRow
+from langmem_ext.workspace.records import EntryState, EntryTableRow, PendingRow
 from langmem_ext.workspace.sqlite.embedding_cache import SqliteEmbeddingCache
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
 
@@ -790,7 +790,7 @@ class Memory:
             if text_hash(clean) == st.text_hash:
                 return self._entry(st.id, scope)
             if not supersede:
-                self._edit_in_place(st, path, clean)
+                ws.rewrite_entry(scope, path, st.id, clean)
                 new_id = st.id
             else:
                 new_id = self._fresh_id(set())
@@ -814,28 +814,13 @@ class Memory:
         self.knowledge.schedule(scope)
         return self._entry(new_id, scope)
 
-    def _edit_in_place(self, st: EntryState, path: Path, clean: str) -> None:
-        ws = self.workspace
-        old = ws.rewrite_entry(st.scope, path, st.id, clean)
-        now = time.time()
-        with ws.ledger.transaction():
-            ws.ledger.entries.upsert(replace(st, text_hash=text_hash(clean), updated_at=now))
-            ws.ledger.entries.record_history(HistoryRow(st.id, st.scope, "update", old, clean, now))
-        ws.reconcile_after_write(st.scope, path)
-
     def delete(self, entry_id: str, *, scope: str | None = None) -> None:
         """Forget an entry: its bullet is removed and the index entry dropped."""
         scope = self._scope(scope)
         ws = self.workspace
         with ws.lock.hold():
             st = self._live_state(entry_id, scope)
-            path = ws.layout.root / st.path
-            old = ws.rewrite_entry(scope, path, st.id, None)
-            now = time.time()
-            with ws.ledger.transaction():
-                ws.ledger.entries.mark_deleted(st.id, now)
-                ws.ledger.entries.record_history(HistoryRow(st.id, scope, "delete", old, None, now))
-            ws.reconcile_after_write(scope, path)
+            ws.rewrite_entry(scope, ws.layout.root / st.path, st.id, None)
         ws.flush_vectors()
         self.knowledge.schedule(scope)
 

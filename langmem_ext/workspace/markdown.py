@@ -389,26 +389,32 @@ def append_entries(before: Outline, items: Iterable[tuple[str, str, str]]) -> Ap
     return Append("\n".join(new) + "\n", entries, after)
 
 
-def replace_entry(content: str, entry_id: str, new_text: str | None) -> tuple[str, bool]:
+def replace_entry(
+    content: str, entry_id: str, new_text: str | None, *, at: ParsedEntry | None = None
+) -> tuple[str, bool]:
     """Replace (or with ``new_text=None`` remove) the bullet carrying ``entry_id``.
 
     The bullet keeps its struck-through state.
+
+    Args:
+        content: The file's text.
+        entry_id: The bullet's id.
+        new_text: Its new text, or ``None`` to remove it.
+        at: The bullet as parsed in ``content`` when the caller located it already
+            (:func:`entry_at`): the file is then not parsed again.
 
     Returns:
         ``(new content, found)``.
     """
     lines = content.splitlines()
-    for entry in parse_entries(content):
-        if entry.id != entry_id:
-            continue
-        repl = (
-            []
-            if new_text is None
-            else render_bullet(new_text, entry_id, superseded=entry.superseded)
-        )
-        lines[entry.line - 1 : entry.end_line] = repl
-        return "\n".join(lines).rstrip("\n") + "\n", True
-    return content, False
+    entry = _located(content, entry_id, at)
+    if entry is None:
+        return content, False
+    repl = (
+        [] if new_text is None else render_bullet(new_text, entry_id, superseded=entry.superseded)
+    )
+    lines[entry.line - 1 : entry.end_line] = repl
+    return "\n".join(lines).rstrip("\n") + "\n", True
 
 
 def move_entry(content: str, entry_id: str, category: str) -> tuple[str, bool]:
@@ -432,25 +438,61 @@ def move_entry(content: str, entry_id: str, category: str) -> tuple[str, bool]:
 
 
 def supersede_entry(
-    content: str, old_id: str, new_id: str, new_text: str
+    content: str, old_id: str, new_id: str, new_text: str, *, at: ParsedEntry | None = None
 ) -> tuple[str, ParsedEntry | None]:
     """Strike the bullet ``old_id`` through and write ``new_text`` (as ``new_id``)
     right below it, in the same section.
+
+    Args:
+        content: The file's text.
+        old_id: The version to strike through.
+        new_id: The new version's id.
+        new_text: The new version's text.
+        at: The bullet ``old_id`` as parsed in ``content`` when the caller located it
+            already (:func:`entry_at`): the file is then not parsed at all.
 
     Returns:
         ``(new content, the new entry as parsed)``; ``(content, None)`` when
         ``old_id`` is not in the file.
     """
     lines = content.splitlines()
-    for entry in parse_entries(content):
-        if entry.id != old_id:
-            continue
-        old = render_bullet(entry.text, old_id, superseded=True)
-        lines[entry.line - 1 : entry.end_line] = old + render_bullet(new_text, new_id)
-        new_content = "\n".join(lines).rstrip("\n") + "\n"
-        new = next(e for e in parse_entries(new_content) if e.id == new_id)
-        return new_content, new
-    return content, None
+    entry = _located(content, old_id, at)
+    if entry is None:
+        return content, None
+    old = render_bullet(entry.text, old_id, superseded=True)
+    lines[entry.line - 1 : entry.end_line] = old + render_bullet(new_text, new_id)
+    new_content = "\n".join(lines).rstrip("\n") + "\n"
+    return new_content, entry_at(lines, entry.line + len(old), entry.category)
+
+
+def entry_at(lines: list[str], line: int, category: str) -> ParsedEntry | None:
+    """The bullet starting on ``line`` (1-based) of ``lines``, as :func:`parse_entries`
+    reads it when ``category`` is the section's; ``None`` when no bullet starts there.
+
+    Reads that bullet's lines only: an edit of one entry of a large file locates it by
+    the line its index row gives, instead of parsing the whole file.
+
+    Example:
+        >>> lines = ["## Facts", "- Likes tea ^m-0001", "- Lives in Lyon", "  since May ^m-0002"]
+        >>> entry_at(lines, 3, "fact")  # doctest: +NORMALIZE_WHITESPACE
+        ParsedEntry(id='m-0002', text='Lives in Lyon\\nsince May', category='fact',
+                    line=3, end_line=4, superseded=False)
+    """
+    start = line - 1
+    if not 0 <= start < len(lines) or not _BULLET_RE.match(lines[start]):
+        return None
+    end = start + 1
+    while end < len(lines) and lines[end][:1] in (" ", "\t") and lines[end].strip():
+        end += 1
+    found = _parse_lines(lines, start, end, category)
+    return found[0] if found else None
+
+
+def _located(content: str, entry_id: str, at: ParsedEntry | None) -> ParsedEntry | None:
+    """``at`` when given, else the bullet carrying ``entry_id`` (the whole file parsed)."""
+    if at is not None:
+        return at
+    return next((e for e in parse_entries(content) if e.id == entry_id), None)
 
 
 def assign_missing_ids(content: str, taken: set[str]) -> tuple[str, list[ParsedEntry]]:
@@ -501,6 +543,7 @@ __all__ = [
     "append_entries",
     "assign_missing_ids",
     "category_of_heading",
+    "entry_at",
     "insert_entries",
     "insert_entries_tracked",
     "move_entry",
