@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from langmem_ext import Memory
 from langmem_ext.memory.graph_stage import graph_links
 from langmem_ext.memory.knowledge import GraphView, Triple
@@ -143,3 +145,52 @@ def test_the_view_grows_with_new_memories_and_is_read_again_after_a_delete(
     after = fake_memory.knowledge.view("main")
     assert after is not None
     assert [t.support for t in after.by_key["green tea"]] == [(second,)]
+
+
+def _triples_of(view: GraphView | None) -> dict[str, tuple[str, ...]]:
+    assert view is not None
+    return {t.id: tuple(sorted(t.support)) for t in view.all_triples()}
+
+
+def test_updates_and_deletes_change_the_view_as_a_full_read_would(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After versions, in-place edits and deletes, the view kept up write by write (and
+    the ledger, pruned entry by entry) hold what reading the whole scope again gives;
+    the scope is never read whole meanwhile."""
+    kg = fake_memory.knowledge
+    ids = fake_memory.add_many(
+        [
+            "Alice likes green tea",
+            "Alice really likes green tea",
+            "Bob likes coffee",
+            "Alice joined a pottery class",
+            "Bob joined a choir",
+            "Carol likes jazz",
+        ]
+    )
+    fake_memory.background.wait()
+    assert kg.view("main") is not None
+    reads: list[str] = []
+    real = type(kg).refresh_view
+    monkeypatch.setattr(
+        type(kg), "refresh_view", lambda self, scope: reads.append(scope) or real(self, scope)
+    )
+    newer = fake_memory.update(ids[0], "Alice likes black tea").id  # a new version
+    fake_memory.update(ids[2], "Bob likes espresso", supersede=False)  # in place
+    fake_memory.delete(ids[1])  # green tea loses its last support
+    fake_memory.delete(ids[4])
+    fake_memory.add("Carol joined a choir")
+    fake_memory.background.wait()
+    assert reads == []
+    kept = kg.view("main")
+    assert kept is not None
+    assert _triples_of(kept)  # not emptied
+    repo = fake_memory.workspace.ledger.triples
+    stored = repo.count("main")
+    assert repo.prune("main") == 0 and repo.count("main") == stored  # nothing was left behind
+    rebuilt = real(kg, "main")
+    assert _triples_of(kept) == _triples_of(rebuilt)
+    assert kept.degrees == rebuilt.degrees and set(kept.words) == set(rebuilt.words)
+    assert "green tea" not in kept.degrees
+    assert any(newer in t.support for t in kept.by_key["black tea"])

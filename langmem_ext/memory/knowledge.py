@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -168,9 +168,8 @@ class GraphView:
         """This view with the triples of newly extracted memories (a new view; this one
         is unchanged, searches may be reading it), and the triples that changed.
 
-        A memory extracted again after an edit keeps its old support here until the
-        next full read (:meth:`KnowledgeGraph.refresh_view`); search keeps only live
-        memories anyway.
+        A memory extracted again after an edit leaves its old triples first
+        (:meth:`without`, as :meth:`KnowledgeGraph.schedule` does for ``retired``).
         """
         by_key = dict(self.by_key)
         words = dict(self.words)
@@ -197,6 +196,37 @@ class GraphView:
                 words[tid] = _words_of(t)
         view = GraphView({k: len(v) for k, v in by_key.items()}, by_key, words, len(words))
         return view, list(changed.values())
+
+    def without(
+        self, retired: Collection[str], supported: Sequence[tuple[str, str, str]]
+    ) -> GraphView:
+        """This view without the support of ``retired`` memories (deleted, superseded
+        or edited): a new view; a triple left with no support leaves it.
+
+        Args:
+            retired: Memory ids.
+            supported: ``(triple id, subject key, object key)`` of the triples they
+                supported (:meth:`TripleRepository.supported_by`); only those triples'
+                entities are visited.
+        """
+        by_key = dict(self.by_key)
+        words = dict(self.words)
+        touched = {tid for tid, _s, _o in supported}
+        for key in dict.fromkeys(k for _t, s_key, o_key in supported for k in (s_key, o_key)):
+            kept: list[Triple] = []
+            for t in by_key.get(key, ()):
+                if t.id in touched:
+                    support = tuple(i for i in t.support if i not in retired)
+                    if not support:
+                        words.pop(t.id, None)
+                        continue
+                    t = replace(t, support=support)
+                kept.append(t)
+            if kept:
+                by_key[key] = kept
+            else:
+                by_key.pop(key, None)
+        return GraphView({k: len(v) for k, v in by_key.items()}, by_key, words, len(words))
 
     def _named(self, extracted: Sequence[ExtractedEntry], scope: str) -> dict[str, Triple]:
         """The view's triples that ``extracted`` names, by id."""
@@ -269,6 +299,7 @@ class KnowledgeGraph:
         self._queued: set[str] = set()
         self._full: set[str] = set()
         self._added: dict[str, list[str]] = {}
+        self._retired: dict[str, list[str]] = {}
         self._looked: set[str] = set()
         self._views: dict[str, GraphView] = {}
 
@@ -407,15 +438,20 @@ class KnowledgeGraph:
         """Delete support of deleted memories and triples left with none."""
         return self._repo.prune(scope)
 
-    def schedule(self, scope: str, ids: Sequence[str] | None = None) -> None:
+    def schedule(
+        self, scope: str, ids: Sequence[str] | None = None, *, retired: Sequence[str] = ()
+    ) -> None:
         """Queue one coalesced update of ``scope``'s graph on the memory's background
         writer (nothing when ``settings.knowledge.extract`` is off).
 
         Args:
             scope: Whose graph.
-            ids: The memories a write added: only they are extracted, and the view
-                grows by their triples. ``None`` (a delete, an update, a sync): the
+            ids: The memories a write added (or edited in place): only they are
+                extracted, and the view grows by their triples. ``None`` (a sync): the
                 whole scope is caught up and pruned and its view read again.
+            retired: The memories a write deleted, superseded or edited in place
+                (with ``ids``): their support leaves the view, and a deleted one's
+                rows the ledger, without reading the scope.
         """
         if not self.settings.extract:
             return
@@ -424,6 +460,7 @@ class KnowledgeGraph:
                 self._full.add(scope)
             else:
                 self._added.setdefault(scope, []).extend(ids)
+                self._retired.setdefault(scope, []).extend(retired)
             if scope in self._queued:
                 return
             self._queued.add(scope)
@@ -448,6 +485,7 @@ class KnowledgeGraph:
             full = scope in self._full
             self._full.discard(scope)
             added = self._added.pop(scope, [])
+            retired = self._retired.pop(scope, [])
         view = self._views.get(scope)
         if full or view is None:
             self.prune(scope)
@@ -455,12 +493,19 @@ class KnowledgeGraph:
             view = self.refresh_view(scope)
             self.embed_pending(scope, view.all_triples())
             return
+        supported = self._repo.supported_by(retired) if retired else []
         found: list[ExtractedEntry] = []
         self.catch_up(scope, added, found=found)
+        new: list[Triple] = []
+        if retired:
+            self._repo.prune_entries(retired, [t for t, _s, _o in supported])
+            view = view.without(set(retired), supported)
         if found:
             view, new = view.grown(scope, found)
+        if retired or found:
             with self._lock:
                 self._views[scope] = view
+        if new:
             self.embed_pending(scope, new)
 
     def view(self, scope: str) -> GraphView | None:

@@ -811,7 +811,7 @@ class Memory:
                     ),
                 )
         ws.flush_vectors()
-        self.knowledge.schedule(scope)
+        self.knowledge.schedule(scope, [new_id], retired=[st.id])
         return self._entry(new_id, scope)
 
     def delete(self, entry_id: str, *, scope: str | None = None) -> None:
@@ -822,7 +822,7 @@ class Memory:
             st = self._live_state(entry_id, scope)
             ws.rewrite_entry(scope, ws.layout.root / st.path, st.id, None)
         ws.flush_vectors()
-        self.knowledge.schedule(scope)
+        self.knowledge.schedule(scope, [], retired=[st.id])
 
     def history(self, entry_id: str, *, scope: str | None = None) -> list[dict[str, Any]]:
         """The history of a memory: every version of its chain, oldest first.

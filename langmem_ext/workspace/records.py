@@ -898,6 +898,15 @@ class TripleRepository(Protocol):
         without support. Returns how many triples went."""
         ...
 
+    def prune_entries(self, entry_ids: Sequence[str], triple_ids: Sequence[str] = ()) -> int:
+        """:meth:`prune` for these entries only, and the triples they support or of
+        ``triple_ids``. Returns how many triples went."""
+        ...
+
+    def supported_by(self, entry_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(triple id, subject key, object key)`` of the triples these entries support."""
+        ...
+
     def clear(self, scope: str | None = None) -> int:
         """Delete the triples, support and marks of ``scope`` (all when ``None``).
         Returns how many triples went."""

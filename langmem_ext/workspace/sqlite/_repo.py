@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import fields
 from typing import Any
 
+from langmem_ext.workspace.sqlite._sql import in_chunks
+
 
 def columns(record: type[Any], *, alias: str = "", skip: Collection[str] = ()) -> str:
     """The column list of a row type whose fields are named after its table's columns.
@@ -61,6 +63,16 @@ class SqliteRepo:
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return list(self._conn.execute(sql, params).fetchall())
+
+    def _all_in(
+        self, sql: str, ids: Sequence[Any], params: Sequence[Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``sql`` whose ``{marks}`` is an ``IN (...)`` list of ``ids`` (each
+        once), run per chunk of ids; ``params`` are bound before the ids."""
+        rows: list[tuple[Any, ...]] = []
+        for chunk, marks in in_chunks(list(dict.fromkeys(ids))):
+            rows += self._all(sql.format(marks=marks), (*params, *chunk))
+        return rows
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         with self._lock:

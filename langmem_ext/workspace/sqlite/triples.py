@@ -25,6 +25,8 @@ _TRIPLE_COLS = (
     "t.negated, t.frequency, t.condition, t.created_at"
 )
 _ALIVE = "e.id = s.entry_id AND e.scope = s.scope AND e.deleted_at IS NULL"
+_GONE = "NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = entry_id AND e.deleted_at IS NULL)"
+"""The row's ``entry_id`` names no live entry (deleted, or never written)."""
 
 
 def _unextracted(scope_column: str) -> str:
@@ -58,17 +60,13 @@ class SqliteTriples(SqliteRepo):
 
     def unextracted_of(self, scope: str, ids: Sequence[str]) -> list[tuple[str, str]]:
         """The entries of ``ids`` that :meth:`unextracted` would return, oldest first."""
-        out: list[tuple[float, str, str]] = []
-        for chunk, marks in in_chunks(list(dict.fromkeys(ids))):
-            out += [
-                (float(r[2]), str(r[0]), str(r[1]))
-                for r in self._all(
-                    "SELECT e.id, e.text_hash, e.created_at "
-                    f"{_unextracted(without_index('e.scope'))} AND e.id IN ({marks})",
-                    (scope, *chunk),
-                )
-            ]
-        return [(i, h) for _at, i, h in sorted(out)]
+        rows = self._all_in(
+            "SELECT e.created_at, e.id, e.text_hash "
+            f"{_unextracted(without_index('e.scope'))} AND e.id IN ({{marks}})",
+            ids,
+            (scope,),
+        )
+        return [(str(i), str(h)) for _at, i, h in sorted(rows)]
 
     def record(
         self, scope: str, extracted: Sequence[ExtractedEntry], *, extractor: str, at: float
@@ -158,16 +156,50 @@ class SqliteTriples(SqliteRepo):
     def prune(self, scope: str | None = None) -> int:
         """Delete what deleted entries left behind; returns how many triples went."""
         where, params = ("scope = ? AND ", (scope,)) if scope is not None else ("", ())
-        gone = "NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = entry_id AND e.deleted_at IS NULL)"
         with self._atomic():
-            self._run(f"DELETE FROM triple_support WHERE {where}{gone}", params)
-            self._run(f"DELETE FROM triple_marks WHERE {where}{gone}", params)
+            self._run(f"DELETE FROM triple_support WHERE {where}{_GONE}", params)
+            self._run(f"DELETE FROM triple_marks WHERE {where}{_GONE}", params)
             cur = self._run(
                 f"DELETE FROM triples WHERE {where}NOT EXISTS "
                 "(SELECT 1 FROM triple_support s WHERE s.triple_id = triples.id)",
                 params,
             )
         return int(cur.rowcount or 0)
+
+    def prune_entries(self, entry_ids: Sequence[str], triple_ids: Sequence[str] = ()) -> int:
+        """What :meth:`prune` would delete of these entries only: their support and
+        marks when they are gone, and the triples they supported, or of ``triple_ids``
+        (what they supported before an extraction replaced it), left with no support.
+        O(those entries), by the indexes on ``entry_id`` and the triple ids."""
+        triples = [
+            str(r[0])
+            for r in self._all_in(
+                "SELECT DISTINCT triple_id FROM triple_support WHERE entry_id IN ({marks})",
+                entry_ids,
+            )
+        ]
+        gone = 0
+        with self._atomic():
+            for chunk, marks in in_chunks(list(dict.fromkeys(entry_ids))):
+                for table in ("triple_support", "triple_marks"):
+                    self._run(f"DELETE FROM {table} WHERE entry_id IN ({marks}) AND {_GONE}", chunk)
+            for chunk, marks in in_chunks(list(dict.fromkeys([*triple_ids, *triples]))):
+                cur = self._run(
+                    f"DELETE FROM triples WHERE id IN ({marks}) AND NOT EXISTS "
+                    "(SELECT 1 FROM triple_support s WHERE s.triple_id = triples.id)",
+                    chunk,
+                )
+                gone += int(cur.rowcount or 0)
+        return gone
+
+    def supported_by(self, entry_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(triple id, subject key, object key)`` of the triples these entries support."""
+        rows = self._all_in(
+            "SELECT DISTINCT t.id, t.subject_key, t.object_key FROM triple_support s "
+            "JOIN triples t ON t.id = s.triple_id WHERE s.entry_id IN ({marks})",
+            entry_ids,
+        )
+        return [(str(t), str(s), str(o)) for t, s, o in rows]
 
     def clear(self, scope: str | None = None) -> int:
         """Delete every triple row of ``scope`` (all when ``None``)."""
