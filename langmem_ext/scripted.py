@@ -3,7 +3,7 @@
 Used by the demo when no real model is reachable (it says so), by
 ``chat --scripted`` and ``serve --scripted``, by the examples in CI, and by tests.
 It is a real ``BaseChatModel``: it binds tools, streams, and emits tool calls that
-LangGraph's ``ToolNode`` executes.
+LangGraph's ``ToolNode`` runs.
 
 :func:`offline_policy` is the stand-in assistant those commands share: it calls
 ``memory_save`` when the user asks to remember something (请记住 / 记住 /
