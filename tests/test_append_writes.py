@@ -21,6 +21,7 @@ import pytest
 
 import langmem_ext.workspace.store as store_module
 from langmem_ext import Memory, Settings
+from langmem_ext.config import CATEGORIES
 from langmem_ext.workspace.files import AppendJournal
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.markdown import (
@@ -346,9 +347,10 @@ def _index_matches_file(mem: Memory, path: Path, rel: str) -> None:
 def test_updates_and_deletes_follow_the_index_without_reconciling_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An update (a new version, or in place) and a delete of one entry locate it by its
-    index row and write only the rows they change and the lines that moved: the index
-    ends as a full reconcile of the file would leave it, which is never run."""
+    """An update (a new version, or in place), a delete and a move to another section of
+    one entry locate it by its index row and write only the rows they change and the
+    lines that moved: the index ends as a full reconcile of the file would leave it,
+    which is never run."""
     mem = Memory.from_settings(_settings(tmp_path / "ws"))
     r = random.Random(7)
     ids = [
@@ -367,17 +369,22 @@ def test_updates_and_deletes_follow_the_index_without_reconciling_the_file(
 
     monkeypatch.setattr(store_module.Workspace, "_reconcile", refused)
     live = list(ids)
-    for step in range(30):
+    for step in range(40):
         target = r.choice(live)
-        kind = step % 3
+        kind = step % 4
         if kind == 0:
             new = mem.update(target, f"fact {step} rewritten\nover two lines").id
             live[live.index(target)] = new
         elif kind == 1:
             mem.update(target, f"fact {step} edited in place", supersede=False)
-        else:
+        elif kind == 2:
             mem.delete(target)
             live.remove(target)
+        else:
+            state = mem.workspace.ledger.entries.get(target)
+            assert state is not None
+            category = state.category
+            mem.set_category(target, r.choice([c for c in CATEGORIES if c != category]))
         _index_matches_file(mem, path, rel)
     monkeypatch.undo()
     hits = mem.search("rewritten over two lines", k=3)

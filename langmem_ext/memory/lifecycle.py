@@ -366,20 +366,16 @@ def recategorize(
         st = _state(memory, entry_id, scope)
         if st.category == category or st.category in set(keep):
             return st
-        path = ws.layout.root / st.path
+        importance = st.importance if min_importance is None else max(st.importance, min_importance)
         try:
-            text = ws.move_entry(scope, path, st.id, category)
+            ws.move_entry(
+                scope, ws.layout.root / st.path, st.id, category, op=op, importance=importance
+            )
         except KeyError:
             raise EntryNotFoundError(
                 f"Memory {entry_id!r} is no longer in {st.path}; its category is unchanged."
             ) from None
-        at = time.time()
-        importance = st.importance if min_importance is None else max(st.importance, min_importance)
         new = replace(st, category=category, importance=importance)
-        with ws.ledger.transaction():
-            ws.ledger.entries.upsert(new)
-            ws.ledger.entries.record_history(HistoryRow(st.id, scope, op, text, text, at))
-        ws.reconcile_after_write(scope, path)
     ws.flush_vectors()
     logger.info("memory %s moved to %s (%s)", st.id, category, op)
     return new

@@ -417,24 +417,36 @@ def replace_entry(
     return "\n".join(lines).rstrip("\n") + "\n", True
 
 
-def move_entry(content: str, entry_id: str, category: str) -> tuple[str, bool]:
+def move_entry(
+    content: str, entry_id: str, category: str, *, at: ParsedEntry | None = None
+) -> Insertion | None:
     """Move the bullet carrying ``entry_id`` to the end of its ``category``'s section.
 
     The section is created at the end of the file when missing (as
     :func:`insert_entries` does); the bullet's text and struck-through state are kept.
 
+    Args:
+        content: The file's text.
+        entry_id: The bullet's id.
+        category: Its new category.
+        at: The bullet as parsed in ``content`` when the caller located it already
+            (:func:`entry_at`): the file is then not parsed.
+
     Returns:
-        ``(new content, found)``; the content is unchanged when the id is not in it.
+        The new content, the bullet as parsed there, and the lines that moved (up below
+        the old place, then down below the new one); ``None`` when the id is not in it.
     """
     lines = content.splitlines()
-    for entry in parse_entries(content):
-        if entry.id != entry_id:
-            continue
-        bullet = lines[entry.line - 1 : entry.end_line]
-        rest = lines[: entry.line - 1] + lines[entry.end_line :]
-        moved, _block, _added = _insert_into_section(rest, category, bullet)
-        return "\n".join(moved).rstrip("\n") + "\n", True
-    return content, False
+    entry = _located(content, entry_id, at)
+    if entry is None:
+        return None
+    bullet = lines[entry.line - 1 : entry.end_line]
+    rest = lines[: entry.line - 1] + lines[entry.end_line :]
+    moved, block, added = _insert_into_section(rest, category, bullet)
+    placed = entry_at(moved, block.start + 1, block.category)
+    shifts = [(entry.end_line, -len(bullet))] + ([(block.start, added)] if added else [])
+    new_content = "\n".join(moved).rstrip("\n") + "\n"
+    return Insertion(new_content, [placed] if placed is not None else [], shifts)
 
 
 def supersede_entry(

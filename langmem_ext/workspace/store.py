@@ -788,20 +788,37 @@ class Workspace:
         if len(placed) != len(now_there):
             self._reconcile(scope, path, content)
             return
+        moved = (line - old.line) - (old.end_line - old.line + 1)
+        shifts = [(old.end_line, moved)] if moved else []
+        self._index_edit(scope, path, content, placed, shifts, deleted=deleted)
+
+    def _index_edit(
+        self,
+        scope: str,
+        path: Path,
+        content: str,
+        placed: Sequence[ParsedEntry],
+        shifts: Sequence[tuple[int, int]],
+        *,
+        deleted: str | None = None,
+    ) -> None:
+        """One doc-table transaction after an edit of a file the index was in step
+        with: the lines that moved (``(after, count)``, in order), the docs of the
+        ``placed`` bullets (dates and importance from the ledger), the ``deleted``
+        entry, the file's stamp and the generation."""
         rel = self.layout.rel(path)
-        states = self.ledger.entries.many(now_there)
+        states = self.ledger.entries.many([str(p.id) for p in placed])
         upserts = [
             _doc(scope, rel, p, st, st.updated_at)
             for p in placed
             if (st := states.get(str(p.id))) is not None
         ]
-        moved = (line - old.line) - (old.end_line - old.line + 1)
         s = path.stat()
         gen = self.keyword.apply(
             upserts=upserts,
             deletes=[(deleted, scope)] if deleted is not None else [],
             files=[FileStamp(rel, scope, self._hash_of(path, content), s.st_mtime_ns, s.st_size)],
-            shifts=[(rel, old.end_line, moved)] if moved else [],
+            shifts=[(rel, after, count) for after, count in shifts],
             generation=True,
         )
         self._generation = gen if gen is not None else self._generation
@@ -837,11 +854,15 @@ class Workspace:
         self._after_edit(scope, path, new_content, known, [old_id, new.id])
         return old.text
 
-    def move_entry(self, scope: str, path: Path, entry_id: str, category: str) -> str:
-        """Move one entry's bullet to its ``category``'s section of the same file.
+    def move_entry(
+        self, scope: str, path: Path, entry_id: str, category: str, *, op: str, importance: float
+    ) -> str:
+        """Move one entry's bullet to its ``category``'s section of the same file and
+        record it: the entry's category and ``importance`` and an ``op`` history row
+        (text unchanged) in one ledger transaction, then the index (O(the move) when
+        the index was in step with the file, as in :meth:`rewrite_entry`).
 
-        Must be called with the lock held; the caller updates the ledger and then
-        calls :meth:`reconcile_after_write`.
+        Must be called with the lock held.
 
         Returns:
             The entry's text.
@@ -849,15 +870,23 @@ class Workspace:
         Raises:
             KeyError: The entry is not in the file.
         """
-        content, entry, _indexed = self._entry_in(scope, path, entry_id)
-        new_content, _found = move_entry(content, entry_id, category)
-        if new_content != content:
-            self._write_file(path, new_content)
+        content, entry, indexed = self._entry_in(scope, path, entry_id)
+        moved = move_entry(content, entry_id, category, at=entry)
+        if moved is None:
+            raise KeyError(entry_id)
+        self._write_file(path, moved.content)
+        now = time.time()
+        entries = self.ledger.entries
+        with self.ledger.transaction():
+            st = entries.get(entry_id)
+            if st is not None:
+                entries.upsert(replace(st, category=category, importance=importance))
+            entries.record_history(HistoryRow(entry_id, scope, op, entry.text, entry.text, now))
+        if indexed and [p.id for p in moved.entries] == [entry_id]:
+            self._index_edit(scope, path, moved.content, moved.entries, moved.shifts)
+        else:
+            self._reconcile(scope, path, moved.content)
         return entry.text
-
-    def reconcile_after_write(self, scope: str, path: Path) -> None:
-        """Bring the index in step with one file after a write (lock held)."""
-        self._reconcile(scope, path, self._read_own(scope, path))
 
     # -- sync --------------------------------------------------------------
 
