@@ -898,9 +898,9 @@ class TripleRepository(Protocol):
         without support. Returns how many triples went."""
         ...
 
-    def prune_entries(self, entry_ids: Sequence[str], triple_ids: Sequence[str] = ()) -> int:
-        """:meth:`prune` for these entries only, and the triples they support or of
-        ``triple_ids``. Returns how many triples went."""
+    def prune_entries(self, entry_ids: Sequence[str], triple_ids: Sequence[str]) -> int:
+        """:meth:`prune` for these entries only, and of ``triple_ids`` (the triples they
+        supported, from :meth:`supported_by`). Returns how many triples went."""
         ...
 
     def supported_by(self, entry_ids: Sequence[str]) -> list[tuple[str, str, str]]:

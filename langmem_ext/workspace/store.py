@@ -713,22 +713,36 @@ class Workspace:
         new_content, _found = replace_entry(content, entry_id, new_text, at=old)
         self._write_file(path, new_content)
         now = time.time()
-        entries = self.ledger.entries
-        with self.ledger.transaction():
-            if new_text is None:
-                entries.mark_deleted(entry_id, now)
-            else:
-                st = entries.get(entry_id)
-                if st is not None:
-                    entries.upsert(replace(st, text_hash=text_hash(new_text), updated_at=now))
-            op = "delete" if new_text is None else "update"
-            entries.record_history(HistoryRow(entry_id, scope, op, old.text, new_text, now))
+        if new_text is None:
+            self._record_edit(scope, entry_id, "delete", old.text, None, now, deleted_at=now)
+        else:
+            changes = {"text_hash": text_hash(new_text), "updated_at": now}
+            self._record_edit(scope, entry_id, "update", old.text, new_text, now, **changes)
         known = old if indexed else None
         if new_text is None:
             self._after_edit(scope, path, new_content, known, [], deleted=entry_id)
         else:
             self._after_edit(scope, path, new_content, known, [entry_id])
         return old.text
+
+    def _record_edit(
+        self,
+        scope: str,
+        entry_id: str,
+        op: str,
+        before: str,
+        after: str | None,
+        at: float,
+        **changes: Any,
+    ) -> None:
+        """The ledger side of an edit of one entry's bullet, in one transaction: its
+        state with ``changes`` and an ``op`` history row (``before`` → ``after``)."""
+        entries = self.ledger.entries
+        with self.ledger.transaction():
+            st = entries.get(entry_id)
+            if st is not None:
+                entries.upsert(replace(st, **changes))
+            entries.record_history(HistoryRow(entry_id, scope, op, before, after, at))
 
     def _entry_in(self, scope: str, path: Path, entry_id: str) -> tuple[str, ParsedEntry, bool]:
         """The file's text (synced first), the entry ``entry_id`` as parsed in it, and
@@ -875,13 +889,10 @@ class Workspace:
         if moved is None:
             raise KeyError(entry_id)
         self._write_file(path, moved.content)
-        now = time.time()
-        entries = self.ledger.entries
-        with self.ledger.transaction():
-            st = entries.get(entry_id)
-            if st is not None:
-                entries.upsert(replace(st, category=category, importance=importance))
-            entries.record_history(HistoryRow(entry_id, scope, op, entry.text, entry.text, now))
+        self._record_edit(
+            scope, entry_id, op, entry.text, entry.text, time.time(),
+            category=category, importance=importance,
+        )  # fmt: skip
         if indexed and [p.id for p in moved.entries] == [entry_id]:
             self._index_edit(scope, path, moved.content, moved.entries, moved.shifts)
         else:

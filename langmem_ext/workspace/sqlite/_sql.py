@@ -37,7 +37,8 @@ def without_index(column: str) -> str:
     id IN (...)`` with three ids or more, the planner (without statistics) prefers
     the two equality terms of the ``(scope, deleted_at)`` index to the primary key,
     and reads every live entry of the scope (17 ms at 100k entries) to keep the few
-    it was asked for (0.05 ms by the key). ``without_index("scope") = ?`` keeps the filter and leaves the key to lead.
+    it was asked for (0.05 ms by the key). ``without_index("scope") = ?`` keeps the
+    filter and leaves the key to lead.
 
     Example:
         >>> without_index("e.scope")

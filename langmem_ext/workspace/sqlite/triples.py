@@ -166,24 +166,18 @@ class SqliteTriples(SqliteRepo):
             )
         return int(cur.rowcount or 0)
 
-    def prune_entries(self, entry_ids: Sequence[str], triple_ids: Sequence[str] = ()) -> int:
+    def prune_entries(self, entry_ids: Sequence[str], triple_ids: Sequence[str]) -> int:
         """What :meth:`prune` would delete of these entries only: their support and
-        marks when they are gone, and the triples they supported, or of ``triple_ids``
-        (what they supported before an extraction replaced it), left with no support.
-        O(those entries), by the indexes on ``entry_id`` and the triple ids."""
-        triples = [
-            str(r[0])
-            for r in self._all_in(
-                "SELECT DISTINCT triple_id FROM triple_support WHERE entry_id IN ({marks})",
-                entry_ids,
-            )
-        ]
+        marks when they are gone, then those of ``triple_ids`` (the triples they
+        supported, read by :meth:`supported_by` before any extraction replaced that)
+        left with no support. O(those entries), by the indexes on ``entry_id`` and the
+        triple ids."""
         gone = 0
         with self._atomic():
             for chunk, marks in in_chunks(list(dict.fromkeys(entry_ids))):
                 for table in ("triple_support", "triple_marks"):
                     self._run(f"DELETE FROM {table} WHERE entry_id IN ({marks}) AND {_GONE}", chunk)
-            for chunk, marks in in_chunks(list(dict.fromkeys([*triple_ids, *triples]))):
+            for chunk, marks in in_chunks(list(dict.fromkeys(triple_ids))):
                 cur = self._run(
                     f"DELETE FROM triples WHERE id IN ({marks}) AND NOT EXISTS "
                     "(SELECT 1 FROM triple_support s WHERE s.triple_id = triples.id)",
