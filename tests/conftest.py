@@ -7,10 +7,13 @@ loopback is reachable, for the Chroma server and LangServe fixtures.
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import time_machine
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -39,3 +42,90 @@ def fake_memory(tmp_path: Path) -> Iterator[Memory]:
     mem = Memory(settings=s)
     yield mem
     mem.close()
+
+
+V0_WORKSPACE = Path(__file__).parent / "data" / "workspace_v0"
+"""A workspace written before schema versions (tests/data/make_workspace_v0.py); read only."""
+
+
+def _written_at(root: Path) -> float:
+    """When a committed workspace was written: its ledger's newest timestamp.
+
+    Read with ``immutable=1``, so the committed file gets no ``-wal`` / ``-shm``.
+    """
+    uri = f"file:{root / 'state.db'}?mode=ro&immutable=1"
+    with sqlite3.connect(uri, uri=True) as conn:
+        row = conn.execute(
+            "SELECT max(t) FROM (SELECT max(created_at) AS t FROM entries "
+            "UNION ALL SELECT max(created_at) FROM pending)"
+        ).fetchone()
+    return float(row[0])
+
+
+@pytest.fixture
+def v0_workspace(tmp_path: Path) -> Iterator[Path]:
+    """A copy of the committed v0 workspace, opened an hour after it was written.
+
+    The clock is moved (and keeps ticking) so that its pending saves, decay and TTLs
+    are where they were when it was made, whatever today's date is; the committed
+    files are never opened in place.
+    """
+    root = tmp_path / "ws-v0"
+    shutil.copytree(V0_WORKSPACE, root)
+    with time_machine.travel(_written_at(V0_WORKSPACE) + 3600, tick=True):
+        yield root
+
+
+_TREE = Path(__file__).resolve().parent.parent
+_WATCHED = ("tests", "langmem_ext", "examples", "graphs", "benchmarks", "docs")
+"""Folders of the checkout that tests must leave as they found them."""
+_BEFORE = pytest.StashKey[set[Path]]()
+
+
+def _tree_files() -> set[Path]:
+    out: set[Path] = set()
+    for top in _WATCHED:
+        for path in (_TREE / top).rglob("*"):
+            if "__pycache__" not in path.parts and path.is_file():
+                out.add(path.relative_to(_TREE))
+    return out
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_BEFORE] = _tree_files()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    if before is None:
+        return
+    added = sorted(_tree_files() - before)
+    if added:
+        listing = ", ".join(str(p) for p in added[:10])
+        session.config.get_terminal_writer().line(
+            f"tests wrote into the checkout (use tmp_path): {listing}", red=True
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shift-clock-days",
+        type=float,
+        default=None,
+        help="run the whole session with the clock moved by this many days (finds tests "
+        "that depend on today's date; processes a test starts keep the real clock)",
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shifted_clock(request: pytest.FixtureRequest) -> Iterator[None]:
+    days = request.config.getoption("--shift-clock-days")
+    if not days:
+        yield
+        return
+    import time
+
+    with time_machine.travel(time.time() + days * 86400, tick=True):
+        yield

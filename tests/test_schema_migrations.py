@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -12,15 +11,6 @@ from langmem_ext import Memory, SchemaVersionError, Settings
 from langmem_ext.memory.session import SessionManager
 from langmem_ext.store import ChromaMemoryStore
 from langmem_ext.workspace.sqlite.schema import LEDGER_VERSION, migrate, schema_version
-
-V0 = Path(__file__).parent / "data" / "workspace_v0"
-"""A workspace written by commit 50780a6, before schema versions (tests/data/make_workspace_v0.py)."""
-
-
-def _copy_v0(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(V0, root)
-    return root
 
 
 def _version(root: Path) -> int:
@@ -34,8 +24,8 @@ def _settings(root: Path) -> Settings:
     return s
 
 
-def test_v0_workspace_opens_migrated_with_everything_kept(tmp_path: Path) -> None:
-    root = _copy_v0(tmp_path)
+def test_v0_workspace_opens_migrated_with_everything_kept(v0_workspace: Path) -> None:
+    root = v0_workspace
     assert _version(root) == 0
     mem = Memory(settings=_settings(root))
     try:
@@ -60,8 +50,8 @@ def test_v0_workspace_opens_migrated_with_everything_kept(tmp_path: Path) -> Non
         mem.close()
 
 
-def test_migration_runs_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    root = _copy_v0(tmp_path)
+def test_migration_runs_once(v0_workspace: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = v0_workspace
     with caplog.at_level("INFO", logger="langmem_ext.workspace.sqlite.schema"):
         Memory(settings=_settings(root)).close()
         first = [r for r in caplog.records if "migrated" in r.getMessage()]
@@ -73,8 +63,8 @@ def test_migration_runs_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
         assert migrate(conn) == []
 
 
-def test_newer_schema_is_refused_with_a_typed_error(tmp_path: Path) -> None:
-    root = _copy_v0(tmp_path)
+def test_newer_schema_is_refused_with_a_typed_error(v0_workspace: Path) -> None:
+    root = v0_workspace
     with sqlite3.connect(root / "state.db") as conn:
         conn.execute(f"PRAGMA user_version = {LEDGER_VERSION + 1}")
     with pytest.raises(SchemaVersionError, match="upgrade langmem-ext"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -110,9 +109,8 @@ def test_the_keyword_index_follows_puts_deletes_and_sweeps(tmp_path: Path) -> No
     ledger.close()
 
 
-def test_migration_2_indexes_the_items_of_an_older_ledger(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(Path(__file__).parent / "data" / "workspace_v0", root)
+def test_migration_2_indexes_the_items_of_an_older_ledger(v0_workspace: Path) -> None:
+    root = v0_workspace
     ledger = Ledger(root / "state.db")
     hits = ledger.store.keyword_search("prefs", "green tea", None, time.time(), 10)
     assert [ledger.store.by_ids([h.item_id])[h.item_id].key for h in hits] == ["k1"]
