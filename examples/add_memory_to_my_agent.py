@@ -81,7 +81,7 @@ def scripted_policy(messages: list[BaseMessage]) -> AIMessage:
     if "weather" in text.lower():
         return AIMessage("", tool_calls=[tool_call("weather", city="Berlin")])
     if "sister" in text.lower():
-        if "<recalled_memory>" in system:  # MemoryMiddleware already recalled
+        if "vegetarian" in system:  # MemoryMiddleware already recalled it
             return _answer_from(system)
         return AIMessage("", tool_calls=[tool_call("memory_search", query=text)])
     return AIMessage("Hello! How can I help?")

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langmem_ext import Memory, Settings
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
 from langmem_ext.graph.prompts import BLOCK_OPEN, SYSTEM_PROMPT
-from langmem_ext.middleware import BLOCK_TAG, MemoryMiddleware
+from langmem_ext.middleware import MemoryMiddleware
 from langmem_ext.scripted import ScriptedChatModel
 from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
 
@@ -111,9 +111,9 @@ def test_middleware_keeps_the_allergy_in_every_call_through_compactions(tmp_path
         for call in model.calls:
             system = str(call[0].content)
             assert isinstance(call[0], SystemMessage) and ALLERGY in system
-            recalled = system.find(f"<{BLOCK_TAG}>")
+            recalled = system.find(BLOCK_OPEN)
             assert recalled == -1 or system.index("<user_safety_profile>") < recalled
-        assert any(f"<{BLOCK_TAG}>" in str(c[0].content) for c in model.calls)
+        assert any(BLOCK_OPEN in str(c[0].content) for c in model.calls)
         episodes = memory.list(scope="user_alice", category="episode")
         assert episodes  # compactions happened
 

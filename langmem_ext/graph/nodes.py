@@ -11,11 +11,9 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -34,18 +32,15 @@ from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.graph.background import TurnWriter
 from langmem_ext.graph.budget import CallFitter
-from langmem_ext.graph.prompts import SYSTEM_PROMPT, render_memory_block
+from langmem_ext.graph.prompts import SYSTEM_PROMPT
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.flush import flush_to_pending
-from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
-from langmem_ext.memory.profile import UNREADABLE_SAFETY, ProfileUpdate
-from langmem_ext.memory.recall import recall_query, static_memory
+from langmem_ext.memory.profile import ProfileUpdate
+from langmem_ext.memory.recall import recall_context
 from langmem_ext.memory.session import archive_messages, record_checkpoint, run_checkpoint
-from langmem_ext.retrieval.gate import should_retrieve
-from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
 from langmem_ext.short_term.checkpoint import Checkpoint, plan_context, summary_message
 from langmem_ext.short_term.content import message_text
@@ -56,7 +51,7 @@ from langmem_ext.short_term.tool_context import (
     tool_results_of_turn,
 )
 from langmem_ext.text import index_tokens, query_tokens
-from langmem_ext.tokens import count_tokens, truncate_by_tokens
+from langmem_ext.tokens import count_tokens
 from langmem_ext.tools import TOOL_NAMES
 
 logger = logging.getLogger(__name__)
@@ -268,83 +263,31 @@ def create_preflight_recall_node(
             the node waits for the scope's pending writes before it searches.
     """
     s = settings or memory.settings
-    inj = s.injection
 
     def preflight_recall(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
         if writer is not None:
             writer.wait(scope)
-        query = recall_query(state.get("messages", []), s)
-        now = datetime.now().astimezone()
-        recalled: list[dict[str, Any]] = []
-        static = ""
-        if query:
-            gate = should_retrieve(query, s.gate)
-            intent = detect_recall_intent(query, now)
-            if gate.retrieve or intent is not None:
-                try:
-                    hits = memory.search(query, scope=scope, k=inj.top_k, intent=intent)
-                except (LangmemError, sqlite3.Error) as err:
-                    hits, static = [], static_memory(memory, scope, inj.static_memory_chars, err)
-                recalled = [
-                    {
-                        "id": h.id,
-                        "text": truncate_by_tokens(h.text, inj.max_tokens_per_hit),
-                        "score": h.score,
-                        "citation": cite(h),
-                        "anchor": h.anchor,
-                        "created_at": h.created_at.isoformat(),
-                        "source": h.source,
-                    }
-                    for h in hits
-                ]
-                _record_recall(memory, scope, [h.id for h in hits if h.source == "memory"], writer)
-        core: list[dict[str, Any]] = []
-        if inj.always_core:
-            seen = {h["id"] for h in recalled}
-            for e in memory.list(scope=scope, category="core"):
-                if e.id not in seen:
-                    core.append(
-                        {
-                            "id": e.id,
-                            "text": truncate_by_tokens(e.text, inj.max_tokens_per_hit),
-                            "citation": cite(e),
-                            "anchor": e.anchor,
-                        }
-                    )
-        daily: list[tuple[str, str]] = []
-        update: dict[str, Any] = {}
-        if not state.get("first_turn_done"):
-            budget = inj.first_turn_daily_chars
-            for day in (now.date(), now.date() - timedelta(days=1)):
-                text = memory.daily_notes(day, scope=scope).strip()
-                if text and budget > 0:
-                    daily.append((day.isoformat(), text[:budget]))
-                    budget -= len(text[:budget])
-            update["first_turn_done"] = True
         carried = writer.take(scope, _thread(config)) if writer is not None else None
-        block = render_memory_block(
-            core=core,
-            recalled=recalled,
-            daily=daily,
+        ctx = recall_context(
+            memory,
+            state.get("messages", []),
+            scope=scope,
+            first_turn=not state.get("first_turn_done"),
             notes=state.get("notes", []) or [],
             tool_context=carried or state.get("tool_context"),
-            static=static,
+            settings=s,
+            defer=None if writer is None else functools.partial(writer.submit, scope),
         )
-        update.update({"memory_context": block, "recalled": recalled, "tool_context": None})
-        update["profile_context"] = _safety_block(memory, scope, inj.profile_tokens)
-        return update
+        return {
+            "memory_context": ctx.block,
+            "recalled": ctx.recalled,
+            "tool_context": None,
+            "profile_context": ctx.safety,
+            "first_turn_done": True,
+        }
 
     return preflight_recall
-
-
-def _safety_block(memory: Memory, scope: str, max_tokens: int) -> str:
-    """The profile's safety block, every turn whatever the gate says ("" when empty)."""
-    try:
-        return memory.safety_block(scope=scope, max_tokens=max_tokens)
-    except LangmemError as err:  # e.g. the lock timed out: say so rather than drop it silently
-        logger.error("the profile's safety fields could not be read: %s", err)
-        return UNREADABLE_SAFETY
 
 
 def _system_prompt(state: MemoryState) -> SystemMessage:
@@ -352,24 +295,6 @@ def _system_prompt(state: MemoryState) -> SystemMessage:
     compaction never removes it and clipping never cuts it."""
     safety = state.get("profile_context")
     return SystemMessage(f"{SYSTEM_PROMPT}\n\n{safety}" if safety else SYSTEM_PROMPT)
-
-
-def _record_recall(
-    memory: Memory, scope: str, ids: Sequence[str], writer: TurnWriter | None
-) -> None:
-    """Mark the recalled memories accessed (their ``last_access``), off the reply path
-    when the graph has a background writer."""
-    if not ids:
-        return
-    at = time.time()
-
-    def record() -> None:
-        record_recall(memory, ids, scope=scope, at=at)
-
-    if writer is None:
-        record()
-    else:
-        writer.submit(scope, record)
 
 
 def _system_messages(state: MemoryState) -> list[BaseMessage]:

@@ -1,24 +1,54 @@
-"""What a recall searches for, and what it shows when search is unavailable (seed 000).
+"""The one recall of a turn: what every surface puts in front of the model.
 
-Shared by the graph's ``preflight_recall`` and the middleware's recall.
+:func:`recall_context` is the routine the memory graph's ``preflight_recall``,
+:class:`~langmem_ext.MemoryMiddleware` (and so ``create_agent``) and the server
+(through the graph) call once per user turn. In order:
+
+1. the profile's safety fields (every turn, whatever the gate says);
+2. the recall query (the latest user message, with earlier ones for a short
+   follow-up) behind the adaptive gate; a recall intent ("上次", "yesterday") forces
+   the search and narrows it to its time range;
+3. the hybrid search (or, when search is unavailable, the beginning of the
+   long-term file);
+4. core memories, always;
+5. on a session's first turn, today's and yesterday's daily notes;
+6. what happened to pending saves and the last turn's tool results;
+
+rendered into one memory block (:func:`~langmem_ext.memory.block.render_memory_block`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langmem_ext.errors import LangmemError
+from langmem_ext.memory.block import render_memory_block
+from langmem_ext.memory.lifecycle import record_recall
+from langmem_ext.memory.models import cite
+from langmem_ext.memory.profile import UNREADABLE_SAFETY
 from langmem_ext.retrieval.followup import contextual_query
+from langmem_ext.retrieval.gate import should_retrieve
+from langmem_ext.retrieval.intent import detect_recall_intent
 from langmem_ext.short_term.content import message_text
+from langmem_ext.tokens import truncate_by_tokens
 
 if TYPE_CHECKING:
     from langmem_ext.config import Settings
     from langmem_ext.memory.service import Memory
 
 logger = logging.getLogger(__name__)
+
+Deferred = Callable[[Callable[[], None]], None]
+"""Runs a bookkeeping job (the recalled memories' access marks), now or later."""
 
 
 def recall_query(messages: Sequence[BaseMessage], settings: Settings) -> str:
@@ -33,7 +63,7 @@ def recall_query(messages: Sequence[BaseMessage], settings: Settings) -> str:
 
 
 def static_memory(memory: Memory, scope: str, max_chars: int, err: Exception) -> str:
-    """Seed 000's static fallback when search is unavailable: the beginning (at most
+    """The static fallback when search is unavailable: the beginning (at most
     ``max_chars`` characters) of the scope's long-term Markdown file; one warning."""
     text = memory.long_term_text(scope=scope)[: max(max_chars, 0)].strip()
     logger.warning(
@@ -45,4 +75,191 @@ def static_memory(memory: Memory, scope: str, max_chars: int, err: Exception) ->
     return text
 
 
-__all__ = ["recall_query", "static_memory"]
+def safety_context(memory: Memory, scope: str, max_tokens: int) -> str:
+    """The profile's safety block for every model call (``""`` when the profile has
+    none); when the profile cannot be read, a block that says so, never nothing."""
+    try:
+        return memory.safety_block(scope=scope, max_tokens=max_tokens)
+    except LangmemError as err:  # e.g. the lock timed out: say so rather than drop it silently
+        logger.error("the profile's safety fields could not be read: %s", err)
+        return UNREADABLE_SAFETY
+
+
+@dataclass(frozen=True)
+class RecallContext:
+    """What one turn's recall puts in front of the model.
+
+    Attributes:
+        block: The memory block (``""`` when there is nothing to show).
+        safety: The profile's safety block, for the system prompt of every call.
+        recalled: The hits shown (``id``, ``text``, ``score``, ``citation``,
+            ``anchor``, ``created_at``, ``source``), best first.
+        searched: Whether memory was searched for this turn.
+    """
+
+    block: str
+    safety: str
+    recalled: list[dict[str, Any]] = field(default_factory=list)
+    searched: bool = False
+
+
+def recall_context(
+    memory: Memory,
+    messages: Sequence[BaseMessage],
+    *,
+    scope: str,
+    first_turn: bool = False,
+    notes: Sequence[str] = (),
+    tool_context: str | None = None,
+    now: datetime | None = None,
+    settings: Settings | None = None,
+    gate: bool = True,
+    k: int | None = None,
+    max_tokens_per_hit: int | None = None,
+    defer: Deferred | None = None,
+) -> RecallContext:
+    """Recall for the latest user message of ``messages``: the one memory block.
+
+    Args:
+        memory: The memory service.
+        messages: The conversation so far (its latest human message is the turn's).
+        scope: The caller's scope.
+        first_turn: The session's first turn: today's and yesterday's daily notes
+            join (within ``injection.first_turn_daily_chars``).
+        notes: What happened to pending saves this turn.
+        tool_context: The last turn's tool results, condensed (this turn only).
+        now: The local time of the turn (default now): the recall intent's dates
+            and the daily notes' days.
+        settings: Settings to use instead of ``memory.settings``.
+        gate: Ask the adaptive gate whether to search; ``False`` searches every
+            message.
+        k: Hits to show (default ``injection.top_k``).
+        max_tokens_per_hit: Cap of each memory's text (default
+            ``injection.max_tokens_per_hit``).
+        defer: Runs the access marks of the recalled memories (default: at once).
+            The graph passes its background writer.
+
+    Returns:
+        The memory block, the safety block and the hits shown.
+    """
+    s = settings or memory.settings
+    inj = s.injection
+    cap = max_tokens_per_hit or inj.max_tokens_per_hit
+    when = now or datetime.now().astimezone()
+    safety = safety_context(memory, scope, inj.profile_tokens)
+    query = recall_query(messages, s)
+    recalled: list[dict[str, Any]] = []
+    static = ""
+    searched = forced = False
+    if query:
+        decision = should_retrieve(query, s.gate)
+        intent = detect_recall_intent(query, when)
+        searched = not gate or decision.retrieve or intent is not None
+        forced = (decision.forced and decision.retrieve) or intent is not None
+        if searched:
+            try:
+                hits = memory.search(query, scope=scope, k=k or inj.top_k, intent=intent)
+            except (LangmemError, sqlite3.Error) as err:
+                hits, static = [], static_memory(memory, scope, inj.static_memory_chars, err)
+            recalled = [
+                {
+                    "id": h.id,
+                    "text": truncate_by_tokens(h.text, cap),
+                    "score": h.score,
+                    "citation": cite(h),
+                    "anchor": h.anchor,
+                    "created_at": h.created_at.isoformat(),
+                    "source": h.source,
+                }
+                for h in hits
+            ]
+            _mark_recalled(memory, scope, [h.id for h in hits if h.source == "memory"], defer)
+    core: list[dict[str, Any]] = []
+    if inj.always_core:
+        seen = {h["id"] for h in recalled}
+        core = [
+            {
+                "id": e.id,
+                "text": truncate_by_tokens(e.text, cap),
+                "citation": cite(e),
+                "anchor": e.anchor,
+            }
+            for e in memory.list(scope=scope, category="core")
+            if e.id not in seen
+        ]
+    daily: list[tuple[str, str]] = []
+    if first_turn:
+        budget = inj.first_turn_daily_chars
+        for day in (when.date(), when.date() - timedelta(days=1)):
+            text = memory.daily_notes(day, scope=scope).strip()
+            if text and budget > 0:
+                daily.append((day.isoformat(), text[:budget]))
+                budget -= len(text[:budget])
+    block = render_memory_block(
+        core=core,
+        recalled=recalled,
+        daily=daily,
+        notes=notes,
+        tool_context=tool_context,
+        static=static,
+        found_nothing=forced and not static,
+    )
+    return RecallContext(block=block, safety=safety, recalled=recalled, searched=searched)
+
+
+async def arecall_context(
+    memory: Memory,
+    messages: Sequence[BaseMessage],
+    *,
+    scope: str,
+    first_turn: bool = False,
+    notes: Sequence[str] = (),
+    tool_context: str | None = None,
+    now: datetime | None = None,
+    settings: Settings | None = None,
+    gate: bool = True,
+    k: int | None = None,
+    max_tokens_per_hit: int | None = None,
+    defer: Deferred | None = None,
+) -> RecallContext:
+    """Async :func:`recall_context`, off the event loop."""
+    return await asyncio.to_thread(
+        recall_context,
+        memory,
+        messages,
+        scope=scope,
+        first_turn=first_turn,
+        notes=notes,
+        tool_context=tool_context,
+        now=now,
+        settings=settings,
+        gate=gate,
+        k=k,
+        max_tokens_per_hit=max_tokens_per_hit,
+        defer=defer,
+    )
+
+
+def _mark_recalled(memory: Memory, scope: str, ids: Sequence[str], defer: Deferred | None) -> None:
+    """Mark the recalled memories accessed (their ``last_access``), through ``defer``."""
+    if not ids:
+        return
+    at = time.time()
+
+    def record() -> None:
+        record_recall(memory, ids, scope=scope, at=at)
+
+    if defer is None:
+        record()
+    else:
+        defer(record)
+
+
+__all__ = [
+    "RecallContext",
+    "arecall_context",
+    "recall_context",
+    "recall_query",
+    "safety_context",
+    "static_memory",
+]
