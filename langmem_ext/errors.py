@@ -61,6 +61,11 @@ class InvalidPathError(InvalidInputError):
     """A path escapes the workspace or the caller's scope, or does not exist."""
 
 
+class InvalidTimeError(InvalidInputError):
+    """A time argument is not a time, not finite, or out of range (e.g. milliseconds
+    where epoch seconds are expected)."""
+
+
 class NotFoundError(LangmemError, LookupError):
     """Something the caller named does not exist (in the caller's scope)."""
 
@@ -131,6 +136,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidPathError",
     "InvalidScopeError",
+    "InvalidTimeError",
     "LangmemError",
     "MemoryFileError",
     "NoiseTextError",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.errors import InvalidTimeError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -40,29 +41,61 @@ def utc(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
-def to_epoch(value: datetime | date | float | int | None, default: float) -> float:
-    """Epoch seconds of a datetime (naive = local time), a date (local noon) or a number.
+EARLIEST = datetime(1900, 1, 1, tzinfo=UTC).timestamp()
+"""The earliest time a memory may carry (epoch seconds)."""
+LATEST = datetime(3000, 1, 1, tzinfo=UTC).timestamp()
+"""The latest time a memory may carry (epoch seconds)."""
+
+
+def to_epoch(value: datetime | date | str | float | int | None, default: float) -> float:
+    """Epoch seconds of a datetime (naive = local time), a date (local noon), an ISO
+    8601 string or a number of epoch seconds.
 
     Args:
         value: The time, or ``None``.
         default: Returned when ``value`` is ``None``.
 
     Raises:
-        InvalidInputError: For anything else.
+        InvalidTimeError: ``value`` is no time, not finite, or outside the years
+            1900-2999 (a number a thousand times too large is named as milliseconds).
     """
     if value is None:
         return default
-    if isinstance(value, bool):
-        raise InvalidInputError(f"Expected a time, got {value!r}.")
-    if isinstance(value, int | float):
-        return float(value)
+    if isinstance(value, str):
+        text = value
+        try:
+            value = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise InvalidTimeError(
+                f"{text[:40]!r} is not an ISO 8601 time (e.g. 2026-03-01T09:30:00+01:00)."
+            ) from None
+    if isinstance(value, bool) or not isinstance(value, int | float | datetime | date):
+        raise InvalidTimeError(
+            f"Expected a datetime, date, ISO 8601 string or epoch seconds, "
+            f"got {type(value).__name__}."
+        )
     if isinstance(value, datetime):
-        return value.timestamp() if value.tzinfo else value.astimezone().timestamp()
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, 12).timestamp()
-    raise InvalidInputError(
-        f"Expected a datetime, date or epoch seconds, got {type(value).__name__}."
-    )
+        try:
+            ts = value.timestamp() if value.tzinfo else value.astimezone().timestamp()
+        except (OverflowError, OSError, ValueError):
+            ts = math.inf
+    elif isinstance(value, date):
+        ts = datetime(value.year, value.month, value.day, 12).timestamp()
+    else:
+        ts = float(value)
+    if not math.isfinite(ts):
+        raise InvalidTimeError(f"A time must be a finite number of epoch seconds, got {value!r}.")
+    if not EARLIEST <= ts < LATEST:
+        hint = ""
+        if EARLIEST <= ts / 1000 < LATEST:
+            hint = " It looks like milliseconds: pass epoch seconds (divide by 1000)."
+        raise InvalidTimeError(f"The time {value!r} is outside the years 1900-2999.{hint}")
+    return ts
 
 
-__all__ = ["async_method", "to_epoch", "utc"]
+def to_epoch_or_none(value: datetime | date | str | float | int | None) -> float | None:
+    """:func:`to_epoch` that keeps ``None``."""
+    return None if value is None else to_epoch(value, 0.0)
+
+
+__all__ = ["EARLIEST", "LATEST", "async_method", "to_epoch", "to_epoch_or_none", "utc"]

@@ -44,7 +44,7 @@ from langmem_ext.errors import (
     PendingNotFoundError,
     TextTooLongError,
 )
-from langmem_ext.memory._utils import async_method
+from langmem_ext.memory._utils import async_method, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.extraction import (
     ExtractionReport,
@@ -98,16 +98,6 @@ GET_DEFAULT_LINES = 40
 GET_MAX_LINES = 300
 _PATH_LINE_RE = re.compile(r"^(.*\.md):(\d+)(?:-(\d+))?$")
 _PATH_ANCHOR_RE = re.compile(r"^(.*\.md)#\^?(m-[0-9a-z]{4,32})$")
-
-
-def _epoch(value: datetime | date | float | int | None) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, datetime):
-        return value.timestamp() if value.tzinfo else value.astimezone().timestamp()
-    return datetime(value.year, value.month, value.day, 12).timestamp()
 
 
 class Memory:
@@ -394,7 +384,7 @@ class Memory:
         imp = (
             self.settings.lifecycle.default_importance if importance is None else float(importance)
         )
-        said = _epoch(created_at) or now
+        said = to_epoch_or_none(created_at) or now
         row = PendingRow(
             pid,
             scope,
@@ -666,9 +656,9 @@ class Memory:
             else [self._category(c) for c in category]
         )
         if isinstance(created_at, Sequence) and not isinstance(created_at, str):
-            times = [_epoch(c) for c in created_at]
+            times = [to_epoch_or_none(c) for c in created_at]
         else:
-            times = [_epoch(created_at)] * n  # type: ignore[arg-type]
+            times = [to_epoch_or_none(created_at)] * n  # type: ignore[arg-type]
         given = list(slots) if slots is not None else [None] * n
         if len(cats) != n or len(times) != n or len(given) != n:
             raise InvalidInputError(
@@ -777,7 +767,7 @@ class Memory:
         """
         scope = self._scope(scope)
         clean = self._text(text)
-        when = time.time() if at is None else float(_epoch(at) or 0.0)
+        when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
         ws = self.workspace
         with ws.lock.hold():
             st = self._live_state(entry_id, scope)
@@ -1021,7 +1011,7 @@ class Memory:
         cat = self._category(category) if category else None
         if isinstance(query, str):
             self._check_unicode(query, "Search query")
-        ts = time.time() if now is None else float(_epoch(now) or 0.0)
+        ts = time.time() if now is None else float(to_epoch_or_none(now) or 0.0)
         if intent == "auto":
             intent = (
                 detect_recall_intent(
@@ -1034,7 +1024,7 @@ class Memory:
         self._maybe_sync(scope)
         return self.engine.search(
             query, scope=scope, k=k, mode=mode, category=cat, intent=intent, now=ts,
-            as_of=None if as_of is None else _epoch(as_of),
+            as_of=None if as_of is None else to_epoch_or_none(as_of),
             include_superseded=include_superseded,
         )  # fmt: skip
 
@@ -1159,7 +1149,7 @@ class Memory:
                 report.superseded   # ['m-…'] (上海, kept in the history)
         """
         scope = self._scope(scope)
-        when = time.time() if at is None else float(_epoch(at) or 0.0)
+        when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
         turn = last_turn(messages)
         if recalled is None:
             shown = related_memories(self, scope, turn)
@@ -1259,7 +1249,7 @@ class Memory:
         if not key:
             return []
         return self.knowledge.neighbourhood(
-            scope, [key], hops=hops, as_of=_epoch(as_of), include_closed=include_closed
+            scope, [key], hops=hops, as_of=to_epoch_or_none(as_of), include_closed=include_closed
         )
 
     def scopes(self) -> builtins.list[str]:

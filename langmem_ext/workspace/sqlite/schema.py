@@ -236,6 +236,32 @@ _TRIPLES = (
     "CREATE INDEX IF NOT EXISTS triple_marks_scope ON triple_marks(scope)",
 )
 
+_EARLIEST, _LATEST = -2208988800.0, 32503680000.0
+"""1900-01-01 and 3000-01-01 UTC in epoch seconds: the range of a time the package writes."""
+
+
+def _repair_times(
+    table: str, required: tuple[str, ...], optional: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Statements that bring the times of ``table`` back into range: a value a thousand
+    times too large (milliseconds) is divided by 1000; any other out-of-range value of
+    a required column becomes the time of the repair, of an optional one ``NULL``."""
+    out: list[str] = []
+    bad = f"NOT BETWEEN {_EARLIEST} AND {_LATEST}"
+    for col in (*required, *optional):
+        out.append(
+            f"UPDATE {table} SET {col} = {col} / 1000.0 WHERE {col} >= {_LATEST} "
+            f"AND {col} / 1000.0 BETWEEN {_EARLIEST} AND {_LATEST}"
+        )
+    for col in required:
+        out.append(
+            f"UPDATE {table} SET {col} = (julianday('now') - 2440587.5) * 86400.0 WHERE {col} {bad}"
+        )
+    for col in optional:
+        out.append(f"UPDATE {table} SET {col} = NULL WHERE {col} {bad}")
+    return tuple(out)
+
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -282,6 +308,18 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "pending updates: pending.supersedes (the memory a confirmed item replaces as its "
         "new version)",
         ("ALTER TABLE pending ADD COLUMN supersedes TEXT",),
+    ),
+    Migration(
+        8,
+        "times out of range repaired: epoch milliseconds written by older versions become "
+        "seconds; other impossible times of entries, pending items, history and boosts "
+        "become the time of the repair (or empty where a time is optional)",
+        _repair_times(
+            "entries", ("created_at", "updated_at"), ("last_access", "deleted_at", "valid_to")
+        )
+        + _repair_times("pending", ("created_at", "expires_at", "said_at"), ("resolved_at",))
+        + _repair_times("entry_history", ("at",), ())
+        + _repair_times("boosts", ("at",), ()),
     ),
 )
 """Every step of the ledger's schema, oldest first."""
