@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from langmem_ext.workspace.markdown import (
     assign_missing_ids,
+    entry_at,
     insert_entries,
     parse_entries,
     render_bullet,
@@ -84,3 +85,30 @@ def test_supersede_entry_strikes_and_writes_below_in_the_same_section() -> None:
     # an edit of a superseded version keeps it struck
     edited, found = replace_entry(out, "m-aaaa1", "I lived in Berlin")
     assert found and "- ~~I lived in Berlin~~ ^m-aaaa1" in edited
+
+
+def test_a_line_typed_below_a_bullet_continues_it_and_keeps_its_id() -> None:
+    text = "## Facts\n- Likes tea ^m-0001\n  green tea especially\n- Lives in Lyon ^m-0002\n"
+    [tea, lyon] = parse_entries(text)
+    assert (tea.id, tea.text, tea.end_line) == ("m-0001", "Likes tea\ngreen tea especially", 3)
+    assert (lyon.id, lyon.text) == ("m-0002", "Lives in Lyon")
+    last = "## Facts\n- Likes tea ^m-0001\n  green tea especially\n"
+    assert [(e.id, e.text) for e in parse_entries(last)] == [
+        ("m-0001", "Likes tea\ngreen tea especially")
+    ]
+
+
+def test_a_continuation_with_its_own_id_stays_its_own_entry() -> None:
+    text = "## Facts\n- Likes tea ^m-0001\n  Lives in Lyon ^m-0002\n"
+    assert [(e.id, e.text, e.line) for e in parse_entries(text)] == [
+        ("m-0001", "Likes tea", 2),
+        ("m-0002", "Lives in Lyon", 3),
+    ]
+    assert entry_at(text.splitlines(), 3, "fact") == parse_entries(text)[1]
+
+
+def test_a_new_id_replaces_every_id_of_the_bullet() -> None:
+    text = "## Facts\n- Likes tea ^m-0001\n  green tea\n- Likes coffee ^m-0001\n"
+    content, entries = assign_missing_ids(text, set())
+    assert len({e.id for e in entries}) == 2 and content.count("^m-") == 2
+    assert [e.text for e in parse_entries(content)] == ["Likes tea\ngreen tea", "Likes coffee"]

@@ -275,3 +275,15 @@ def test_boost_respects_cooldown_and_daily_cap(fake_memory: Memory) -> None:
     assert sum(gains) + 0.3 == pytest.approx(1.0)  # at most +1.0 a day
     assert fake_memory.get_entry(eid).importance == pytest.approx(2.0)
     assert fake_memory.boost(eid, now=t0 + 30 * 3600) == pytest.approx(0.3)  # a new day
+
+
+def test_a_line_typed_below_the_last_bullet_continues_it(fake_memory: Memory) -> None:
+    tea = fake_memory.add("I like oolong tea")
+    path = fake_memory.root / "MEMORY.md"
+    path.write_text(path.read_text().rstrip("\n") + "\n  especially Dong Ding, unsweetened\n")
+    [entry] = fake_memory.list()
+    assert entry.id == tea  # the id stays, and with it the history
+    assert entry.text == "I like oolong tea\nespecially Dong Ding, unsweetened"
+    assert [h["op"] for h in fake_memory.history(tea)] == ["add", "hand-edit"]
+    fake_memory.update(tea, "I like oolong tea, especially Dong Ding")
+    assert path.read_text().count("^m-") == 2  # the old version struck, the new one

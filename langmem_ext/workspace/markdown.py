@@ -118,17 +118,17 @@ def _parse_lines(lines: list[str], start: int, end: int, category: str) -> list[
             i += 1
             continue
         bullet = _BULLET_RE.match(raw)
-        if not bullet:
+        if bullet:
+            head = bullet.group(1)
+        elif raw[:1] in (" ", "\t") and _BLOCK_ID_RE.search(raw):
+            head = raw.strip()  # a continuation with an id of its own: its own entry
+        else:
             i += 1
             continue
         first = i
-        parts = [bullet.group(1)]
-        i += 1
-        while i < end and lines[i][:1] in (" ", "\t") and lines[i].strip():
-            parts.append(lines[i].strip())
-            i += 1
-        text, entry_id = split_block_id("\n".join(parts))
-        text = text.strip()
+        i = _block_end(lines, i, end)
+        parts = [head, *(line.strip() for line in lines[first + 1 : i])]
+        text, entry_id = _split_block_ids(parts)
         struck = _STRUCK_RE.match(text)
         if struck:
             text = struck.group(1).strip()
@@ -144,6 +144,33 @@ def _parse_lines(lines: list[str], start: int, end: int, category: str) -> list[
                 )
             )
     return entries
+
+
+def _block_end(lines: list[str], start: int, end: int) -> int:
+    """Index after the bullet starting at ``lines[start]``: its indented, non-empty
+    continuation lines. A line added by hand below a bullet's id line continues that
+    bullet (the id stays the bullet's); a continuation carrying a second id of its own
+    ends the block, and is read as that entry."""
+    has_id = _BLOCK_ID_RE.search(lines[start]) is not None
+    i = start + 1
+    while i < end and lines[i][:1] in (" ", "\t") and lines[i].strip():
+        if _BLOCK_ID_RE.search(lines[i]):
+            if has_id:
+                break
+            has_id = True
+        i += 1
+    return i
+
+
+def _split_block_ids(parts: list[str]) -> tuple[str, str | None]:
+    """The text of a bullet's lines and its block id, wherever among them it stands."""
+    entry_id: str | None = None
+    texts: list[str] = []
+    for part in parts:
+        text, found = split_block_id(part)
+        entry_id = entry_id or found
+        texts.append(text.strip())
+    return "\n".join(t for t in texts if t).strip(), entry_id
 
 
 def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
@@ -491,12 +518,12 @@ def entry_at(lines: list[str], line: int, category: str) -> ParsedEntry | None:
                     line=3, end_line=4, superseded=False)
     """
     start = line - 1
-    if not 0 <= start < len(lines) or not _BULLET_RE.match(lines[start]):
+    if not 0 <= start < len(lines):
         return None
-    end = start + 1
-    while end < len(lines) and lines[end][:1] in (" ", "\t") and lines[end].strip():
-        end += 1
-    found = _parse_lines(lines, start, end, category)
+    raw = lines[start]
+    if not (_BULLET_RE.match(raw) or (raw[:1] in (" ", "\t") and _BLOCK_ID_RE.search(raw))):
+        return None
+    found = _parse_lines(lines, start, _block_end(lines, start, len(lines)), category)
     return found[0] if found else None
 
 
@@ -540,9 +567,9 @@ def assign_missing_ids(content: str, taken: set[str]) -> tuple[str, list[ParsedE
 
 
 def _with_id(block: list[str], new_id: str) -> list[str]:
-    out = list(block)
-    last, _old = split_block_id(out[-1])
-    out[-1] = f"{last.rstrip()} ^{new_id}"
+    """The bullet's lines with ``new_id`` as their one block id, on the last line."""
+    out = [split_block_id(line)[0].rstrip() for line in block]
+    out[-1] = f"{out[-1]} ^{new_id}"
     return out
 
 
