@@ -73,6 +73,7 @@ from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.jobs import DailyJobs
 from langmem_ext.memory.service import Memory
+from langmem_ext.workspace.files import private_file
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
@@ -300,7 +301,7 @@ async def open_async_checkpointer(path: Path) -> AsyncIterator[BaseCheckpointSav
         )
         yield InMemorySaver()
         return
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+    async with AsyncSqliteSaver.from_conn_string(str(private_file(path))) as saver:
         logger.info("serving checkpointer: AsyncSqliteSaver on %s", path)
         yield saver
 

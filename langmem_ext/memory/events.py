@@ -72,7 +72,7 @@ from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import WORKING_SET, rank
 from langmem_ext.text import STOPWORDS, index_tokens, query_tokens
-from langmem_ext.workspace.files import fsync_dir
+from langmem_ext.workspace.files import PRIVATE_FILE_MODE, fsync_dir, private_dir
 from langmem_ext.workspace.layout import check_scope
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
 
@@ -547,9 +547,9 @@ class SessionLog:
 
     def _append_lines(self, path: Path, scope: str, lines: Sequence[str]) -> int:
         """Append lines durably; return the 1-based line number of the first one."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         created = not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
         try:
             size = os.fstat(fd).st_size
             cached = self._line_cache.get(path)

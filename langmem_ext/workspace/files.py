@@ -32,6 +32,52 @@ _TEMP_RE = re.compile(r"^\.(MEMORY|LONG_TERM|PROFILE|\d{4}-\d{2}-\d{2})\.md\.[a-
 """Temp files of :func:`atomic_write_text` for memory files (``tempfile.mkstemp`` names)."""
 
 
+PRIVATE_FILE_MODE = 0o600
+"""Mode of every file of a workspace: the owner reads and writes, nobody else."""
+PRIVATE_DIR_MODE = 0o700
+"""Mode of a workspace folder the package creates."""
+
+
+def private_file(path: Path) -> Path:
+    """Make ``path`` exist as a file only its owner can read and write (``0600``).
+
+    Called before a database or log file of the workspace is opened: SQLite gives its
+    ``-wal`` and ``-shm`` files the database file's mode, so they stay private too.
+    A looser mode left by an older version is tightened.
+
+    Args:
+        path: The file; its parent folders are created.
+
+    Returns:
+        ``path``.
+    """
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, PRIVATE_FILE_MODE)
+    finally:
+        os.close(fd)
+    return path
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and its missing parents) as folders only their owner can enter.
+
+    A folder that already exists keeps its mode: a workspace may be placed in a
+    folder the user chose.
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+    return path
+
+
 def fsync_dir(path: Path) -> None:
     """fsync a directory so a rename inside it is durable."""
     fd = os.open(path, os.O_RDONLY)
@@ -48,7 +94,7 @@ def atomic_write_text(path: Path, content: str) -> None:
         path: Target file; its parent folders are created.
         content: Full new text (UTF-8).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -241,7 +287,11 @@ class WorkspaceLock:
         # thread_local=False: the RLock above already gives one thread at a time, and a
         # nested hold must see the same counter as the outer one.
         self._file_lock = FileLock(
-            path, thread_local=False, preserve_lock_file=True, poll_interval=0.005
+            path,
+            mode=PRIVATE_FILE_MODE,
+            thread_local=False,
+            preserve_lock_file=True,
+            poll_interval=0.005,
         )
 
     @contextlib.contextmanager

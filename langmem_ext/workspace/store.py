@@ -42,6 +42,7 @@ from langmem_ext.workspace.files import (
     AppendJournal,
     WorkspaceLock,
     atomic_write_text,
+    private_dir,
     remove_stale_temp_files,
 )
 from langmem_ext.workspace.kv import KvSpace
@@ -266,7 +267,7 @@ class Workspace:
         from langmem_ext.workspace.vector_index import VectorIndex
 
         self.layout = Layout(root)
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
         self.lock = WorkspaceLock(self.layout.lock_file, lock_timeout)
         self.ledger = Ledger(self.layout.state_db)
         self.embeddings = embeddings

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langmem_ext.errors import IndexUnavailableError
+from langmem_ext.workspace.files import private_dir
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class VectorIndex:
             except Exception as e:
                 raise self._down(e) from e
             return client
-        self.path.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path)
         return chromadb.PersistentClient(path=str(self.path), settings=settings)
 
     def _down(self, e: Exception) -> IndexUnavailableError:

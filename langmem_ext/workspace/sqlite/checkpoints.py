@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from langmem_ext.workspace.files import private_file
+
 
 def checkpoint_connection(path: str | Path) -> sqlite3.Connection:
     """A connection for LangGraph's ``SqliteSaver``: WAL, ``synchronous=NORMAL``.
@@ -19,7 +21,7 @@ def checkpoint_connection(path: str | Path) -> sqlite3.Connection:
     Returns:
         A connection usable from any thread (the saver serialises its calls).
     """
-    conn = sqlite3.connect(path, check_same_thread=False)
+    conn = sqlite3.connect(private_file(Path(path)), check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn

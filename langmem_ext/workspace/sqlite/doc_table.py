@@ -42,6 +42,7 @@ from langmem_ext.workspace.docs import (
     _entry,
     vector_blob,
 )
+from langmem_ext.workspace.files import private_file
 from langmem_ext.workspace.sections import ScopeSections
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.fts import (
@@ -111,9 +112,8 @@ class DocTable:
         self.path = path
         self.cache_max_entries = cache_max_entries
         self.exact_max_entries = exact_max_entries
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(
-            path, timeout=30, check_same_thread=False, isolation_level=None
+            private_file(path), timeout=30, check_same_thread=False, isolation_level=None
         )
         self._lock = threading.RLock()
         self._conn.execute("PRAGMA journal_mode=WAL")

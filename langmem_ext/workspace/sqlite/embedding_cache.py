@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from langmem_ext.workspace.files import private_file
 from langmem_ext.workspace.sqlite._sql import in_chunks
 
 
@@ -32,8 +33,7 @@ class SqliteEmbeddingCache:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30)
+            conn = sqlite3.connect(private_file(self.path), timeout=30)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, "

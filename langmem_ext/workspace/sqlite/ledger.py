@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langmem_ext.workspace.files import private_file
 from langmem_ext.workspace.records import (
     BoostRepository,
     ConversationRepository,
@@ -53,9 +54,8 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(
-            path, timeout=30, check_same_thread=False, isolation_level=None
+            private_file(path), timeout=30, check_same_thread=False, isolation_level=None
         )
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
