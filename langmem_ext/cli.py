@@ -149,6 +149,39 @@ def _progress_bar(
     return update, close
 
 
+SERVE_MODULES = ("langserve", "fastapi", "uvicorn", "sse_starlette", "jinja2")
+"""What ``langmem-ext serve`` imports (the ``serve`` extra)."""
+
+
+def _serve_problem(host: str, port: int) -> str | None:
+    """Why ``serve`` cannot start (the extra is missing, the port is taken), in one line
+    with the fix; ``None`` when it can."""
+    import importlib.util
+    import socket
+
+    missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        return (
+            f"serving needs the serve extra ({', '.join(missing)} not installed): "
+            "pip install 'langmem-ext[serve]'"
+        )
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        return f"cannot listen on {host!r}: {e}; pass --host with an address of this machine"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as e:
+            return (
+                f"cannot listen on {host}:{port} ({e.strerror or e}): stop what uses it "
+                "or pass --port with a free port"
+            )
+    return None
+
+
 def _serve(args: argparse.Namespace) -> int:
     """``langmem-ext serve``: the LangServe app with uvicorn until SIGINT / SIGTERM."""
     import signal
@@ -163,6 +196,10 @@ def _serve(args: argparse.Namespace) -> int:
     def stop(_signum: int, _frame: Any) -> None:
         raise SystemExit(0)
 
+    problem = _serve_problem(args.host, args.port)
+    if problem:  # before anything is announced or created
+        print(f"langmem-ext serve: {problem}", file=sys.stderr)
+        return 2
     mem = _memory(args)
     # uvicorn shuts down gracefully on SIGTERM, then re-raises it: exit 0 then.
     previous = signal.signal(signal.SIGTERM, stop)

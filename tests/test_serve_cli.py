@@ -152,3 +152,42 @@ def test_serve_without_a_reachable_model_answers_503_naming_the_fix(tmp_path: Pa
         started = log.read_text()
     assert "chat model: ollama:qwen2.5:7b" in started, started
     assert "not reachable" in started, started  # warned at start-up, too
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [_console_script(), "--workspace", str(tmp_path / "ws"), "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+            cwd=tmp_path,
+        )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--port" in lines[0] and str(port) in lines[0], done.stderr
+    assert "listening" not in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "ws").exists()
+
+
+def test_serve_without_the_extra_names_the_install_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from langmem_ext.cli import main
+
+    real = importlib.util.find_spec
+
+    def without_uvicorn(name: str, package: str | None = None) -> Any:
+        return None if name == "uvicorn" else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_uvicorn)
+    assert main(["--workspace", str(tmp_path / "ws"), "serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'langmem-ext[serve]'" in err[0] and "uvicorn" in err[0]
+    assert not (tmp_path / "ws").exists()
