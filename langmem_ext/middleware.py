@@ -278,7 +278,8 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         resolved = self._resolve_scope(scope)
         if resolved is None:
             return ""
-        return self._context([HumanMessage(query)], resolved, first_turn=False).block
+        messages = [HumanMessage(query)]
+        return self._context(messages, resolved, first_turn=False, background=False).block
 
     async def arecall(self, query: str, *, scope: str | None = None) -> str:
         """Async version of :meth:`recall`."""
@@ -292,9 +293,16 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return None
 
     def _context(
-        self, messages: Sequence[BaseMessage], scope: str, *, first_turn: bool
+        self,
+        messages: Sequence[BaseMessage],
+        scope: str,
+        *,
+        first_turn: bool,
+        background: bool = True,
     ) -> RecallContext:
-        """The one recall routine (the memory graph's too), with this middleware's options."""
+        """The one recall routine (the memory graph's too), with this middleware's options;
+        the access marks of what it recalls go to the memory's background writer
+        (``background``, an agent's turn) or are written before it returns."""
         return recall_context(
             self.memory,
             messages,
@@ -304,7 +312,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             gate=self.gate,
             k=self.k,
             max_tokens_per_hit=self.max_tokens_per_hit,
-            defer=functools.partial(self.memory.background.submit, scope),
+            defer=functools.partial(self.memory.background.submit, scope) if background else None,
         )
 
     def _turn_update(self, state: Any) -> dict[str, Any] | None:
@@ -428,9 +436,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async version of :meth:`wrap_model_call`."""
-        request, system, summary, summaries, new = await asyncio.to_thread(
-            self._fit_input, request
-        )
+        request, system, summary, summaries, new = await asyncio.to_thread(self._fit_input, request)
         fitter = self._fitter(request)
         fitted = await fitter.afit(system, list(request.messages), summary, summaries)
         request, update = self._finish(request, fitted, summaries, new)
@@ -463,4 +469,4 @@ def _join(first: SystemMessage, second: SystemMessage) -> SystemMessage:
     return SystemMessage(content=blocks)
 
 
-__all__ = ["MemoryAgentState", "MemoryMiddleware"]
+__all__ = ["MemoryMiddleware"]
