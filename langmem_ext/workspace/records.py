@@ -253,6 +253,10 @@ class MetaRepository(Protocol):
         """Write ``key`` (replacing its value)."""
         ...
 
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (nothing when it is not there)."""
+        ...
+
 
 class EntryRepository(Protocol):
     """Per-entry state (``entries``) and the edit history of entries (``entry_history``)."""

@@ -135,6 +135,11 @@ class _KnownFile:
         return cls(key, hashlib.sha256(data), outline(content), data[-_TAIL_BYTES:])
 
 
+_SUPERSEDE_INTENT = "supersede-intent:"
+"""Ledger ``meta`` key prefix: ``supersede-intent:<new id>`` = the id it replaces, while
+a new version is written to Markdown (see :meth:`Workspace.supersede`)."""
+
+
 @dataclass(frozen=True)
 class NewEntry:
     """An entry to write: its id, text, category and ledger state fields."""
@@ -843,9 +848,11 @@ class Workspace:
         ``new`` written right below it; the ledger closes the old version at
         ``new.created_at`` and opens ``new`` (``supersedes`` set) in one transaction.
 
-        Must be called with the lock held. The Markdown is written (fsynced) first: a
+        Must be called with the lock held. The intent (``new`` replaces ``old_id``) is
+        committed to the ledger first, then the Markdown is written (fsynced): a
         process killed before the ledger commit leaves a struck bullet and a new one,
-        which the next sync records as a hand edit (nothing is lost, only the link).
+        which the next sync records as this new version of ``old_id`` (the intent
+        says which), so nothing is lost, the link included.
 
         Returns:
             The old version's text.
@@ -853,10 +860,12 @@ class Workspace:
         content, old, indexed = self._entry_in(scope, path, old_id)
         new_content, parsed = supersede_entry(content, old_id, new.id, new.text, at=old)
         intact = parsed is not None and parsed.text == new.text and not parsed.superseded
+        self.ledger.meta.set(_SUPERSEDE_INTENT + new.id, old_id)
         self._write_checked(path, new_content, None if intact else f"the new version of {old_id}")
         rel = self.layout.rel(path)
         now = time.time()
         with self.ledger.transaction():
+            self.ledger.meta.delete(_SUPERSEDE_INTENT + new.id)
             self.ledger.entries.set_valid_to(old_id, new.created_at)
             self.ledger.entries.record_history(
                 HistoryRow(old_id, scope, "superseded", old.text, new.text, now)
@@ -1038,6 +1047,9 @@ class Workspace:
             if st is None:
                 p = pending.get(e.id)
                 created = p.said_at if p else (file_day or now)
+                replaced = (p.supersedes if p else None) or self.ledger.meta.get(
+                    _SUPERSEDE_INTENT + e.id
+                )
                 st = EntryState(
                     id=e.id,
                     scope=scope,
@@ -1053,8 +1065,11 @@ class Workspace:
                     verified=bool(p),
                     deleted_at=None,
                     valid_to=now if e.superseded else None,
+                    supersedes=replaced,
+                    slot=self._slot_of(replaced),
                 )
-                new_ledger.append((st, "add" if p else "hand-add", None, e.text))
+                op = "update" if replaced else "add" if p else "hand-add"
+                new_ledger.append((st, op, None, e.text))
             elif (
                 st.text_hash != h
                 or st.category != e.category
@@ -1103,6 +1118,11 @@ class Workspace:
         )
         self.bump_generation()
 
+    def _slot_of(self, entry_id: str | None) -> str | None:
+        """The slot of ``entry_id`` (a new version keeps the slot of the one it replaces)."""
+        st = self.ledger.entries.get(entry_id, include_deleted=True) if entry_id else None
+        return st.slot if st is not None else None
+
     def _record_reconciled(
         self,
         scope: str,
@@ -1120,6 +1140,8 @@ class Workspace:
             for st, op, old_text, new_text in changed:
                 entries.upsert(st)
                 entries.record_history(HistoryRow(st.id, scope, op, old_text, new_text, now))
+            for st, _op, _old, _new in changed:
+                self.ledger.meta.delete(_SUPERSEDE_INTENT + st.id)
             for entry_id in removed:
                 moved = entries.get(entry_id, include_deleted=True)
                 if moved is not None and moved.path != rel:

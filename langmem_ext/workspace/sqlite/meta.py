@@ -16,3 +16,7 @@ class SqliteMeta(SqliteRepo):
     def set(self, key: str, value: str) -> None:
         """Write ``key`` (replacing its value)."""
         self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (nothing when it is not there)."""
+        self._run("DELETE FROM meta WHERE key = ?", (key,))
