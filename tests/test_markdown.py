@@ -98,13 +98,12 @@ def test_a_line_typed_below_a_bullet_continues_it_and_keeps_its_id() -> None:
     ]
 
 
-def test_a_continuation_with_its_own_id_stays_its_own_entry() -> None:
-    text = "## Facts\n- Likes tea ^m-0001\n  Lives in Lyon ^m-0002\n"
-    assert [(e.id, e.text, e.line) for e in parse_entries(text)] == [
-        ("m-0001", "Likes tea", 2),
-        ("m-0002", "Lives in Lyon", 3),
-    ]
-    assert entry_at(text.splitlines(), 3, "fact") == parse_entries(text)[1]
+def test_an_id_looking_word_of_the_text_is_text() -> None:
+    text = "## Facts\n- ends with ^m-1234567890\n  and goes on ^m-0002\n- Likes tea ^m-0001\n  green tea\n"
+    [first, tea] = parse_entries(text)
+    assert (first.id, first.text) == ("m-0002", "ends with ^m-1234567890\nand goes on")
+    assert (tea.id, tea.text) == ("m-0001", "Likes tea\ngreen tea")
+    assert entry_at(text.splitlines(), 4, "fact") == tea
 
 
 def test_a_new_id_replaces_every_id_of_the_bullet() -> None:

@@ -118,13 +118,10 @@ def _parse_lines(lines: list[str], start: int, end: int, category: str) -> list[
             i += 1
             continue
         bullet = _BULLET_RE.match(raw)
-        if bullet:
-            head = bullet.group(1)
-        elif raw[:1] in (" ", "\t") and _BLOCK_ID_RE.search(raw):
-            head = raw.strip()  # a continuation with an id of its own: its own entry
-        else:
+        if not bullet:
             i += 1
             continue
+        head = bullet.group(1)
         first = i
         i = _block_end(lines, i, end)
         parts = [head, *(line.strip() for line in lines[first + 1 : i])]
@@ -148,29 +145,23 @@ def _parse_lines(lines: list[str], start: int, end: int, category: str) -> list[
 
 def _block_end(lines: list[str], start: int, end: int) -> int:
     """Index after the bullet starting at ``lines[start]``: its indented, non-empty
-    continuation lines. A line added by hand below a bullet's id line continues that
-    bullet (the id stays the bullet's); a continuation carrying a second id of its own
-    ends the block, and is read as that entry."""
-    has_id = _BLOCK_ID_RE.search(lines[start]) is not None
+    continuation lines (a line typed by hand below a bullet continues it)."""
     i = start + 1
     while i < end and lines[i][:1] in (" ", "\t") and lines[i].strip():
-        if _BLOCK_ID_RE.search(lines[i]):
-            if has_id:
-                break
-            has_id = True
         i += 1
     return i
 
 
 def _split_block_ids(parts: list[str]) -> tuple[str, str | None]:
-    """The text of a bullet's lines and its block id, wherever among them it stands."""
-    entry_id: str | None = None
-    texts: list[str] = []
-    for part in parts:
-        text, found = split_block_id(part)
-        entry_id = entry_id or found
-        texts.append(text.strip())
-    return "\n".join(t for t in texts if t).strip(), entry_id
+    """The text of a bullet's lines and its block id: the last ``^m-…`` that ends one
+    of its lines. It ends the last line as written; a line added below it by hand
+    leaves it on an earlier one. An id-looking word earlier in the text is text."""
+    for k in range(len(parts) - 1, -1, -1):
+        text, found = split_block_id(parts[k])
+        if found is not None:
+            kept = [*parts[:k], text, *parts[k + 1 :]]
+            return "\n".join(p.strip() for p in kept if p.strip()).strip(), found
+    return "\n".join(p.strip() for p in parts if p.strip()).strip(), None
 
 
 def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
@@ -520,8 +511,7 @@ def entry_at(lines: list[str], line: int, category: str) -> ParsedEntry | None:
     start = line - 1
     if not 0 <= start < len(lines):
         return None
-    raw = lines[start]
-    if not (_BULLET_RE.match(raw) or (raw[:1] in (" ", "\t") and _BLOCK_ID_RE.search(raw))):
+    if not _BULLET_RE.match(lines[start]):
         return None
     found = _parse_lines(lines, start, _block_end(lines, start, len(lines)), category)
     return found[0] if found else None
@@ -567,9 +557,15 @@ def assign_missing_ids(content: str, taken: set[str]) -> tuple[str, list[ParsedE
 
 
 def _with_id(block: list[str], new_id: str) -> list[str]:
-    """The bullet's lines with ``new_id`` as their one block id, on the last line."""
-    out = [split_block_id(line)[0].rstrip() for line in block]
-    out[-1] = f"{out[-1]} ^{new_id}"
+    """The bullet's lines with ``new_id`` as its block id, on the last line (an id left
+    on an earlier line by a hand edit is dropped; id-looking words of the text stay)."""
+    out = list(block)
+    for k in range(len(out) - 1, -1, -1):
+        text, found = split_block_id(out[k])
+        if found is not None:
+            out[k] = text.rstrip() or out[k]
+            break
+    out[-1] = f"{out[-1].rstrip()} ^{new_id}"
     return out
 
 
