@@ -292,6 +292,15 @@ class LifecycleSettings(BaseModel):
         return int(hour), int(minute)
 
 
+class ServerSettings(BaseModel):
+    """What ``langmem-ext serve`` accepts from clients."""
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Host names the server answers besides the loopback ones, when it has no
+    ``authenticate=`` (a page of another site whose name points at this machine gets
+    ``421``); e.g. ``LANGMEM_SERVER__ALLOWED_HOSTS='["mybox.lan"]'``."""
+
+
 class KnowledgeSettings(BaseModel):
     """The knowledge graph: triples extracted from memories (seed 001's LPMM, issue 21)."""
 
@@ -447,6 +456,7 @@ class Settings(BaseSettings):
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     short_term: ShortTermSettings = Field(default_factory=ShortTermSettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @classmethod
     def settings_customise_sources(

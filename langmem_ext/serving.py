@@ -73,6 +73,7 @@ from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.jobs import DailyJobs
 from langmem_ext.memory.service import Memory
+from langmem_ext.web.guard import RequestGuard
 from langmem_ext.workspace.files import private_file
 
 if TYPE_CHECKING:
@@ -481,6 +482,12 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.langmem = state
+    allowed = [*settings.server.allowed_hosts, *([host] if host else [])]
+    app.add_middleware(
+        RequestGuard,
+        check_host=authenticate is None,
+        allowed_hosts=[h for h in allowed if h not in ("0.0.0.0", "::", "")],
+    )
     if isinstance(chat, str):
         model_name = chat
     elif model is None:

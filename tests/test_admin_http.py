@@ -30,12 +30,15 @@ def memory(fake_memory: Memory) -> Memory:
 @pytest.fixture
 def client(memory: Memory) -> Iterator[TestClient]:
     app = create_app(memory, MODEL, shared_scopes=("team",))
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://127.0.0.1") as c:
         yield c
 
 
 def login(client: TestClient, user: str) -> None:
-    r = client.get("/admin/login", params={"user": user})
+    page = client.get("/admin/login").text
+    found = re.search(r'name="token" value="([0-9a-f]+)"', page)
+    assert found, page
+    r = client.post("/admin/login", data={"user": user, "token": found.group(1)})
     assert r.status_code == 200 and r.url.path == "/admin/memories", r.text
 
 
@@ -268,7 +271,7 @@ def test_authenticate_decides_the_user(memory: Memory) -> None:
 
     memory.add("Alice likes tea", scope="user_alice")
     app = create_app(memory, MODEL, authenticate=authenticate, host="0.0.0.0")
-    with TestClient(app, client=("10.1.2.3", 5000)) as c:
+    with TestClient(app, base_url="http://127.0.0.1", client=("10.1.2.3", 5000)) as c:
         assert c.get("/admin/memories").status_code == 401
         c.cookies.set("langmem_admin_user", "alice")  # ignored: authenticate decides
         r = c.get("/admin/memories", headers={"Authorization": "Bearer b"})
@@ -279,10 +282,21 @@ def test_authenticate_decides_the_user(memory: Memory) -> None:
 
 def test_off_loopback_without_authenticate_the_admin_refuses(memory: Memory) -> None:
     app = create_app(memory, MODEL, host="0.0.0.0")
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://127.0.0.1") as c:
         r = c.get("/admin/memories")
         assert r.status_code == 403 and "without authenticate=" in r.text
     app = create_app(memory, MODEL)  # run elsewhere by hand: remote clients refused
-    with TestClient(app, client=("10.1.2.3", 5000)) as c:
+    with TestClient(app, base_url="http://127.0.0.1", client=("10.1.2.3", 5000)) as c:
         c.cookies.set("langmem_admin_user", "alice")
         assert c.get("/admin/memories").status_code == 403
+
+
+def test_signing_in_needs_the_login_pages_token_and_a_post(client: TestClient) -> None:
+    r = client.get("/admin/login", params={"user": "mallory"})  # a GET changes nothing
+    assert r.status_code == 200 and "langmem_admin_user" not in client.cookies
+    assert post(client, "/admin/login", {"user": "mallory", "token": "0" * 64}) == 403
+    client.cookies.clear()
+    assert post(client, "/admin/login", {"user": "mallory"}) == 403  # no sign-in cookie
+    assert "langmem_admin_user" not in client.cookies
+    login(client, "alice")
+    assert client.cookies.get("langmem_admin_user") == "alice"

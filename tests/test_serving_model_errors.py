@@ -54,7 +54,7 @@ def test_a_model_the_server_lacks_gives_503_with_the_pull_command(
         "input": {"messages": ["你好，今天天气怎么样？"]},
         "config": {"configurable": {"thread_id": "t1", "user_id": "alice"}},
     }
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         r = client.post("/agent/invoke", json=payload)
         assert r.status_code == 503, r.text
         detail = r.json()["detail"]

@@ -55,6 +55,8 @@ T = TypeVar("T")
 PREFIX = "/admin"
 USER_COOKIE = "langmem_admin_user"
 LANG_COOKIE = "langmem_admin_lang"
+LOGIN_COOKIE = "langmem_admin_login"
+"""The sign-in form's nonce (its token is an HMAC of it)."""
 PER_PAGE = 50
 MAX_PER_PAGE = 500
 PROTECTED = frozenset({"core", "system"})
@@ -131,6 +133,10 @@ class _Admin:
         """The CSRF token of a caller's forms (an HMAC of who it is)."""
         msg = f"csrf|{caller.user_id or ''}|{caller.owner}".encode()
         return hmac.new(self.key, msg, hashlib.sha256).hexdigest()
+
+    def login_token(self, nonce: str) -> str:
+        """The token of the sign-in form, bound to the browser's sign-in cookie."""
+        return hmac.new(self.key, f"login|{nonce}".encode(), hashlib.sha256).hexdigest()
 
     async def form(self, request: Request, caller: Caller) -> dict[str, list[str]]:
         """The posted form (URL-encoded), after checking its CSRF token."""
@@ -291,15 +297,34 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         return response
 
     @router.get("/login", response_model=None)
-    async def login(request: Request, user: str = "") -> Response:
+    async def login_page(request: Request) -> Response:
         if authenticate is not None:
             return RedirectResponse(PREFIX + "/memories", status_code=303)
         await admin.user(request)  # loopback only
-        if user.strip():
-            response = RedirectResponse(PREFIX + "/memories", status_code=303)
-            response.set_cookie(USER_COOKIE, user.strip(), samesite="strict", httponly=True)
-            return response
-        return admin.page(request, None, "login.html")
+        nonce = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(16)
+        response = admin.page(request, None, "login.html", login_token=admin.login_token(nonce))
+        response.set_cookie(LOGIN_COOKIE, nonce, samesite="strict", httponly=True)
+        return response
+
+    @router.post("/login", response_model=None)
+    async def login(request: Request) -> Response:
+        """Sign in as a user id (no ``authenticate=``, loopback only): a form posted from
+        the login page, with the token that page gave (a GET never changes who is in)."""
+        if authenticate is not None:
+            return RedirectResponse(PREFIX + "/memories", status_code=303)
+        await admin.user(request)  # loopback only
+        body = (await request.body()).decode("utf-8", errors="replace")
+        data = parse_qs(body, keep_blank_values=True)
+        sent = (data.get("token") or [""])[0]
+        nonce = request.cookies.get(LOGIN_COOKIE, "")
+        if not nonce or not hmac.compare_digest(sent, admin.login_token(nonce)):
+            raise AdminProblem(403, "Missing or wrong sign-in token: reload the page and retry.")
+        user = (data.get("user") or [""])[0].strip()
+        if not user:
+            return RedirectResponse(PREFIX + "/login", status_code=303)
+        response = RedirectResponse(PREFIX + "/memories", status_code=303)
+        response.set_cookie(USER_COOKIE, user, samesite="strict", httponly=True)
+        return response
 
     # -- memories ----------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""The server's web layer: what it accepts from browsers and other sites."""
