@@ -19,6 +19,7 @@ EXPECTED_ALL = [
     "InvalidInputError",
     "InvalidPathError",
     "InvalidScopeError",
+    "InvalidTimeError",
     "LangmemError",
     "Memory",
     "MemoryEntry",
