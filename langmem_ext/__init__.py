@@ -32,6 +32,7 @@ from langmem_ext.errors import (
     PendingStateError,
     SchemaVersionError,
     TextTooLongError,
+    ThreadConflictError,
     WorkspaceLockTimeout,
 )
 from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit, Triple
@@ -103,6 +104,7 @@ __all__ = [
     "SessionManager",
     "Settings",
     "TextTooLongError",
+    "ThreadConflictError",
     "Triple",
     "WorkspaceLockTimeout",
     "build_memory_graph",

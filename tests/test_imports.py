@@ -39,6 +39,7 @@ EXPECTED_ALL = [
     "SessionManager",
     "Settings",
     "TextTooLongError",
+    "ThreadConflictError",
     "Triple",
     "WorkspaceLockTimeout",
     "build_memory_graph",
