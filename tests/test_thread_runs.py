@@ -284,3 +284,34 @@ def test_a_stream_closed_early_frees_the_thread(fake_memory: Memory) -> None:
     chunks.close()
     out = graph.invoke(say("next"), config())
     assert [m.content for m in out["messages"][-2:]] == ["next", "re: next"]
+
+
+def test_the_server_answers_409_when_the_thread_keeps_moving(fake_memory: Memory) -> None:
+    import httpx
+
+    from langmem_ext.serving import create_app, serve_in_thread
+
+    ws = fake_memory.root
+    other = ThreadStore(sqlite_checkpointer(ws / "checkpoints.db"))
+    attempts: list[str] = []
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        text = _last_human(messages)
+        attempts.append(text)
+        if text == "doomed":  # another process writes the thread during every attempt
+            thread = other.read("user_alice/t1")
+            other.write(thread, {"summary": f"attempt {len(attempts)}"}, scope="user_alice")
+        return AIMessage(f"re: {text}")
+
+    app = create_app(fake_memory, ScriptedChatModel(policy=policy))
+    body = {"input": {"messages": ["doomed"]}, "config": config()}
+    with serve_in_thread(app) as url:
+        r = httpx.post(f"{url}/agent/invoke", json=body, timeout=120)
+        assert r.status_code == 409, r.text
+        assert "Send the message again" in r.json()["detail"]
+        assert attempts == ["doomed"] * RUN_ATTEMPTS
+        body["input"] = {"messages": ["fine"]}
+        r = httpx.post(f"{url}/agent/invoke", json=body, timeout=120)
+        assert r.status_code == 200, r.text
+    said = [m.content for m in other.read("user_alice/t1").messages]
+    assert said == ["fine", "re: fine"]  # nothing of the refused request was kept
