@@ -33,6 +33,7 @@ from langmem_ext.errors import (
     PendingStateError,
     SchemaVersionError,
     TextTooLongError,
+    ThreadConflictError,
     WorkspaceLockTimeout,
 )
 from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit, Triple
@@ -105,6 +106,7 @@ __all__ = [
     "SessionManager",
     "Settings",
     "TextTooLongError",
+    "ThreadConflictError",
     "Triple",
     "WorkspaceLockTimeout",
     "build_memory_graph",

@@ -19,6 +19,7 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     │   └── PendingAlreadyResolvedError
     ├── MemoryFileError             (a memory file is not UTF-8 or cannot be read)
     ├── WorkspaceLockTimeout
+    ├── ThreadConflictError         (a conversation thread kept changing under a run)
     ├── EmbeddingError
     └── IndexUnavailableError       (Chroma server down, index unusable)
 
@@ -110,6 +111,16 @@ class WorkspaceLockTimeout(LangmemError):
     """Another process held the workspace lock for too long."""
 
 
+class ThreadConflictError(LangmemError):
+    """A run of the memory graph could not be committed to its conversation thread.
+
+    Another writer (another process, the Session API) kept adding newer checkpoints
+    to the thread while the run was answering, or the thread's previous run is still
+    open in the calling OS thread. Nothing of the run was committed: send the
+    message again.
+    """
+
+
 class SchemaVersionError(LangmemError):
     """The workspace's ledger was written by a newer version of the package."""
 
@@ -147,5 +158,6 @@ __all__ = [
     "PendingStateError",
     "SchemaVersionError",
     "TextTooLongError",
+    "ThreadConflictError",
     "WorkspaceLockTimeout",
 ]

@@ -34,6 +34,16 @@ What the server trusts:
 * Every other ``configurable`` key (``checkpoint_id``, ``checkpoint_ns``, ...) and
   every state field besides ``messages`` is dropped.
 
+**One request per thread at a time.** Requests on one thread (one user's ``t1``)
+are answered one after the other, in arrival order, each on top of the previous
+one's turn; requests on other threads go on in parallel. Processes serving one
+workspace (several workers, a ``langmem-ext chat`` next to the server) commit a
+turn only on top of the checkpoint it started from, and answer it again on the new
+state when another process came first (:mod:`langmem_ext.graph.runs` says exactly
+what is guaranteed). Every turn is in the thread's history exactly once. When
+other writers keep changing the thread through every attempt, ``/agent`` answers
+``409`` and nothing of the request was committed: send it again.
+
 When the chat model cannot be reached (e.g. Ollama is not running), ``/agent``
 answers ``503`` with a JSON ``detail`` naming the fix (start the model, set
 ``LANGMEM_CHAT_MODEL``, or serve the offline scripted model with
@@ -70,7 +80,7 @@ from pydantic import BaseModel, Field, field_validator
 from langmem_ext._callers import Authenticate, Caller, ServingState, resolve_caller
 from langmem_ext._scoping import check_scope
 from langmem_ext.config import Settings
-from langmem_ext.errors import LangmemError
+from langmem_ext.errors import LangmemError, ThreadConflictError
 from langmem_ext.memory.jobs import DailyJobs
 from langmem_ext.memory.service import Memory
 from langmem_ext.web.guard import RequestGuard
@@ -389,10 +399,12 @@ def create_app(
         shared_scopes: Scopes any caller may name with ``configurable.scope``.
         default_scope: Scope of requests without a user; ``None`` (default) refuses
             them with ``401``.
-        durability: LangGraph durability of every ``/agent`` run: ``"exit"`` writes
-            one checkpoint per turn instead of one per step (faster; a turn that
-            crashes midway is not resumable); ``None`` keeps LangGraph's default.
-            Confirmed memories are durable either way.
+        durability: LangGraph durability of every ``/agent`` run; ``None`` (default)
+            keeps the memory graph's ``"exit"``: one checkpoint per turn, written
+            when the turn is done, so other processes never start from a half-done
+            turn (a turn that crashes midway is not resumable). ``"async"`` /
+            ``"sync"`` write one per step; use them only when this process alone
+            serves the workspace's threads. Confirmed memories are durable either way.
         title: The app's title in its OpenAPI docs.
         jobs: Run the lifecycle jobs while the app runs
             (:class:`~langmem_ext.memory.jobs.DailyJobs`): ``maintain`` on start when
@@ -512,6 +524,12 @@ def create_app(
 
     for error in _model_response_errors():
         app.add_exception_handler(error, model_refused)
+
+    async def thread_conflict(request: Request, exc: Exception) -> JSONResponse:
+        logger.warning("%s %s -> 409: %s", request.method, request.url.path, exc)
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    app.add_exception_handler(ThreadConflictError, thread_conflict)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:

@@ -40,6 +40,7 @@ EXPECTED_ALL = [
     "SessionManager",
     "Settings",
     "TextTooLongError",
+    "ThreadConflictError",
     "Triple",
     "WorkspaceLockTimeout",
     "build_memory_graph",

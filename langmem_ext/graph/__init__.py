@@ -25,6 +25,7 @@ from langmem_ext.graph.nodes import (
     create_pending_router,
     create_preflight_recall_node,
 )
+from langmem_ext.graph.runs import SerializedGraph
 from langmem_ext.graph.session_state import (
     SessionState,
     agent_slot,
@@ -44,6 +45,7 @@ __all__ = [
     "PRE_COMPACTION_FLUSH",
     "TOOLS",
     "MemoryState",
+    "SerializedGraph",
     "SessionState",
     "TurnWriter",
     "agent_slot",

@@ -47,6 +47,7 @@ from langmem_ext.graph.nodes import (
     needs_checkpoint,
 )
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
+from langmem_ext.graph.runs import COMMIT_LOCK_FILE, SerializedGraph, commit_lock
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.graph.window import MessageSummaries
 from langmem_ext.memory import Memory
@@ -146,10 +147,11 @@ def build_memory_graph(
         memory: The memory service.
         checkpointer: Any LangGraph checkpointer; default :func:`sqlite_checkpointer`
             on ``checkpoints.db`` in the workspace; ``False`` compiles without one.
-            With LangGraph's default durability (``"async"``) every step writes a
-            checkpoint; ``invoke(..., durability="exit")`` writes one per turn (a
-            turn that crashes midway is then not resumable; saved and confirmed
-            memories are durable either way).
+            A run writes one checkpoint per turn, when the turn is done (durability
+            ``"exit"``, so no other process starts from a half-done turn; a turn that
+            crashes midway is not resumable); ``invoke(..., durability="async")``
+            writes one per step, for one process alone on the workspace's threads.
+            Saved and confirmed memories are durable either way.
         store: A LangGraph store to attach (e.g. :class:`~langmem_ext.ChromaMemoryStore`).
         tools: Extra tools besides the memory tools.
         scope: Scope used when ``config["configurable"]`` names no ``scope`` / ``user_id``.
@@ -182,7 +184,12 @@ def build_memory_graph(
             (``memory.knowledge.model``, when unset).
 
     Returns:
-        The compiled graph (state :class:`~langmem_ext.graph.MemoryState`).
+        The compiled graph (state :class:`~langmem_ext.graph.MemoryState`), a
+        :class:`~langmem_ext.graph.runs.SerializedGraph`: runs of one thread go one
+        at a time (concurrent ``invoke`` / ``ainvoke`` calls on a thread queue; other
+        threads run in parallel), and a run commits only on top of the checkpoint
+        it started from, starting again on the new state when another process
+        wrote the thread first — every turn is in the history exactly once.
     """
     chat = resolve_model(model)
     log = SessionLog(memory).attach() if session_log is None else session_log or None
@@ -292,7 +299,9 @@ def build_memory_graph(
     g.add_edge(PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE)
 
     saver = None if checkpointer is False else checkpointer or default_checkpointer(memory)
-    return g.compile(checkpointer=saver, store=store, name="memory_agent")
+    compiled = g.compile(checkpointer=saver, store=store, name="memory_agent")
+    lock = commit_lock(memory.root / COMMIT_LOCK_FILE, timeout=settings.lock_timeout_s)
+    return SerializedGraph.of(compiled, lock)
 
 
 __all__ = ["build_memory_graph", "default_checkpointer", "resolve_model", "sqlite_checkpointer"]
