@@ -236,11 +236,12 @@ def test_a_version_4_workspace_is_migrated_and_caught_up(tmp_path: Path) -> None
         for table in ("triples", "triple_support", "triple_marks"):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("ALTER TABLE pending DROP COLUMN supersedes")  # migration 7's
+        conn.execute("ALTER TABLE pending DROP COLUMN thread_id")  # migration 8's
         conn.execute("PRAGMA user_version = 4")
     s.knowledge.extract = True
     with Memory(settings=s) as mem:
         with sqlite3.connect(db) as conn:
-            assert schema_version(conn) == LEDGER_VERSION == 7
+            assert schema_version(conn) == LEDGER_VERSION == 8
         [t] = mem.triples("alice")  # the first look catches the scope up
         assert t.support == (eid,)
 

@@ -283,6 +283,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "new version)",
         ("ALTER TABLE pending ADD COLUMN supersedes TEXT",),
     ),
+    Migration(
+        8,
+        "pending saves: pending.thread_id (the conversation that proposed it; only a reply "
+        "in that conversation may confirm it)",
+        ("ALTER TABLE pending ADD COLUMN thread_id TEXT",),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 
