@@ -70,6 +70,7 @@ def test_what_answers_nothing(reply: str) -> None:
         ("只要第二个", ["p-2"], ["p-1"]),
         ("都不要", [], ["p-1", "p-2"]),
         ("yes please. Also, what's the weather tomorrow?", ["p-1", "p-2"], []),
+        ("确认 p-2，p-1 不要", ["p-2"], ["p-1"]),
     ],
 )
 def test_what_answers(reply: str, confirm: list[str], reject: list[str]) -> None:

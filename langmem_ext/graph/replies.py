@@ -11,8 +11,8 @@ nothing: the proposal stays pending and the conversation goes on.
 Without a model the decision is deterministic: the whole reply (or its first
 sentences, when a clear answer is followed by a new sentence) must be made of
 answer words (yes / no / save / don't, numbers, all / both / the others, politeness,
-fillers) and of words naming a proposed item; one unknown word and it answers
-nothing. With a model, one structured-output call decides; when it fails, the
+fillers) and of words naming a proposed item (or its pending id); one unknown word
+and it answers nothing. With a model, one structured-output call decides; when it fails, the
 deterministic classifier does.
 """
 
@@ -523,9 +523,7 @@ def _parse_clause(text: str, items: Sequence[tuple[str, set[str]]]) -> list[_Cla
         target.strong = True
     if excepted_words:
         out[-1].excepted.add(_word_pick(excepted_words, items))
-    if any(not (c.polarity or c.selects or c.strong) for c in out):
-        raise _NotAnAnswer(text)  # fillers only ("嗯…" is YES; "the" is nothing)
-    return out
+    return [c for c in out if c.polarity or c.selects or c.strong]  # "吧", "the": nothing
 
 
 def _sentences(text: str) -> list[str]:
@@ -613,6 +611,8 @@ def classify_by_rules(text: str, proposals: Sequence[Proposal]) -> ReplyDecision
     if not proposals or not text.strip():
         return UNRELATED
     items = [_item_words(p.text) for p in proposals]
+    for n, p in enumerate(proposals, 1):  # "确认 p-3f9a1c02d4": the id names the item
+        text = re.sub(rf"(?<![\w-]){re.escape(p.id)}(?![\w-])", f" #{n} ", text)
     try:
         yes, no = _resolve(_answer_clauses(text, items), len(proposals))
     except _NotAnAnswer as why:
