@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 ReplyKind = Literal["affirm", "deny", "mixed", "unrelated"]
 
 
-class Proposal(Protocol):
+class ProposedSave(Protocol):
     """A proposed save as the user saw it (a :class:`~langmem_ext.PendingItem` is one)."""
 
     @property
@@ -75,7 +75,7 @@ UNRELATED = ReplyDecision("unrelated")
 
 
 def decision_of(
-    proposals: Sequence[Proposal],
+    proposals: Sequence[ProposedSave],
     confirm: Sequence[int],
     reject: Sequence[int],
     by: Literal["rules", "model"] = "rules",
@@ -597,7 +597,7 @@ def _resolve(clauses: Sequence[_Clause], count: int) -> tuple[set[int], set[int]
     return yes, no
 
 
-def classify_by_rules(text: str, proposals: Sequence[Proposal]) -> ReplyDecision:
+def classify_by_rules(text: str, proposals: Sequence[ProposedSave]) -> ReplyDecision:
     """The deterministic classifier (see the module docstring).
 
     Args:
@@ -650,7 +650,7 @@ class ReplyPlan(BaseModel):
 
 
 def classify_by_model(
-    text: str, proposals: Sequence[Proposal], model: BaseChatModel
+    text: str, proposals: Sequence[ProposedSave], model: BaseChatModel
 ) -> ReplyDecision | None:
     """One structured-output call; ``None`` when the model fails or answers nonsense
     (numbers outside the list, one number on both sides, a kind its lists contradict)."""
@@ -685,7 +685,7 @@ def classify_by_model(
 
 
 def classify_reply(
-    text: str, proposals: Sequence[Proposal], *, model: BaseChatModel | None = None
+    text: str, proposals: Sequence[ProposedSave], *, model: BaseChatModel | None = None
 ) -> ReplyDecision:
     """What a reply to a save proposal confirms and rejects.
 
@@ -722,7 +722,7 @@ def classify_reply(
 __all__ = [
     "REPLY_PROMPT",
     "UNRELATED",
-    "Proposal",
+    "ProposedSave",
     "ReplyDecision",
     "ReplyKind",
     "ReplyPlan",
