@@ -26,6 +26,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -41,6 +42,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import Field
+
+from langmem_ext.graph.replies import classify_by_rules
 
 Policy = Callable[[list[BaseMessage]], AIMessage]
 """``policy(messages) -> reply``."""
@@ -124,6 +127,17 @@ def _has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+@dataclass(frozen=True)
+class _Anything:
+    id: str = "p"
+    text: str = ""
+
+
+def _answer_words_only(text: str) -> bool:
+    """Whether ``text`` is only yes / ok / 好的 / 吧 ... (an answer, no fact)."""
+    return bool(text) and classify_by_rules(text, [_Anything()]).resolves
+
+
 def remember_request(text: str) -> str | None:
     """What the user asks to remember, or ``None`` when ``text`` asks for nothing.
 
@@ -143,8 +157,8 @@ def remember_request(text: str) -> str | None:
     rest = _REMEMBER.sub(" ", text)
     rest = re.sub(r"\s+", " ", rest).strip(_EDGE)
     rest = re.sub(r"^(?:please|pls)\b\s*", "", rest, flags=re.IGNORECASE).strip(_EDGE)
-    if rest.lower() in _THIS:
-        return ""
+    if rest.lower() in _THIS or _answer_words_only(rest):
+        return ""  # "好的，记住吧": the previous message is meant
     if rest and rest[0].isascii():
         rest = rest[0].upper() + rest[1:]
     return rest
@@ -213,9 +227,9 @@ def offline_policy(messages: list[BaseMessage]) -> AIMessage:
     """The offline stand-in assistant of ``demo``, ``chat --scripted`` and ``serve --scripted``.
 
     * The user asks to remember something → a ``memory_save`` call (the save then
-      waits for the user's "yes" / "确认").
-    * After a tool ran → says what the tool did (for ``memory_save``: pending,
-      how to confirm).
+      waits for the user's answer).
+    * After a tool ran → says what the tool did (for ``memory_save``: asks whether
+      to keep it).
     * A question → answered from the memory block (:func:`best_memory`), or says it
       searched and found nothing.
     * Otherwise → reports what happened to pending saves, or acknowledges.
@@ -236,19 +250,22 @@ def offline_policy(messages: list[BaseMessage]) -> AIMessage:
         if calls and calls[0]["name"] == "memory_save":
             text = calls[0]["args"].get("text", "")
             if zh:
-                return AIMessage(f"好的，我先记下：{text}。回复“确认”保存，“取消”放弃。")
-            return AIMessage(f"I noted: {text}. Reply yes to keep it, no to drop it.")
+                return AIMessage(f"要我记住这条吗：{text}？回复“好的”保存，“不用”放弃。")
+            return AIMessage(f"Shall I remember this: {text}? Reply yes to keep it, no to drop it.")
         return AIMessage("好的。" if zh else "OK.")
     if user == FLUSH_PROMPT:
         return AIMessage(NO_REPLY)
+    block = memory_block_texts(messages)
+    notes = [t for k, t in block if k == "pending saves"]
     wanted = remember_request(user)
+    if notes and not wanted:  # "好的，记住吧" answered a proposal: say what happened
+        return AIMessage(("已处理：" if zh else "Done: ") + "; ".join(notes))
     if wanted is not None:
         if not wanted:
             wanted = (remember_request(before) or before).strip()
         if wanted:
             return AIMessage("", tool_calls=[tool_call("memory_save", text=wanted)])
         return AIMessage("要我记住什么？" if zh else "What should I remember?")
-    block = memory_block_texts(messages)
     if _is_question(user):
         found = best_memory(user, block)
         if found is not None:
@@ -256,9 +273,6 @@ def offline_policy(messages: list[BaseMessage]) -> AIMessage:
         if zh:
             return AIMessage("我搜索过记忆，但没有找到相关内容。")
         return AIMessage("I searched my memory but found nothing about that.")
-    notes = [t for k, t in block if k == "pending saves"]
-    if notes:
-        return AIMessage(("已处理：" if zh else "Done: ") + "; ".join(notes))
     return AIMessage("好的。" if zh else "OK.")
 
 

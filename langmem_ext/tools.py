@@ -27,14 +27,14 @@ import logging
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 
-from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
+from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config, thread_from_config
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory import Triple
 from langmem_ext.memory.block import quote as _quote
@@ -484,6 +484,9 @@ class _MemoryTool(BaseTool):
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool = True  # type: ignore[assignment]
     handle_validation_error: Any = _validation_message
+    proposes: ClassVar[bool] = False
+    """Whether the tool proposes pending saves: its call then also gets the run's
+    ``thread_id`` (the conversation that must be asked)."""
 
     @field_validator("scope")
     @classmethod
@@ -504,6 +507,8 @@ class _MemoryTool(BaseTool):
         run_manager: CallbackManagerForToolRun | None = None,
         **kwargs: Any,
     ) -> ToolOutput:
+        if self.proposes:
+            kwargs["thread_id"] = thread_from_config(config)
         with _tool_errors():
             return self._call(self._scope_of(config), *args, **kwargs)
 
@@ -790,13 +795,21 @@ class MemorySaveTool(_MemoryTool):
     name: str = "memory_save"
     description: str = SAVE_DESCRIPTION
     args_schema: type[BaseModel] = MemorySaveInput
+    proposes: ClassVar[bool] = True
 
     def _call(
-        self, scope: str, /, text: str, target: str = "long_term", category: str = "fact"
+        self,
+        scope: str,
+        /,
+        text: str,
+        target: str = "long_term",
+        category: str = "fact",
+        thread_id: str | None = None,
     ) -> ToolOutput:
-        return _render_pending(
-            self.memory.save(text, scope=scope, target=target, category=category)
+        item = self.memory.save(
+            text, scope=scope, target=target, category=category, thread_id=thread_id
         )
+        return _render_pending(item)
 
 
 class MemoryConfirmTool(_MemoryTool):
@@ -999,6 +1012,7 @@ class ProfileUpdateTool(_MemoryTool):
     name: str = "profile_update"
     description: str = PROFILE_UPDATE_DESCRIPTION
     args_schema: type[BaseModel] = ProfileUpdateInput
+    proposes: ClassVar[bool] = True
 
     def _call(
         self,
@@ -1007,10 +1021,13 @@ class ProfileUpdateTool(_MemoryTool):
         facts: dict[str, Any] | None = None,
         preferences: dict[str, str | None] | None = None,
         replace: bool = False,
+        thread_id: str | None = None,
     ) -> ToolOutput:
         facts, preferences = facts or {}, preferences or {}
         fact_ops(facts), preference_ops(preferences)  # both valid before anything is written
-        done = self.memory.upsert_facts(facts, scope=scope, source="agent", replace=replace)
+        done = self.memory.upsert_facts(
+            facts, scope=scope, source="agent", replace=replace, thread_id=thread_id
+        )
         if preferences:
             more = self.memory.upsert_preferences(preferences, scope=scope, source="agent")
             done = more.model_copy(

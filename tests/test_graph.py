@@ -19,7 +19,6 @@ from langmem_ext.graph import (
     PREFLIGHT_RECALL,
     TurnWriter,
     build_memory_graph,
-    classify_reply,
     create_pending_router,
     flush_turn_writes,
 )
@@ -73,15 +72,6 @@ def cfg(thread: str, user: str = "alice") -> dict[str, Any]:
 
 def say(graph: Any, text: str, config: dict[str, Any]) -> dict[str, Any]:
     return dict(graph.invoke({"messages": [HumanMessage(text)]}, config))
-
-
-def test_reply_classifier() -> None:
-    assert (
-        classify_reply("确认") == classify_reply("好，都确认") == classify_reply("yes") == "confirm"
-    )
-    assert classify_reply("不用，取消") == classify_reply("no, cancel") == "reject"
-    assert classify_reply("我不喜欢香菜，但是我很喜欢吃拉面和寿司，还有很多别的东西") is None
-    assert classify_reply("what's the weather like in Berlin tomorrow afternoon?") is None
 
 
 def test_save_confirm_then_recall_in_a_new_thread(
@@ -290,22 +280,35 @@ def test_pending_confirm_runs_only_when_something_is_pending(fake_memory: Memory
     assert node_names(graph, "hello there, how are you doing", cfg("r1")) == [
         PREFLIGHT_RECALL, ANSWER,
     ]  # fmt: skip
-    # A save proposed outside this thread (another thread, process or tool) is pending.
-    fake_memory.save("主人喜欢吃拉面", scope="user_alice")
+    # A save proposed outside this thread (another thread, process or tool) is pending:
+    # this thread never asked about it, so its "确认" answers nothing.
+    outside = fake_memory.save("主人喜欢吃寿司", scope="user_alice")
+    assert node_names(graph, "确认", cfg("r1")) == [PREFLIGHT_RECALL, ANSWER]
+    assert fake_memory.list(scope="user_alice") == []
+    say(graph, "我喜欢吃拉面，请记住", cfg("r1"))  # proposed (and asked) in this thread
     assert node_names(graph, "确认", cfg("r1")) == [
         PENDING_CONFIRM, PREFLIGHT_RECALL, ANSWER,
     ]  # fmt: skip
     assert [e.text for e in fake_memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
+    assert [p.id for p in fake_memory.list_pending(scope="user_alice")] == [outside.id]
     state = graph.get_state(cfg("r1")).values
-    assert state["pending_ids"] == [] and state["notes"] == []
+    assert state["proposed"] == [] and state["notes"] == []
     assert node_names(graph, "thanks", cfg("r1"))[0] == PREFLIGHT_RECALL
 
 
-def test_pending_router_also_clears_what_the_state_still_holds(fake_memory: Memory) -> None:
+def test_pending_router_goes_to_pending_confirm_only_for_an_open_proposal(
+    fake_memory: Memory,
+) -> None:
     route = create_pending_router(fake_memory)
     config: Any = cfg("x")
+    mine = fake_memory.save("主人喜欢吃拉面", scope="user_alice", thread_id="x")
+    other = fake_memory.save("主人喜欢喝茶", scope="user_alice", thread_id="y")
     assert route({"messages": []}, config) == PREFLIGHT_RECALL
-    assert route({"messages": [], "pending_ids": ["p-0123456789"]}, config) == PENDING_CONFIRM
+    assert route({"messages": [], "pending_ids": [mine.id]}, config) == PREFLIGHT_RECALL
+    assert route({"messages": [], "proposed": [mine.id]}, config) == PENDING_CONFIRM
+    assert route({"messages": [], "proposed": [other.id]}, config) == PREFLIGHT_RECALL
+    fake_memory.confirm(mine.id, scope="user_alice")  # resolved elsewhere meanwhile
+    assert route({"messages": [], "proposed": [mine.id]}, config) == PREFLIGHT_RECALL
     assert route({"messages": [], "notes": ["confirmed and stored"]}, config) == PENDING_CONFIRM
 
 

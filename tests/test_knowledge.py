@@ -236,6 +236,7 @@ def test_a_version_4_workspace_is_migrated_and_caught_up(tmp_path: Path) -> None
         for table in ("triples", "triple_support", "triple_marks"):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("ALTER TABLE pending DROP COLUMN supersedes")  # migration 7's
+        conn.execute("ALTER TABLE pending DROP COLUMN thread_id")  # migration 9's
         conn.execute("PRAGMA user_version = 4")
     s.knowledge.extract = True
     with Memory(settings=s) as mem:

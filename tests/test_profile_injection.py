@@ -84,6 +84,8 @@ def test_the_safety_block_follows_profile_changes_between_turns(tmp_path: Path) 
         pending = memory.list_pending(scope="user_alice")
         assert [p.category for p in pending] == ["profile"]
         assert memory.profile(scope="user_alice").allergies == []
+        out = graph.invoke({"messages": [HumanMessage("谢谢")]}, USER)  # the answer asks
+        assert "青霉素" in str(out["messages"][-1].content)
         graph.invoke({"messages": [HumanMessage("确认")]}, USER)  # the user confirms
         assert memory.profile(scope="user_alice").allergies == ["青霉素"]
         assert "青霉素" in str(_answer_calls(model)[-1][0].content)

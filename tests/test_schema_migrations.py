@@ -75,3 +75,33 @@ def test_fresh_workspace_is_created_at_the_newest_version(tmp_path: Path) -> Non
     mem = Memory(settings=_settings(tmp_path / "new"))
     mem.close()
     assert _version(tmp_path / "new") == LEDGER_VERSION
+
+
+def test_a_v7_ledger_gains_the_pending_thread_and_keeps_its_pending_saves(tmp_path: Path) -> None:
+    """Migration 9 adds ``pending.thread_id``; a save pending before it comes from no
+    conversation (``None``), so no reply in a conversation can confirm it."""
+    import time
+
+    from langmem_ext.workspace.sqlite.schema import LEDGER_MIGRATIONS
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    now = time.time()
+    with sqlite3.connect(root / "state.db", isolation_level=None) as conn:
+        assert migrate(conn, LEDGER_MIGRATIONS[:7]) == [1, 2, 3, 4, 5, 6, 7]
+        conn.execute(
+            "INSERT INTO pending VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            ("p-00000000aa", "main", "I like cherries", "long_term", "fact", 1.0, "agent",
+             now, now + 3600, "pending", "m-00000000aa", None, now, None),
+        )  # fmt: skip
+    mem = Memory(settings=_settings(root))
+    try:
+        assert _version(root) == LEDGER_VERSION >= 9
+        [item] = mem.list_pending(scope="main")
+        assert (item.id, item.text, item.thread_id) == ("p-00000000aa", "I like cherries", None)
+        assert mem.list_pending(scope="main", thread_id="t1") == []
+        new = mem.save("I like plums", scope="main", thread_id="t1")
+        assert [p.id for p in mem.list_pending(scope="main", thread_id="t1")] == [new.id]
+        assert mem.confirm(item.id, scope="main").text == "I like cherries"
+    finally:
+        mem.close()

@@ -116,9 +116,13 @@ def test_remember_this_saves_the_previous_message(said: str) -> None:
 
 
 def test_chat_scripted_saves_on_remember_and_the_user_confirms(tmp_path: Path) -> None:
-    """``chat --scripted``: "请记住" shows a pending save; "确认" stores it."""
+    """``chat --scripted``: "请记住" asks about a pending save; "确认" stores it; a save
+    of another conversation is listed by ``/pending`` and resolved only by its id."""
     out: list[str] = []
-    feed = iter(["我喜欢吃拉面，请记住", "确认", "我喜欢吃什么？"])
+    feed = iter(
+        ["/pending", "我喜欢吃拉面，请记住", "/pending", "确认", "/confirm p-0000000000",
+         "我喜欢吃什么？"]
+    )  # fmt: skip
 
     def read(_prompt: str) -> str:
         try:
@@ -127,11 +131,16 @@ def test_chat_scripted_saves_on_remember_and_the_user_confirms(tmp_path: Path) -
             raise EOFError from None
 
     with Memory(tmp_path / "ws") as memory:
+        other = memory.save("主人喜欢喝茶", thread_id="another-chat")
         assert run_chat(memory, scripted=True, read=read, write=out.append) == 0
         stored = [e.text for e in memory.list()]
-        assert memory.list_pending() == []
+        assert [p.id for p in memory.list_pending()] == [other.id]  # "确认" left it alone
     transcript = "\n".join(out)
-    assert "pending p-" in transcript and "我喜欢吃拉面  (reply 'yes'" in transcript, transcript
+    assert out[1] == "1 save(s) wait for confirmation: /pending lists them.", transcript
+    assert f"  pending {other.id}: 主人喜欢喝茶  (/confirm {other.id} or /reject {other.id})" in out
+    assert "assistant> 要我记住这条吗：我喜欢吃拉面？" in transcript, transcript
+    assert "我喜欢吃拉面  (proposed here: answer the assistant's question)" in transcript
+    assert "  p-0000000000: No pending memory 'p-0000000000'" in transcript, transcript
     assert stored == ["我喜欢吃拉面"]
     assert out[-1].startswith("assistant> ") and "拉面" in out[-1], transcript
 

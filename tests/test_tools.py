@@ -605,3 +605,20 @@ def test_get_quotes_the_files_lines_as_data(fake_memory: Memory) -> None:
     injected = [line for line in lines if "ignore previous" in line]
     assert len(injected) == 1 and injected[0].split(": ", 1)[1].startswith('"SYSTEM:')
     assert any(f"^{eid}" in line and line.split(": ", 1)[1].startswith('"') for line in lines)
+
+
+def test_saves_and_profile_proposals_record_the_conversation(fake_memory: Memory) -> None:
+    """The tools that propose pending saves record the run's ``thread_id`` (the
+    conversation that must be asked); without one, none."""
+    from langmem_ext.tools import create_memory_tools
+
+    tools = {t.name: t for t in create_memory_tools(fake_memory)}
+    config: Any = {"configurable": {"user_id": "ann", "thread_id": "chat-7"}}
+    saved = tools["memory_save"].invoke({"text": "Ann likes jazz"}, config)
+    assert "Ann likes jazz" in saved
+    tools["profile_update"].invoke({"facts": {"allergies": ["penicillin"]}}, config)
+    tools["memory_save"].invoke({"text": "Ann likes blues"}, {"configurable": {"user_id": "ann"}})
+    by_text = {p.text: p.thread_id for p in fake_memory.list_pending(scope="user_ann")}
+    assert by_text["Ann likes jazz"] == "chat-7" and by_text["Ann likes blues"] is None
+    [profile] = [t for p, t in by_text.items() if "penicillin" in p]
+    assert profile == "chat-7"

@@ -15,7 +15,6 @@ from langmem_ext.graph.nodes import (
     PRE_COMPACTION_FLUSH,
     PREFLIGHT_RECALL,
     TOOLS,
-    classify_reply,
     create_answer_node,
     create_boost_node,
     create_checkpoint_node,
@@ -24,7 +23,9 @@ from langmem_ext.graph.nodes import (
     create_pending_interrupt_node,
     create_pending_router,
     create_preflight_recall_node,
+    create_propose_node,
 )
+from langmem_ext.graph.replies import ReplyDecision, classify_reply
 from langmem_ext.graph.runs import SerializedGraph
 from langmem_ext.graph.session_state import (
     SessionState,
@@ -45,6 +46,7 @@ __all__ = [
     "PRE_COMPACTION_FLUSH",
     "TOOLS",
     "MemoryState",
+    "ReplyDecision",
     "SerializedGraph",
     "SessionState",
     "TurnWriter",
@@ -59,6 +61,7 @@ __all__ = [
     "create_pending_interrupt_node",
     "create_pending_router",
     "create_preflight_recall_node",
+    "create_propose_node",
     "default_checkpointer",
     "flush_turn_writes",
     "reduce_session",

@@ -1,13 +1,13 @@
-"""``build_memory_graph``: (pending confirm →) preflight recall → answer (+ boost) ⇄
-tools → (pre-compaction flush → checkpoint summarisation).
+"""``build_memory_graph``: (pending confirm →) preflight recall → answer (+ propose,
+boost) ⇄ tools → (pre-compaction flush → checkpoint summarisation).
 
-A turn runs ``pending_confirm`` only when there is something to confirm or reject
-(in ``confirm_mode="interrupt"``: after the answer, only while saves are pending).
-The boost node runs inside the answer node's final step (``create_answer_node(...,
-after=boost)``), and the turn's writes that the reply does not wait for (hot-log
-events, boosts) go to the memory's background :class:`~langmem_ext.graph.background.TurnWriter`:
-on the common path a turn is two graph steps (recall, answer), each one a
-checkpoint write.
+A turn runs ``pending_confirm`` only when the previous answer proposed saves that are
+still pending (in ``confirm_mode="interrupt"``: after the answer that proposes them).
+The propose and boost nodes run inside the answer node's final step
+(``create_answer_node(..., after=...)``), and the turn's writes that the reply does
+not wait for (hot-log events, boosts) go to the memory's background
+:class:`~langmem_ext.graph.background.TurnWriter`: on the common path a turn is two
+graph steps (recall, answer), each one a checkpoint write.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -35,6 +36,7 @@ from langmem_ext.graph.nodes import (
     PRE_COMPACTION_FLUSH,
     PREFLIGHT_RECALL,
     TOOLS,
+    Node,
     create_answer_node,
     create_boost_node,
     create_checkpoint_node,
@@ -44,6 +46,7 @@ from langmem_ext.graph.nodes import (
     create_pending_interrupt_node,
     create_pending_router,
     create_preflight_recall_node,
+    create_propose_node,
     needs_checkpoint,
 )
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
@@ -84,6 +87,28 @@ def resolve_extractor(extractor: BaseChatModel | str | bool | None) -> BaseChatM
     return resolve_model(extractor)
 
 
+def _then(first: Node, second: Node) -> Node:
+    """``first`` then ``second`` in one step; ``second`` sees ``first``'s reply change
+    (a message with the reply's id replaces it) and both updates are merged."""
+
+    def both(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        update = first(state, config)
+        seen: Any = dict(state)
+        changed = {m.id: m for m in update.get("messages", []) if m.id is not None}
+        if changed:
+            messages = list(state.get("messages", []))
+            seen["messages"] = [changed.pop(m.id, m) if m.id else m for m in messages]
+            seen["messages"] += list(changed.values())
+        seen.update({k: v for k, v in update.items() if k != "messages"})
+        later = second(seen, config)
+        merged = {**update, **later}
+        if "messages" in update or "messages" in later:
+            merged["messages"] = [*update.get("messages", []), *later.get("messages", [])]
+        return merged
+
+    return both
+
+
 def sqlite_checkpointer(path: str | Path) -> BaseCheckpointSaver[Any]:
     """``SqliteSaver`` on ``path`` in WAL mode with ``synchronous=NORMAL`` (sync use).
 
@@ -118,6 +143,7 @@ def build_memory_graph(
     session_log: SessionLog | Literal[False] | None = None,
     background_writes: bool = True,
     extractor: BaseChatModel | str | bool | None = None,
+    reply_model: BaseChatModel | str | bool | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the memory agent graph.
 
@@ -155,9 +181,14 @@ def build_memory_graph(
         store: A LangGraph store to attach (e.g. :class:`~langmem_ext.ChromaMemoryStore`).
         tools: Extra tools besides the memory tools.
         scope: Scope used when ``config["configurable"]`` names no ``scope`` / ``user_id``.
-        confirm_mode: ``"reply"``: the user's next message confirms or rejects;
-            ``"interrupt"``: the graph pauses with ``interrupt()`` after a save and
-            resumes with ``Command(resume="yes" | "no" | {"confirm": [...], ...})``.
+        confirm_mode: ``"reply"``: an answer that proposes saves asks the user (the
+            graph adds a numbered question when the reply does not ask), and the
+            user's next message in the thread confirms or rejects them when it answers
+            the question (anything else leaves them pending); ``"interrupt"``: the
+            graph pauses with ``interrupt()`` after that answer and resumes with
+            ``Command(resume="yes" | "第一个保存，第二个不要" | {"confirm": [...], ...})``.
+            Saves proposed in another thread, or outside a conversation, are never
+            resolved here.
         on_turn: Called with ``(scope, thread_id, user_text, answer_text)`` after each
             answer (in the answer step), besides the session log.
         session_log: The session hot log every user and assistant message goes to
@@ -182,6 +213,10 @@ def build_memory_graph(
             they are extractive). With ``knowledge.with_model`` the same model
             extracts the knowledge graph's triples of new memories
             (``memory.knowledge.model``, when unset).
+        reply_model: A chat model reading the user's answer to a save proposal (one
+            structured-output call, :func:`~langmem_ext.graph.replies.classify_reply`),
+            ``True`` for the answer model; ``None`` / ``False``: deterministic rules
+            (also when the call fails).
 
     Returns:
         The compiled graph (state :class:`~langmem_ext.graph.MemoryState`), a
@@ -232,10 +267,12 @@ def build_memory_graph(
     )
     st = settings.short_term
     preflight = create_preflight_recall_node(memory, default_scope=scope, writer=writer)
-    after = boost
+    propose = create_propose_node(memory, default_scope=scope, ask=confirm_mode == "reply")
+    after = _then(propose, boost)  # boost logs the reply as the user sees it
+    reader = chat if reply_model is True else resolve_extractor(reply_model)
     if is_window_mode(st):  # seed 002: per-message summaries, off the reply path
         summaries = MessageSummaries(st, extract_model, writer=writer, default_scope=scope)
-        preflight, after = summaries.before(preflight), summaries.after(boost)
+        preflight, after = summaries.before(preflight), summaries.after(after)
     g.add_node(PREFLIGHT_RECALL, preflight)
     tools_tokens = tool_schema_tokens(all_tools)
     # Sent with every answer call besides the history and the memory block: the
@@ -274,17 +311,22 @@ def build_memory_graph(
                 if settings.short_term.flush_before_checkpoint
                 else CHECKPOINT_SUMMARIZE
             )
-        # the boost step just refreshed ``pending_ids``: pause only when some are left
-        return PENDING_CONFIRM if confirm_mode == "interrupt" and state.get("pending_ids") else END
+        # the propose step just set ``proposed``: pause only when the answer proposed some
+        return PENDING_CONFIRM if confirm_mode == "interrupt" and state.get("proposed") else END
 
     if confirm_mode == "interrupt":
-        g.add_node(PENDING_CONFIRM, create_pending_interrupt_node(memory, default_scope=scope))
+        g.add_node(
+            PENDING_CONFIRM,
+            create_pending_interrupt_node(memory, default_scope=scope, model=reader),
+        )
         g.add_edge(START, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, PENDING_CONFIRM)
         g.add_edge(PENDING_CONFIRM, END)
         after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
     else:
-        g.add_node(PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope))
+        g.add_node(
+            PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope, model=reader)
+        )
         g.add_conditional_edges(
             START,
             create_pending_router(memory, default_scope=scope),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,18 +26,24 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 
-from langmem_ext._scoping import scope_from_config
+from langmem_ext._scoping import scope_from_config, thread_from_config
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError
 from langmem_ext.graph.background import TurnWriter
 from langmem_ext.graph.budget import CallFitter
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
+from langmem_ext.graph.proposals import (
+    asking_reply,
+    next_proposal,
+    open_proposals,
+    resolve_pending,
+    seen_in_turn,
+)
+from langmem_ext.graph.replies import classify_reply
 from langmem_ext.graph.state import MemoryState
 from langmem_ext.memory import Memory
 from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.flush import flush_to_pending
-from langmem_ext.memory.models import cite
-from langmem_ext.memory.profile import ProfileUpdate
 from langmem_ext.memory.recall import recall_context
 from langmem_ext.memory.session import archive_messages, record_checkpoint, run_checkpoint
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
@@ -71,54 +76,12 @@ class Node(Protocol):
     def __call__(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]: ...
 
 
-_PENDING_ID_RE = re.compile(r"\bp-[0-9a-f]{10}\b")
-_CONFIRM_WORDS = ("确认", "確認", "好", "是的", "对", "可以", "行", "保存", "记住", "記住")
-_REJECT_WORDS = ("不", "取消", "别", "別", "算了", "拒绝", "拒絕")
-_CONFIRM_EN = {
-    "yes",
-    "y",
-    "yep",
-    "yeah",
-    "sure",
-    "ok",
-    "okay",
-    "confirm",
-    "confirmed",
-    "save",
-    "correct",
-}
-_REJECT_EN = {"no", "n", "nope", "cancel", "reject", "don't", "dont", "discard", "never"}
-
-
 def latest_human_text(messages: Sequence[BaseMessage]) -> str:
     """Text of the latest human message ("" when there is none)."""
     for m in reversed(messages):
         if isinstance(m, HumanMessage):
             return message_text(m).strip()
     return ""
-
-
-def classify_reply(text: str) -> str | None:
-    """Whether a short user reply confirms or rejects pending saves.
-
-    Only short replies count (``"好，都确认"``, ``"no, cancel"``): a long message that
-    happens to contain 不 or "no" is a new message, not a decision.
-
-    Returns:
-        ``"confirm"``, ``"reject"`` or ``None``.
-    """
-    t = text.strip().lower()
-    if not t:
-        return None
-    cjk = sum(1 for ch in t if "\u4e00" <= ch <= "\u9fff")
-    if (cjk and len(t) > 20) or (not cjk and len(t) > 40):
-        return None
-    words = set(re.findall(r"[a-z']+", t))
-    if any(w in t for w in _REJECT_WORDS) or words & _REJECT_EN:
-        return "reject"
-    if any(w in t for w in _CONFIRM_WORDS) or words & _CONFIRM_EN:
-        return "confirm"
-    return None
 
 
 def _scope(config: RunnableConfig | None, default: str) -> str:
@@ -129,48 +92,42 @@ def _thread(config: RunnableConfig | None) -> str:
     return str(((config or {}).get("configurable") or {}).get("thread_id") or "default")
 
 
-def resolve_pending(
-    memory: Memory, scope: str, decision: str, wanted: Sequence[str] | None
-) -> list[str]:
-    """Confirm or reject pending saves of a scope; returns notes for the model."""
-    pending = {p.id: p for p in memory.list_pending(scope=scope)}
-    ids = [i for i in (wanted or list(pending)) if i in pending]
-    notes: list[str] = []
-    for pid in ids:
-        try:
-            if decision == "confirm":
-                e = memory.confirm(pid, scope=scope)
-                where = "profile" if isinstance(e, ProfileUpdate) else cite(e)
-                notes.append(f"confirmed and stored ({where}): {e.text}")
-            else:
-                memory.reject(pid, scope=scope)
-                notes.append(f"rejected, not stored: {pending[pid].text}")
-        except LangmemError as err:
-            notes.append(f"{pid}: {err}")
-    for pid in wanted or ():
-        if pid not in pending:
-            notes.append(f"{pid}: no such pending save (expired or already resolved)")
-    return notes
+def _pending_ids(memory: Memory, scope: str) -> list[str]:
+    return [p.id for p in memory.list_pending(scope=scope)]
 
 
-def create_pending_confirm_node(memory: Memory, *, default_scope: str = "main") -> Node:
-    """Node that confirms / rejects pending saves when the user's reply says so.
+def create_pending_confirm_node(
+    memory: Memory, *, default_scope: str = "main", model: BaseChatModel | None = None
+) -> Node:
+    """Node that confirms / rejects the saves the assistant's last reply proposed,
+    when the user's message answers the proposal.
 
-    "确认 / 好 / yes / confirm" confirms, "不 / 取消 / no / cancel" rejects; pending
-    ids named in the reply (``p-…``) limit the decision to them, otherwise it
-    applies to every pending save of the scope. Expired saves drop out (TTL).
+    Only the pending saves this thread's previous answer asked about (``proposed``
+    in the state) can be resolved, and only by a reply that answers them: all of
+    them ("好的，记住吧", "no thanks"), some by number or by words ("第二个",
+    "save the ramen one"), or some yes and some no ("第一个保存，第二个不要"), read by
+    :func:`~langmem_ext.graph.replies.classify_reply`. Anything else (a greeting, a
+    question, a new topic) leaves them pending and the conversation goes on; saves
+    proposed in other threads, or outside any conversation, are never touched.
+
+    Args:
+        memory: The memory service.
+        default_scope: Scope when the run's config names none.
+        model: A chat model reading the reply with one structured-output call;
+            ``None``: the deterministic rules (also when the call fails).
     """
 
     def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
-        text = latest_human_text(state.get("messages", []))
-        pending_now = [p.id for p in memory.list_pending(scope=scope)]
-        decision = classify_reply(text) if pending_now else None
-        if decision is None:
-            return {"pending_ids": pending_now, "notes": []}
-        wanted = _PENDING_ID_RE.findall(text) or None
-        notes = resolve_pending(memory, scope, decision, wanted)
-        return {"pending_ids": [p.id for p in memory.list_pending(scope=scope)], "notes": notes}
+        items = open_proposals(
+            memory, scope, thread_from_config(config), state.get("proposed") or []
+        )
+        notes: list[str] = []
+        if items:
+            text = latest_human_text(state.get("messages", []))
+            decision = classify_reply(text, items, model=model)
+            notes = resolve_pending(memory, scope, items, decision.confirm, decision.reject)
+        return {"proposed": [], "notes": notes, "pending_ids": _pending_ids(memory, scope)}
 
     return pending_confirm
 
@@ -184,14 +141,14 @@ def create_pending_router(
 ) -> Callable[[MemoryState, RunnableConfig], str]:
     """Routing function that sends a turn to ``pending_confirm`` only when it has work.
 
-    With no pending save in the scope and none left in the state (``pending_ids``,
-    ``notes``), ``pending_confirm`` would only write ``pending_ids=[]`` and
-    ``notes=[]`` back: the turn skips it and saves a graph step (and its checkpoint).
+    That is when the previous answer proposed saves of this thread that are still
+    pending (or notes of a resolution are left to clear); other turns skip the step
+    (and its checkpoint), without reading the ledger when nothing was proposed.
 
     Args:
         memory: The memory service.
         default_scope: Scope when the run's config names none.
-        pending: Where turns with pending saves go.
+        pending: Where turns with an open proposal go.
         otherwise: Where the other turns go.
 
     Returns:
@@ -199,46 +156,108 @@ def create_pending_router(
     """
 
     def route_pending(state: MemoryState, config: RunnableConfig) -> str:
-        if state.get("pending_ids") or state.get("notes"):
+        if state.get("notes"):
             return pending
-        return pending if memory.list_pending(scope=_scope(config, default_scope)) else otherwise
+        proposed = state.get("proposed") or []
+        if not proposed:
+            return otherwise
+        scope = _scope(config, default_scope)
+        live = open_proposals(memory, scope, thread_from_config(config), proposed)
+        return pending if live else otherwise
 
     return route_pending
 
 
-def create_pending_interrupt_node(memory: Memory, *, default_scope: str = "main") -> Node:
-    """Human-in-the-loop variant: pause with ``interrupt()`` while saves are pending.
+def create_pending_interrupt_node(
+    memory: Memory, *, default_scope: str = "main", model: BaseChatModel | None = None
+) -> Node:
+    """Human-in-the-loop variant: pause with ``interrupt()`` on the saves this
+    thread's answer just proposed (``proposed`` in the state).
 
-    Resume with ``Command(resume="yes")`` / ``"no"`` or
-    ``Command(resume={"confirm": [ids], "reject": [ids]})``.
+    The interrupt's value lists them (``pending``: id, number, text, category,
+    supersedes). Resume with ``Command(resume={"confirm": [ids], "reject": [ids]})``
+    (ids not in the list are ignored, with a note) or with the user's words,
+    ``Command(resume="第一个保存，第二个不要")``, read like a reply
+    (:func:`~langmem_ext.graph.replies.classify_reply`).
+
+    Args:
+        memory: The memory service.
+        default_scope: Scope when the run's config names none.
+        model: A chat model reading a text resume (``None``: the rules).
     """
 
     def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
-        pending = memory.list_pending(scope=scope)
-        if not pending:
-            return {"pending_ids": []}
+        items = open_proposals(
+            memory, scope, thread_from_config(config), state.get("proposed") or []
+        )
+        if not items:
+            return {"proposed": [], "pending_ids": _pending_ids(memory, scope)}
         answer = interrupt(
             {
                 "question": "Save these memories?",
                 "pending": [
-                    {"id": p.id, "text": p.text, "category": p.category, "supersedes": p.supersedes}
-                    for p in pending
+                    {
+                        "id": p.id,
+                        "number": n,
+                        "text": p.text,
+                        "category": p.category,
+                        "supersedes": p.supersedes,
+                    }
+                    for n, p in enumerate(items, 1)
                 ],
             }
         )
         notes: list[str] = []
         if isinstance(answer, dict):
-            notes += resolve_pending(memory, scope, "confirm", list(answer.get("confirm", [])))
-            notes += resolve_pending(memory, scope, "reject", list(answer.get("reject", [])))
+            shown = {p.id for p in items}
+            yes = [str(i) for i in answer.get("confirm", []) or []]
+            no = [str(i) for i in answer.get("reject", []) or []]
+            both = set(yes) & set(no)
+            notes += [
+                f"{i}: not proposed here; nothing done" for i in [*yes, *no] if i not in shown
+            ]
+            notes += [f"{i}: both confirmed and rejected; nothing done" for i in sorted(both)]
+            yes = [i for i in yes if i in shown and i not in both]
+            no = [i for i in no if i in shown and i not in both]
         else:
-            decision = classify_reply(str(answer))
-            if decision:
-                wanted = _PENDING_ID_RE.findall(str(answer)) or None
-                notes = resolve_pending(memory, scope, decision, wanted)
-        return {"pending_ids": [p.id for p in memory.list_pending(scope=scope)], "notes": notes}
+            decision = classify_reply(str(answer), items, model=model)
+            yes, no = list(decision.confirm), list(decision.reject)
+        notes = resolve_pending(memory, scope, items, yes, no) + notes
+        return {"proposed": [], "notes": notes, "pending_ids": _pending_ids(memory, scope)}
 
     return pending_confirm
+
+
+def create_propose_node(memory: Memory, *, default_scope: str = "main", ask: bool = True) -> Node:
+    """Node run with the answer: which pending saves of this thread the reply asks about.
+
+    The saves proposed in this thread (by the model's tools this turn, by the
+    background extractor or the flush since) are asked about: the reply's ``proposed``
+    are the new ones and, once more, those an earlier question left unanswered (see
+    :mod:`~langmem_ext.graph.proposals`). With ``ask`` the reply is made to ask:
+    when it does not (or several are numbered), a short question is added to it.
+
+    Args:
+        memory: The memory service.
+        default_scope: Scope when the run's config names none.
+        ask: Add the question to the reply (``False``: the interrupt asks instead).
+    """
+
+    def propose(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        scope = _scope(config, default_scope)
+        messages = state.get("messages", [])
+        thread = thread_from_config(config)
+        found = next_proposal(memory, scope, thread, state.get("asks"), seen_in_turn(messages))
+        update: dict[str, Any] = {"proposed": [p.id for p in found.items], "asks": found.asks}
+        reply = messages[-1] if messages else None
+        if ask and found.items and isinstance(reply, AIMessage):
+            asking = asking_reply(reply, found.items, messages)
+            if asking is not None:
+                update["messages"] = [asking]
+        return update
+
+    return propose
 
 
 def create_preflight_recall_node(
@@ -367,7 +386,13 @@ def create_answer_node(
         update["messages"] = [*update.get("messages", []), response]
         if after is not None and not (isinstance(response, AIMessage) and response.tool_calls):
             after_state = {**state, **update, "messages": [*messages, response]}
-            update = {**after(after_state, config), **update}  # type: ignore[arg-type]
+            extra = after(after_state, config)  # type: ignore[arg-type]
+            # its messages (the reply made to ask, same id) replace or follow the reply
+            update = {
+                **extra,
+                **update,
+                "messages": [*update["messages"], *extra.get("messages", [])],
+            }
         return update
 
     return answer
@@ -449,7 +474,12 @@ def create_boost_node(
 
         def extract_turn() -> None:  # Memory.extract reads the last turn of ``messages``
             report = memory.extract(
-                messages, scope=scope, model=extract_model, recalled=shown, at=at
+                messages,
+                scope=scope,
+                model=extract_model,
+                recalled=shown,
+                at=at,
+                thread_id=thread_from_config(config),
             )
             logger.debug("turn extraction: %s", report)
 
@@ -504,7 +534,8 @@ def create_flush_node(
 
     def pre_compaction_flush(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
-        result = flush_to_pending(memory, scope, state.get("messages", []), model)
+        messages = state.get("messages", [])
+        result = flush_to_pending(memory, scope, messages, model, thread_from_config(config))
         return {"flushed": result.pending_ids}
 
     return pre_compaction_flush
@@ -726,7 +757,6 @@ __all__ = [
     "PREFLIGHT_RECALL",
     "PRE_COMPACTION_FLUSH",
     "TOOLS",
-    "classify_reply",
     "create_answer_node",
     "create_boost_node",
     "create_checkpoint_node",
@@ -736,9 +766,9 @@ __all__ = [
     "create_pending_interrupt_node",
     "create_pending_router",
     "create_preflight_recall_node",
+    "create_propose_node",
     "history_tokens",
     "latest_human_text",
     "needs_checkpoint",
-    "resolve_pending",
     "used_in_answer",
 ]

@@ -38,7 +38,12 @@ class MemoryState(MessagesState, total=False):
             system message, before the memory block).
         recalled: The hits recalled this turn (id, text, score, citation as the model
             sees it: ``path#^id (line N)``, anchor, created_at, source).
-        pending_ids: Pending saves waiting for the user's confirmation.
+        pending_ids: Pending saves of the scope waiting for the user's confirmation.
+        proposed: The pending saves (ids, in the order they were numbered) that the
+            assistant's last reply in this thread asked the user to confirm; only
+            the user's next message can answer them (``pending_confirm``).
+        asks: How often each pending save of this thread has been asked about (one
+            is asked at most twice, then waits in the pending list).
         notes: What ``pending_confirm`` did this turn (shown to the model).
         token_count: Tokens of the history as last counted.
         mode: ``FULL_HISTORY`` or ``SUMMARY_N``.
@@ -62,6 +67,8 @@ class MemoryState(MessagesState, total=False):
     profile_context: str
     recalled: list[dict[str, Any]]
     pending_ids: list[str]
+    proposed: list[str]
+    asks: dict[str, int]
     notes: list[str]
     token_count: int
     mode: str

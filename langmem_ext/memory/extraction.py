@@ -71,6 +71,7 @@ class MemoryOps(Protocol):
         source: str = ...,
         created_at: float | None = ...,
         supersedes: str | None = ...,
+        thread_id: str | None = ...,
     ) -> PendingItem: ...
 
     def update(
@@ -91,7 +92,12 @@ class MemoryOps(Protocol):
     def delete(self, entry_id: str, *, scope: str | None = ...) -> None: ...
 
     def upsert_facts(
-        self, facts: dict[str, Any], *, scope: str | None = ..., source: str = ...
+        self,
+        facts: dict[str, Any],
+        *,
+        scope: str | None = ...,
+        source: str = ...,
+        thread_id: str | None = ...,
     ) -> ProfileUpdate: ...
 
 
@@ -187,12 +193,17 @@ class Extractor:
         memory: The memory service.
         scope: The scope written.
         at: When the turn happened (epoch seconds): new versions are valid from then.
+        thread_id: The conversation of the turn (what waits for confirmation is
+            proposed there).
     """
 
-    def __init__(self, memory: MemoryOps, scope: str, at: float) -> None:
+    def __init__(
+        self, memory: MemoryOps, scope: str, at: float, thread_id: str | None = None
+    ) -> None:
         self.memory = memory
         self.scope = scope
         self.at = at
+        self.thread_id = thread_id  # where what waits for confirmation is proposed
         self.mode = memory.settings.lifecycle.extract_mode
         self.report = ExtractionReport()
 
@@ -307,7 +318,9 @@ class Extractor:
             return
         value: Any = st.object if field != "allergies" else _ITEMS_RE.split(st.object)
         try:
-            up = self.memory.upsert_facts({field: value}, scope=self.scope, source=SOURCE)
+            up = self.memory.upsert_facts(
+                {field: value}, scope=self.scope, source=SOURCE, thread_id=self.thread_id
+            )
         except LangmemError as e:
             self._ignore(f"profile {field} {st.object!r}: {e}")
             return
@@ -324,7 +337,10 @@ class Extractor:
         }
         try:
             if self.mode == "pending":  # waits for the user; an update names what it replaces
-                self.report.pending.append(self.memory.save(text, supersedes=supersedes, **said).id)
+                item = self.memory.save(
+                    text, supersedes=supersedes, thread_id=self.thread_id, **said
+                )
+                self.report.pending.append(item.id)
             else:
                 self.report.added.append(self.memory.add(text, slot=slot, **said))
         except LangmemError as e:

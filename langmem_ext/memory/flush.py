@@ -52,6 +52,8 @@ class FlushResult:
     pending_ids: list[str] = field(default_factory=list)
     used_fallback: bool = False
     error: str | None = None
+    thread_id: str | None = None
+    """The conversation the saves are proposed in."""
 
 
 def _already_known(memory: Memory, scope: str, text: str) -> bool:
@@ -66,7 +68,7 @@ def _save(memory: Memory, scope: str, text: str, category: str, result: FlushRes
         return "Already pending; nothing to do."
     try:
         cat = category if category in ("core", "fact") else "fact"
-        p = memory.save(text, scope=scope, category=cat, source="flush")
+        p = memory.save(text, scope=scope, category=cat, source="flush", thread_id=result.thread_id)
     except LangmemError as e:
         return f"Not saved: {e}"
     result.pending_ids.append(p.id)
@@ -140,6 +142,7 @@ def flush_to_pending(
     scope: str,
     messages: Sequence[BaseMessage],
     model: BaseChatModel | None,
+    thread_id: str | None = None,
 ) -> FlushResult:
     """Propose the durable facts of ``messages`` as pending saves, silently.
 
@@ -148,11 +151,12 @@ def flush_to_pending(
         scope: Whose memory.
         messages: The history about to be compacted.
         model: The chat model for the silent turn, or ``None`` for the fallback.
+        thread_id: The conversation the saves are proposed in (its next answer asks).
 
     Returns:
         The pending ids created, and whether the fallback ran.
     """
-    result = FlushResult()
+    result = FlushResult(thread_id=thread_id)
     history = [m for m in messages if not isinstance(m, SystemMessage)]
     if model is None:
         _fallback(memory, scope, history, result)

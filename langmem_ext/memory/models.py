@@ -116,6 +116,9 @@ class PendingItem(BaseModel):
     supersedes: str | None = None
     """The memory it replaces once confirmed, as that memory's new version (an update
     proposed by the extractor in ``pending`` mode); ``None``: a new memory."""
+    thread_id: str | None = None
+    """The conversation (``thread_id``) that proposed it; only a reply there may confirm
+    it. ``None``: proposed outside a conversation (CLI, admin UI, API)."""
 
     @classmethod
     def from_row(cls, row: PendingRow) -> PendingItem:
@@ -131,6 +134,7 @@ class PendingItem(BaseModel):
             expires_at=to_dt(row.expires_at),  # type: ignore[arg-type]
             entry_id=row.entry_id,
             supersedes=row.supersedes,
+            thread_id=row.thread_id,
         )
 
 

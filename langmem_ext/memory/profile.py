@@ -494,9 +494,12 @@ class ProfileBook:
     def _now() -> float:
         return time.time()
 
-    def upsert(self, scope: str, ops: Sequence[FieldOp], source: str) -> ProfileUpdate:
+    def upsert(
+        self, scope: str, ops: Sequence[FieldOp], source: str, thread_id: str | None = None
+    ) -> ProfileUpdate:
         """Apply changes: at once, or as pending items for a proposing source's
-        changes of safety-critical fields (only those that would change something)."""
+        changes of safety-critical fields (only those that would change something),
+        proposed in conversation ``thread_id``."""
         proposing = source in PROPOSING_SOURCES
         with self.workspace.lock.hold():
             current = self.read(scope)
@@ -507,7 +510,7 @@ class ProfileBook:
                 if op in direct or op.apply(_get(current, op.field)) == _get(current, op.field):
                     continue
                 if op.pending_text() not in waiting:  # proposed again: one item is enough
-                    update.pending.append(self._propose(scope, op, source))
+                    update.pending.append(self._propose(scope, op, source, thread_id))
         return update
 
     def _write(
@@ -540,7 +543,7 @@ class ProfileBook:
             new = self.read(scope)
         return ProfileUpdate(profile=new, changed=changes)
 
-    def _propose(self, scope: str, op: FieldOp, source: str) -> PendingItem:
+    def _propose(self, scope: str, op: FieldOp, source: str, thread_id: str | None) -> PendingItem:
         now = self._now()
         row = PendingRow(
             "p-" + secrets.token_hex(5),
@@ -556,6 +559,8 @@ class ProfileBook:
             "",
             None,
             now,
+            None,
+            thread_id,
         )
         self.workspace.ledger.pending.insert(row)
         logger.info("profile change proposed by %s waits for confirmation: %s", source, row.text)

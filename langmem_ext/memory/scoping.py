@@ -118,4 +118,25 @@ def scope_from_config(config: Mapping[str, Any] | None, default: str = MAIN_SCOP
     return check_scope(default)
 
 
-__all__ = ["MAIN_SCOPE", "check_scope", "scope_for_user", "scope_from_config"]
+def thread_from_config(config: Mapping[str, Any] | None) -> str | None:
+    """The conversation of a run: ``config["configurable"]["thread_id"]`` as text, or
+    ``None`` when the run names none.
+
+    Example:
+        >>> thread_from_config({"configurable": {"thread_id": "t1"}})
+        't1'
+        >>> thread_from_config(None) is None
+        True
+    """
+    configurable = (config or {}).get("configurable") or {}
+    thread: Any = configurable.get("thread_id") if isinstance(configurable, Mapping) else None
+    return str(thread) if _present(thread) else None
+
+
+__all__ = [
+    "MAIN_SCOPE",
+    "check_scope",
+    "scope_for_user",
+    "scope_from_config",
+    "thread_from_config",
+]

@@ -343,6 +343,7 @@ class Memory:
         source: str = "agent",
         created_at: datetime | date | float | None = None,
         supersedes: str | None = None,
+        thread_id: str | None = None,
     ) -> PendingItem:
         """Propose a memory; it is stored only once confirmed.
 
@@ -359,6 +360,8 @@ class Memory:
                 or of the newest version of its chain if another replaced it
                 meanwhile; a plain new memory if it was deleted. Category and
                 importance are then the replaced memory's.
+            thread_id: The conversation proposing it (the memory graph asks the user
+                there, and only a reply there confirms it); ``None`` outside one.
 
         Returns:
             The pending item (TTL ``lifecycle.pending_ttl_hours``).
@@ -400,6 +403,7 @@ class Memory:
             None,
             said,
             replaced,
+            thread_id,
         )
         self.workspace.ledger.pending.insert(row)
         return self._pending_item(row)
@@ -463,10 +467,19 @@ class Memory:
         if ids:
             self.workspace.ledger.pending.expire(ids, time.time())
 
-    def list_pending(self, *, scope: str | None = None) -> list[PendingItem]:
-        """Pending items of a scope, oldest first (expired ones are expired now)."""
+    def list_pending(
+        self, *, scope: str | None = None, thread_id: str | None = None
+    ) -> list[PendingItem]:
+        """Pending items of a scope, oldest first (expired ones are expired now).
+
+        Args:
+            scope: Whose items.
+            thread_id: Only those proposed in this conversation (default: all).
+        """
         scope = self._scope(scope)
         rows = self.workspace.ledger.pending.of_scope(scope, "pending")
+        if thread_id is not None:
+            rows = [r for r in rows if r.thread_id == thread_id]
         done = self._settle(rows, scope)
         rows = [r for r in rows if r.id not in done]
         now = time.time()
@@ -1114,6 +1127,7 @@ class Memory:
         model: BaseChatModel | None = None,
         recalled: Sequence[SearchHit | tuple[str, str]] | None = None,
         at: datetime | float | None = None,
+        thread_id: str | None = None,
     ) -> ExtractionReport:
         """Update long-term memory from the last turn of a conversation (seed 001's
         background extractor).
@@ -1133,6 +1147,8 @@ class Memory:
             recalled: The memories recalled for the turn (hits or ``(id, text)``);
                 default: a search for the user's message.
             at: When the turn happened (default now): new versions are valid from then.
+            thread_id: The conversation of the turn: what waits for confirmation is
+                proposed there (see :meth:`save`).
 
         Returns:
             What was added, superseded, boosted, deleted, queued or ignored.
@@ -1155,7 +1171,7 @@ class Memory:
             shown = related_memories(self, scope, turn)
         else:
             shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
-        return Extractor(self, scope, when).run(turn, model, shown)
+        return Extractor(self, scope, when, thread_id).run(turn, model, shown)
 
     def boost(
         self,
@@ -1411,6 +1427,7 @@ class Memory:
         scope: str | None = None,
         source: str = "app",
         replace: bool = False,
+        thread_id: str | None = None,
     ) -> ProfileUpdate:
         """Set typed profile fields, e.g. ``{"allergies": ["花生"], "name": "小明"}``.
 
@@ -1420,12 +1437,13 @@ class Memory:
             source: ``app`` (trusted: written at once); ``agent`` / ``extractor``
                 propose: their safety-critical changes wait as pending items.
             replace: Replace list fields instead of adding the new items.
+            thread_id: The conversation a proposed change comes from (see :meth:`save`).
 
         Raises:
             InvalidInputError: an unknown field or a value of the wrong kind.
         """
         ops = fact_ops(facts, replace=replace)
-        return self.profiles.upsert(self._scope(scope), ops, source)
+        return self.profiles.upsert(self._scope(scope), ops, source, thread_id)
 
     def upsert_preferences(
         self, preferences: dict[str, str | None], *, scope: str | None = None, source: str = "app"

@@ -98,6 +98,9 @@ class PendingRow:
     supersedes: str | None = None
     """The memory this item replaces once confirmed (a new version of it; ledger
     migration 7), or ``None`` for a new memory."""
+    thread_id: str | None = None
+    """The conversation that proposed it (ledger migration 9), or ``None`` when it
+    came from no conversation (the CLI, the admin UI, the API)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ class SqlitePending(SqliteRepo):
 
     def insert(self, row: PendingRow) -> None:
         """Store a new pending item."""
-        self._run("INSERT INTO pending VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", astuple(row))
+        self._run("INSERT INTO pending VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", astuple(row))
 
     def get(self, pending_id: str, *, scope: str | None = None) -> PendingRow | None:
         """One item by id (only in ``scope`` when given), or ``None``."""

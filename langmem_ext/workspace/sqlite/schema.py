@@ -321,6 +321,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         + _repair_times("entry_history", ("at",), ())
         + _repair_times("boosts", ("at",), ()),
     ),
+    Migration(
+        9,
+        "pending saves: pending.thread_id (the conversation that proposed it; only a reply "
+        "in that conversation may confirm it)",
+        ("ALTER TABLE pending ADD COLUMN thread_id TEXT",),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 

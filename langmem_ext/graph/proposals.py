@@ -1,0 +1,181 @@
+"""Which pending saves a conversation proposes to the user, and asking about them.
+
+A pending save belongs to the conversation that proposed it (``thread_id``: the
+model's ``memory_save`` / ``profile_update`` call, the background extractor, the
+pre-compaction flush of that thread). After each answer the graph records in the
+thread's state which of them the reply asks about (``proposed``): the new ones, and
+once more those an earlier question left unanswered; it makes sure the reply
+really asks, adding a short numbered question when it does not. Only the user's
+next message in that thread can answer them (:mod:`langmem_ext.graph.replies`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from langmem_ext.errors import LangmemError
+from langmem_ext.memory import Memory
+from langmem_ext.memory.models import PendingItem, cite
+from langmem_ext.memory.profile import ProfileUpdate
+from langmem_ext.short_term.content import message_text
+
+MAX_PROPOSED = 5
+"""Pending saves one reply asks about at most (the others are asked in later turns)."""
+MAX_ASKS = 2
+"""Times a pending save is asked about at most; then it waits in the pending list
+(``langmem-ext pending``, the admin UI) until it expires."""
+
+_PENDING_ID = re.compile(r"\bp-[0-9a-f]{10}\b")
+_ASKS = re.compile(r"[?？]|确认|確認|要不要|是否|\bconfirm|\byes\b", re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def open_proposals(
+    memory: Memory, scope: str, thread: str | None, ids: Sequence[str]
+) -> list[PendingItem]:
+    """Those of ``ids`` still pending in this thread, in the given order (an item of
+    another thread, or resolved or expired meanwhile, drops out)."""
+    if thread is None or not ids:
+        return []
+    live = {p.id: p for p in memory.list_pending(scope=scope, thread_id=thread)}
+    return [live[i] for i in ids if i in live]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What one answer asks about: the items (numbered in this order) and the
+    updated ask counts of the thread."""
+
+    items: list[PendingItem]
+    asks: dict[str, int]
+
+
+def next_proposal(
+    memory: Memory,
+    scope: str,
+    thread: str | None,
+    asks: Mapping[str, int] | None,
+    called: Sequence[str] = (),
+) -> Proposal:
+    """The pending saves of this thread the answer should ask about: those asked
+    fewer than :data:`MAX_ASKS` times, at most :data:`MAX_PROPOSED`; older ones
+    first, then this turn's in the order the model called its tools (``called``:
+    their ids, which parallel tool calls may have created in another order)."""
+    if thread is None:
+        return Proposal([], {})
+    position = {pid: i for i, pid in enumerate(called)}
+    mine = sorted(  # stable: the ledger's order (oldest first) among the older ones
+        memory.list_pending(scope=scope, thread_id=thread),
+        key=lambda p: position.get(p.id, -1),
+    )
+    counts = {p.id: int((asks or {}).get(p.id, 0)) for p in mine}
+    due = [p for p in mine if counts[p.id] < MAX_ASKS][:MAX_PROPOSED]
+    for p in due:
+        counts[p.id] += 1
+    return Proposal(due, {i: n for i, n in counts.items() if n})
+
+
+def seen_in_turn(messages: Sequence[BaseMessage]) -> list[str]:
+    """Pending ids the model read in this turn's tool results (after the user's
+    last message), in the order of its tool calls: it was told to ask about them."""
+    start = max((i + 1 for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
+    seen: list[str] = []
+    for m in messages[start:]:
+        if isinstance(m, ToolMessage):
+            seen += [i for i in _PENDING_ID.findall(message_text(m)) if i not in seen]
+    return seen
+
+
+def reply_asks(text: str) -> bool:
+    """Whether a reply asks the user something about saving (a question, or
+    "confirm" / "确认" / "yes")."""
+    return bool(_ASKS.search(text))
+
+
+def question(items: Sequence[PendingItem], chinese: bool) -> str:
+    """The numbered question about ``items`` the graph adds when the reply does not
+    ask (in Chinese when the user wrote Chinese)."""
+    if len(items) == 1:
+        text = items[0].text
+        if chinese:
+            return f"要我记住这条吗：“{text}”？回复“好的”保存，“不用”放弃。"
+        return f'Shall I remember this: "{text}"? Reply yes to save it, no to drop it.'
+    listed = "\n".join(f"{i}. {p.text}" for i, p in enumerate(items, 1))
+    if chinese:
+        return (
+            f"要我记住这些吗？\n{listed}\n回复“好的”全部保存、“不用”全部放弃，"
+            "或说第几个，例如“第一个保存，第二个不要”。"
+        )
+    return (
+        f"Shall I remember these?\n{listed}\nReply yes to save them all, no to drop them, "
+        'or name them by number, e.g. "save 1, not 2".'
+    )
+
+
+def asking_reply(
+    reply: AIMessage, items: Sequence[PendingItem], messages: Sequence[BaseMessage]
+) -> AIMessage | None:
+    """The reply with the question added, or ``None`` when it already asks.
+
+    One item the model saved itself this turn is asked about by the model (its tool
+    result told it to); several are numbered by the graph (so "第二个" means what the
+    user sees), and items the model never saw (extracted, flushed, asked again)
+    are always asked by the graph.
+    """
+    seen = seen_in_turn(messages)
+    text = message_text(reply)
+    if len(items) == 1 and items[0].id in seen and reply_asks(text):
+        return None
+    user = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    ask = question(items, bool(_CJK.search(user or text)))
+    if reply.id is None:  # cannot be replaced in the state: the question follows it
+        return AIMessage(ask)
+    if isinstance(reply.content, str):
+        content: str | list[str | dict[str, object]] = f"{reply.content}\n\n{ask}".lstrip()
+    else:
+        content = [*reply.content, {"type": "text", "text": f"\n\n{ask}"}]
+    return reply.model_copy(update={"content": content})
+
+
+def resolve_pending(
+    memory: Memory,
+    scope: str,
+    items: Sequence[PendingItem],
+    confirm: Sequence[str] = (),
+    reject: Sequence[str] = (),
+) -> list[str]:
+    """Confirm and reject pending saves among ``items``; notes for the model."""
+    texts = {p.id: p.text for p in items}
+    notes: list[str] = []
+    for pid in confirm:
+        try:
+            done = memory.confirm(pid, scope=scope)
+            where = "profile" if isinstance(done, ProfileUpdate) else cite(done)
+            notes.append(f"confirmed and stored ({where}): {texts.get(pid, pid)}")
+        except LangmemError as err:
+            notes.append(f"{pid}: {err}")
+    for pid in reject:
+        try:
+            memory.reject(pid, scope=scope)
+            notes.append(f"rejected, not stored: {texts.get(pid, pid)}")
+        except LangmemError as err:
+            notes.append(f"{pid}: {err}")
+    return notes
+
+
+__all__ = [
+    "MAX_ASKS",
+    "MAX_PROPOSED",
+    "Proposal",
+    "asking_reply",
+    "next_proposal",
+    "open_proposals",
+    "question",
+    "reply_asks",
+    "resolve_pending",
+    "seen_in_turn",
+]
