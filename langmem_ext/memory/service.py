@@ -589,7 +589,9 @@ class Memory:
             category: system, core, fact or episode.
             target: ``long_term`` or ``daily``.
             importance: Initial importance.
-            created_at: When it was said (for imports of old conversations).
+            created_at: When it was said (for imports of old conversations): the
+                memory keeps its age, its idle time (decay) counts from then until
+                a recall reaches it.
             source: Provenance label (``verified`` is true for ``"user"`` only).
             slot: What a later statement of the same fact replaces
                 (``user|lives_in``; see :meth:`extract`).
@@ -634,7 +636,8 @@ class Memory:
             category: One category for all, or one per text.
             target: ``long_term`` or ``daily`` (daily files follow each ``created_at``).
             importance: Initial importance for all.
-            created_at: One timestamp for all, or one per text (``None`` = now).
+            created_at: One timestamp for all, or one per text (``None`` = now); as
+                in :meth:`add`, idle time (decay) counts from it.
             source: Provenance label.
             embed: Embed now (``False`` leaves vectors to the next sync, so bulk
                 imports stay off the answer path).
