@@ -166,3 +166,44 @@ def test_pending_update_follows_the_chain_or_falls_back_to_a_new_memory(tmp_path
         mem.save("I like tea", supersedes="m-madeup1234")
     assert len(mem.list_pending()) == 0
     mem.close()
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [("user", "我搬到广州了"), ("assistant", "好的")],
+        [("human", "我搬到广州了"), ("ai", "好的")],
+        [{"role": "user", "content": "我搬到广州了"}, {"role": "assistant", "content": "好的"}],
+        [{"type": "human", "content": "我搬到广州了"}],
+        ["我搬到广州了"],
+        "我搬到广州了",
+        [HumanMessage("我搬到广州了"), ("assistant", "好的")],
+    ],
+    ids=["tuples", "tuples-lc-roles", "role-dicts", "type-dicts", "strings", "one-string", "mixed"],
+)
+def test_extract_takes_every_form_langchain_takes(fake_memory: Memory, messages: object) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
+    report = fake_memory.extract(messages, at=T0)  # type: ignore[arg-type]
+    assert report.used_fallback and len(report.added) == 1
+    assert [e.text for e in fake_memory.list()] == ["我搬到广州了"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [42],
+        [("narrator", "我搬到广州了")],
+        [{"role": "user"}],
+        None,
+        [object()],
+    ],
+    ids=["number", "unknown-role", "dict-without-content", "none", "object"],
+)
+def test_extract_refuses_what_is_not_a_conversation(fake_memory: Memory, messages: object) -> None:
+    from langmem_ext import InvalidMessagesError, LangmemError
+
+    with pytest.raises(InvalidMessagesError) as err:
+        fake_memory.extract(messages)  # type: ignore[arg-type]
+    assert isinstance(err.value, LangmemError)
+    assert "(role, text)" in str(err.value) and "BaseMessage" in str(err.value)
+    assert fake_memory.list() == [] and fake_memory.list_pending() == []

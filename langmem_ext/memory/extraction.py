@@ -27,10 +27,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    MessageLikeRepresentation,
+    SystemMessage,
+    convert_to_messages,
+)
 from pydantic import BaseModel, Field
 
-from langmem_ext.errors import LangmemError
+from langmem_ext.errors import InvalidMessagesError, LangmemError
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.statements import Statement, extract_statements, statements_in
 
@@ -166,6 +173,39 @@ class ExtractionReport(BaseModel):
     ignored: list[str] = Field(default_factory=list)
     used_fallback: bool = False
     error: str | None = None
+
+
+ACCEPTED_MESSAGES = (
+    "BaseMessage objects, (role, text) tuples such as (\"user\", \"我搬到广州了\"), "
+    "dicts {\"role\": \"user\", \"content\": ...} or strings (user messages), in a list; "
+    "or one string (a user message)"
+)
+
+
+def as_messages(messages: str | Sequence[MessageLikeRepresentation]) -> list[BaseMessage]:
+    """The conversation as message objects, from any form LangChain reads.
+
+    Args:
+        messages: What ``langchain_core.messages.convert_to_messages`` takes
+            (``[("user", "我搬到广州了"), ("assistant", "好的")]``, role dicts, message
+            objects, strings), or one string: a single user message.
+
+    Returns:
+        The messages, in order.
+
+    Raises:
+        InvalidMessagesError: anything else (a number, an unknown role, a dict
+            without ``content`` ...); the message says what is accepted.
+    """
+    if isinstance(messages, str):
+        return [HumanMessage(messages)]
+    try:
+        return convert_to_messages(messages)
+    except (TypeError, ValueError, NotImplementedError, KeyError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InvalidMessagesError(
+            f"Cannot read the messages ({reason}). Pass {ACCEPTED_MESSAGES}."
+        ) from None
 
 
 def last_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -366,12 +406,14 @@ def related_memories(
 
 
 __all__ = [
+    "ACCEPTED_MESSAGES",
     "EXTRACTION_PROMPT",
     "ExtractionPlan",
     "ExtractionReport",
     "Extractor",
     "MemoryAction",
     "MemoryOps",
+    "as_messages",
     "last_turn",
     "related_memories",
 ]

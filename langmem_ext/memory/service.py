@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import MessageLikeRepresentation
 from numpy.typing import NDArray
 
 from langmem_ext.config import CATEGORIES, Settings
@@ -49,6 +49,7 @@ from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.extraction import (
     ExtractionReport,
     Extractor,
+    as_messages,
     last_turn,
     related_memories,
 )
@@ -1111,7 +1112,7 @@ class Memory:
 
     def extract(
         self,
-        messages: Sequence[BaseMessage],
+        messages: str | Sequence[MessageLikeRepresentation],
         *,
         scope: str | None = None,
         model: BaseChatModel | None = None,
@@ -1129,8 +1130,10 @@ class Memory:
         whether new facts are written (``direct``) or queued (``pending``).
 
         Args:
-            messages: The conversation; its last user message and the replies after
-                it are read.
+            messages: The conversation, in any form LangChain reads (message
+                objects, ``("user", "…")`` tuples, ``{"role", "content"}`` dicts,
+                strings; one string is one user message); its last user message and
+                the replies after it are read.
             scope: Whose memory.
             model: The chat model, or ``None`` for the deterministic extractor.
             recalled: The memories recalled for the turn (hits or ``(id, text)``);
@@ -1139,6 +1142,9 @@ class Memory:
 
         Returns:
             What was added, superseded, boosted, deleted, queued or ignored.
+
+        Raises:
+            InvalidMessagesError: ``messages`` is no conversation LangChain reads.
 
         Example:
             .. code-block:: python
@@ -1153,7 +1159,7 @@ class Memory:
         """
         scope = self._scope(scope)
         when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
-        turn = last_turn(messages)
+        turn = last_turn(as_messages(messages))
         if recalled is None:
             shown = related_memories(self, scope, turn)
         else:
