@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
 import time_machine
 
 from langmem_ext import Memory
@@ -44,3 +45,28 @@ def test_an_import_decays_from_its_created_at_unless_accessed_since(fake_memory:
         assert fake_memory.get_entry(entry_id).created_at.timestamp() == said.timestamp()
     assert importance(fake_memory, recalled) == 1.0  # accessed two days ago: not idle enough
     assert importance(fake_memory, fresh) == 1.0
+
+
+def test_an_import_into_a_scope_decayed_today_catches_up_like_one_that_was_there(
+    fake_memory: Memory,
+) -> None:
+    said = NOW - timedelta(days=10)
+    with time_machine.travel(NOW.timestamp(), tick=True):
+        fake_memory.add("Was here before", created_at=said)
+        fake_memory.maintain(now=NOW)  # the scope's decay has processed today
+        before = fake_memory.add("Imported after today's decay", created_at=said)
+    tomorrow = NOW + timedelta(days=1)
+    with time_machine.travel(tomorrow.timestamp(), tick=True):
+        fake_memory.maintain(now=tomorrow)
+    eleven_days_idle = decay_outcome(
+        category="fact",
+        importance=1.0,
+        created_at=said.timestamp(),
+        last_active=said.timestamp(),
+        last_run=None,
+        today=day_of(tomorrow.timestamp()),
+        settings=LifecycleSettings(),
+    )
+    [there] = [e for e in fake_memory.list() if e.id != before]
+    assert importance(fake_memory, there.id) == pytest.approx(eleven_days_idle.importance)
+    assert importance(fake_memory, before) == pytest.approx(eleven_days_idle.importance)

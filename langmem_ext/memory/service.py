@@ -46,6 +46,7 @@ from langmem_ext.errors import (
 )
 from langmem_ext.memory._utils import async_method, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
+from langmem_ext.memory.decay import caught_up
 from langmem_ext.memory.extraction import (
     ExtractionReport,
     Extractor,
@@ -54,7 +55,7 @@ from langmem_ext.memory.extraction import (
     related_memories,
 )
 from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
-from langmem_ext.memory.lifecycle import recategorize, record_access, start_catch_up
+from langmem_ext.memory.lifecycle import decay_day, recategorize, record_access, start_catch_up
 from langmem_ext.memory.maintenance import MaintenanceReport, maintain
 from langmem_ext.memory.models import (
     PAGE_SORTS,
@@ -592,7 +593,8 @@ class Memory:
             importance: Initial importance.
             created_at: When it was said (for imports of old conversations): the
                 memory keeps its age, its idle time (decay) counts from then until
-                a recall reaches it.
+                a recall reaches it (days the scope's decay already processed are
+                applied at once).
             source: Provenance label (``verified`` is true for ``"user"`` only).
             slot: What a later statement of the same fact replaces
                 (``user|lives_in``; see :meth:`extract`).
@@ -685,6 +687,7 @@ class Memory:
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
             rows: dict[Path, list[int]] = {}
+            decayed_to = decay_day(self, scope)
             for text, cat, ts, slot in zip(clean, cats, times, given, strict=True):
                 when = ts if ts is not None else now
                 entry_id = self._fresh_id(taken)
@@ -696,7 +699,13 @@ class Memory:
                         entry_id,
                         text,
                         cat,
-                        imp,
+                        caught_up(  # an import said before the scope's last decay day
+                            category=cat,
+                            importance=imp,
+                            created_at=when,
+                            last_run=decayed_to,
+                            settings=self.settings.lifecycle,
+                        ),
                         when,
                         source,
                         verified=source == "user",
