@@ -150,7 +150,9 @@ def test_pending_save_expires(tmp_path: Path) -> None:
         time.sleep(0.5)
         out = say(graph, "确认", cfg("t1"))
         assert out["pending_ids"] == []
-        assert memory.list(scope="user_alice") == []
+        # not stored as confirmed; its text stays in the day's notes, marked unconfirmed
+        [note] = memory.list(scope="user_alice")
+        assert note.text == "[unconfirmed] 主人喜欢吃拉面" and "LONG_TERM" not in note.path
 
 
 def test_model_supplied_scope_has_no_effect_and_users_are_isolated(
@@ -454,8 +456,11 @@ def test_a_pending_update_of_the_extractor_is_confirmed_as_a_new_version(
     [intr] = out["__interrupt__"]
     [proposed] = intr.value["pending"]
     assert proposed["supersedes"] == old and "Munich" in proposed["text"]
-    assert [e.text for e in fake_memory.list(scope="user_alice")] == ["I live in Berlin"]
+    long_term = [e for e in fake_memory.list(scope="user_alice") if not e.unconfirmed]
+    assert [e.text for e in long_term] == ["I live in Berlin"]  # the move is only noted
     graph.invoke(Command(resume="yes"), config)
-    [current] = fake_memory.list(scope="user_alice")
+    [current] = [e for e in fake_memory.list(scope="user_alice") if e.path.endswith("LONG_TERM.md")]
     assert "Munich" in current.text and current.supersedes == old
     assert fake_memory.get_entry(old, scope="user_alice").valid_to is not None
+    [note] = [e for e in fake_memory.list(scope="user_alice") if e.id != current.id]
+    assert note.text == current.text and not note.unconfirmed  # the day's log, now confirmed

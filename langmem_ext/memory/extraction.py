@@ -13,10 +13,19 @@ slot, so a later statement of the same slot supersedes the current memory of tha
 slot instead of sitting beside it.
 
 Extracted memories are written with ``source="extractor"`` and ``verified=False``;
-``lifecycle.extract_mode`` decides whether they are written at once (``direct``,
-seed 001's default), queued as pending items for the user to confirm
-(``pending``), or not extracted at all (``off``). Core and system memories are
-never deleted by the extractor.
+``lifecycle.extract_mode`` decides what happens to them:
+
+- ``pending`` (the default): each fact is written at once to the day's notes,
+  marked ``[unconfirmed]``, and its promotion to long-term memory (a new memory, or
+  a new version of the one it replaces) waits for the user as a pending save
+  (:meth:`Memory.save_found <langmem_ext.Memory.save_found>`). A fact already
+  proposed or stored, or one a pending save already covers (the answer model saved
+  it: the statement's value is in its text), is not proposed again. Unconfirmed notes are never shown to the model as
+  memories to update.
+- ``direct`` (seed 001): written to long-term memory at once.
+- ``off``: nothing is extracted.
+
+Core and system memories are never deleted by the extractor.
 """
 
 from __future__ import annotations
@@ -38,8 +47,13 @@ from langchain_core.messages import (
 from pydantic import BaseModel, Field
 
 from langmem_ext.errors import InvalidMessagesError, LangmemError
+from langmem_ext.memory.unconfirmed import is_unconfirmed
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.statements import Statement, extract_statements, statements_in
+from langmem_ext.short_term.statements import (
+    Statement,
+    extract_statements,
+    statements_in,
+)
 
 if TYPE_CHECKING:
     from langmem_ext.config import Settings
@@ -79,6 +93,19 @@ class MemoryOps(Protocol):
         created_at: float | None = ...,
         supersedes: str | None = ...,
     ) -> PendingItem: ...
+
+    def save_found(
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        source: str = ...,
+        created_at: float | None = ...,
+        supersedes: str | None = ...,
+    ) -> PendingItem | None: ...
+
+    def list_pending(self, *, scope: str | None = ...) -> list[PendingItem]: ...
 
     def update(
         self,
@@ -176,8 +203,8 @@ class ExtractionReport(BaseModel):
 
 
 ACCEPTED_MESSAGES = (
-    "BaseMessage objects, (role, text) tuples such as (\"user\", \"我搬到广州了\"), "
-    "dicts {\"role\": \"user\", \"content\": ...} or strings (user messages), in a list; "
+    'BaseMessage objects, (role, text) tuples such as ("user", "我搬到广州了"), '
+    'dicts {"role": "user", "content": ...} or strings (user messages), in a list; '
     "or one string (a user message)"
 )
 
@@ -247,6 +274,7 @@ class Extractor:
         turn = list(turn)
         if not turn or self.mode == "off":
             return self.report
+        shown = [(i, t) for i, t in shown if not is_unconfirmed(t)]  # a log, not a memory
         plan = self._ask(model, turn, shown) if model is not None else None
         if plan is None:
             self.report.used_fallback = True
@@ -319,6 +347,9 @@ class Extractor:
     def _statement(self, st: Statement, shown: Sequence[tuple[str, str]]) -> None:
         """The fallback: a statement supersedes the current memory of its slot (one
         written with that slot, or a shown memory stating the same slot)."""
+        if self.mode == "pending" and self._covered(st):
+            self._ignore(f"statement {st.text!r}: a pending save already covers it")
+            return
         current = self.memory.slot_memories(st.slot, scope=self.scope)
         target = (
             (current[-1].id, current[-1].text)
@@ -338,6 +369,18 @@ class Extractor:
             self._update(entry_id, st.text)
         except LangmemError as e:
             self._ignore(f"statement {st.text!r}: {e}")
+
+    def _covered(self, st: Statement) -> bool:
+        """Whether an open pending save already says what ``st`` says: it holds the
+        statement's value (``拉面`` in "主人喜欢吃拉面", the model's wording of
+        "我喜欢吃拉面，请记住")."""
+        value = st.object.strip().casefold()
+        if not value:
+            return False
+        word = re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
+        return any(
+            word.search(p.text.casefold()) for p in self.memory.list_pending(scope=self.scope)
+        )
 
     def _profile(self, st: Statement) -> None:
         """A statement of a profile field also proposes the profile change (pending for
@@ -363,8 +406,12 @@ class Extractor:
             "created_at": self.at,
         }
         try:
-            if self.mode == "pending":  # waits for the user; an update names what it replaces
-                self.report.pending.append(self.memory.save(text, supersedes=supersedes, **said).id)
+            if self.mode == "pending":  # noted now, waits for the user; an update names
+                item = self.memory.save_found(text, supersedes=supersedes, **said)  # its old one
+                if item is None:
+                    self._ignore(f"{text[:60]!r}: proposed or stored before")
+                else:
+                    self.report.pending.append(item.id)
             else:
                 self.report.added.append(self.memory.add(text, slot=slot, **said))
         except LangmemError as e:

@@ -44,7 +44,8 @@ from langmem_ext.errors import (
     PendingNotFoundError,
     TextTooLongError,
 )
-from langmem_ext.memory._utils import async_method, to_epoch_or_none
+from langmem_ext.memory import unconfirmed
+from langmem_ext.memory._utils import async_method, to_epoch, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.decay import caught_up
 from langmem_ext.memory.extraction import (
@@ -423,14 +424,16 @@ class Memory:
                 "is stored; an earlier confirm was interrupted); nothing to do."
             )
         if row.status == "pending" and row.expires_at <= time.time():
-            self._expire([row.id])
+            unconfirmed.expire(self, [row], time.time())
             raise PendingExpiredError(
                 f"Pending memory {row.id!r} expired at {to_dt(row.expires_at):%Y-%m-%d %H:%M} UTC "
-                "without confirmation; save it again if it is still wanted."
+                "without confirmation (its text stays in the daily notes, marked "
+                f"{unconfirmed.MARK}); save it again if it is still wanted."
             )
         if row.status == "expired":
             raise PendingExpiredError(
-                f"Pending memory {row.id!r} expired without confirmation; save it again."
+                f"Pending memory {row.id!r} expired without confirmation (its text stays in "
+                f"the daily notes, marked {unconfirmed.MARK}); save it again if it is still wanted."
             )
         if row.status != "pending":
             raise PendingAlreadyResolvedError(
@@ -461,25 +464,90 @@ class Memory:
             logger.info("pending item(s) %s were already written: marked confirmed", done)
         return done
 
-    def _expire(self, ids: Sequence[str]) -> None:
-        if ids:
-            self.workspace.ledger.pending.expire(ids, time.time())
-
-    def list_pending(self, *, scope: str | None = None) -> list[PendingItem]:
-        """Pending items of a scope, oldest first (expired ones are expired now)."""
-        scope = self._scope(scope)
+    def _expire_due(self, scope: str, now: float) -> tuple[list[PendingRow], list[PendingRow]]:
+        """Settle the scope's pending rows, expire those due at ``now``: ``(expired, open)``."""
         rows = self.workspace.ledger.pending.of_scope(scope, "pending")
         done = self._settle(rows, scope)
         rows = [r for r in rows if r.id not in done]
-        now = time.time()
-        self._expire([r.id for r in rows if r.expires_at <= now])
-        return [self._pending_item(r) for r in rows if r.expires_at > now]
+        expired = unconfirmed.expire(self, [r for r in rows if r.expires_at <= now], now)
+        return expired, [r for r in rows if r.expires_at > now]
+
+    def list_pending(self, *, scope: str | None = None) -> list[PendingItem]:
+        """Pending items of a scope, oldest first (expired ones are expired now, see
+        :meth:`expire_pending`)."""
+        _expired, rows = self._expire_due(self._scope(scope), time.time())
+        return [self._pending_item(r) for r in rows]
+
+    def expire_pending(
+        self, *, scope: str | None = None, now: datetime | date | float | None = None
+    ) -> list[PendingItem]:
+        """Expire the scope's pending saves whose TTL has passed at ``now``.
+
+        Nothing is lost because nobody answered: each expired save leaves its text in
+        the daily notes of the day it was said, marked ``[unconfirmed]``, unless the
+        scope holds that text already (see :mod:`langmem_ext.memory.unconfirmed`).
+        :meth:`list_pending`, :meth:`confirm` and ``maintain`` expire through here.
+
+        Args:
+            scope: Whose pending saves.
+            now: The time to expire at (default now).
+
+        Returns:
+            The items expired.
+        """
+        ts = to_epoch(now, time.time())
+        expired, _open = self._expire_due(self._scope(scope), ts)
+        return [self._pending_item(replace(r, status="expired", resolved_at=ts)) for r in expired]
+
+    def save_found(
+        self,
+        text: str,
+        *,
+        scope: str | None = None,
+        category: str = "fact",
+        source: str = "flush",
+        created_at: datetime | date | float | None = None,
+        supersedes: str | None = None,
+    ) -> PendingItem | None:
+        """Keep a fact the system found (not one the user asked to save).
+
+        It is written at once to the scope's daily notes of the day it was said,
+        marked ``[unconfirmed]`` (a log of that day, searchable, decaying like other
+        notes), and its promotion to long-term memory waits as a pending save. Once
+        confirmed, long-term memory holds it and the note stays as the day's log
+        without the marker; rejected, the note is deleted; expired, the note stays
+        marked. The pre-compaction flush, the daily archive and the extractor (in
+        ``lifecycle.extract_mode="pending"``) keep what they find through here.
+
+        Args:
+            text: The fact.
+            scope: Whose memory.
+            category: Its category in long-term memory.
+            source: Who found it (``flush``, ``archive``, ``extractor`` …).
+            created_at: When it was said (default now): the day of the note.
+            supersedes: The memory it replaces once confirmed (see :meth:`save`).
+
+        Returns:
+            The pending save, or ``None`` when the fact was proposed (pending,
+            confirmed, rejected or expired) or stored before: nothing is written twice.
+
+        Raises:
+            InvalidInputError: the text cannot be a memory (empty, too long, noise …).
+        """
+        scope = self._scope(scope)
+        at = to_epoch(created_at, time.time())
+        return unconfirmed.save_found(
+            self, scope, text, category=category, source=source, at=at, supersedes=supersedes
+        )
 
     def confirm(self, pending_id: str, *, scope: str | None = None) -> MemoryEntry | ProfileUpdate:
         """Confirm a pending memory: it is durable in Markdown when this returns.
 
         A pending profile change (category ``profile``, proposed by the model or the
         extractor) changes the profile instead and returns the :class:`ProfileUpdate`.
+        A note the save left in the daily notes marked ``[unconfirmed]`` (a fact the
+        flush or the extractor found, see :meth:`save_found`) stays as the log of
+        its day without the marker; long-term memory holds the memory.
 
         Raises:
             PendingNotFoundError: unknown id, or an id of another scope.
@@ -527,6 +595,7 @@ class Memory:
             ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
+        unconfirmed.settle(self, row, "confirmed")  # its note keeps the day's log
         return entry
 
     def _confirm_version(self, row: PendingRow, scope: str) -> bool:
@@ -561,12 +630,14 @@ class Memory:
         return True
 
     def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
-        """Reject a pending memory; nothing is written to Markdown."""
+        """Reject a pending memory; nothing is written to Markdown, and a note of it
+        marked ``[unconfirmed]`` in the daily notes (see :meth:`save_found`) is deleted."""
         scope = self._scope(scope)
         with self.workspace.lock.hold():
             row = self._load_pending(pending_id, scope)
             now = time.time()
             self.workspace.ledger.pending.resolve(row.id, "rejected", now)
+        unconfirmed.settle(self, row, "rejected")  # a note of it is deleted too
         return self._pending_item(replace(row, status="rejected", resolved_at=now))
 
     # -- direct writes -----------------------------------------------------
@@ -709,7 +780,7 @@ class Memory:
                         when,
                         source,
                         verified=source == "user",
-                        slot=slot or slot_of(text),
+                        slot=slot or (None if unconfirmed.is_unconfirmed(text) else slot_of(text)),
                     )
                 )
             for path, (title, entries) in groups.items():
@@ -1478,6 +1549,8 @@ class Memory:
     aconfirm = async_method(confirm)
     areject = async_method(reject)
     alist_pending = async_method(list_pending)
+    aexpire_pending = async_method(expire_pending)
+    asave_found = async_method(save_found)
     aadd = async_method(add)
     aadd_many = async_method(add_many)
     aupdate = async_method(update)
