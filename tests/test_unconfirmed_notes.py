@@ -174,6 +174,24 @@ def test_the_extractor_leaves_to_a_pending_save_of_the_turn_what_it_covers(
     assert fake_memory.list(scope="u1") == []
 
 
+def test_the_extractor_leaves_to_the_turns_own_save_what_it_covers_once_answered(
+    fake_memory: Memory,
+) -> None:
+    """The user may confirm the turn's save before the extraction runs in the background."""
+    fake_memory.settings.lifecycle.extract_mode = "pending"
+    saved = fake_memory.save("主人喜欢吃拉面", scope="u1")
+    fake_memory.confirm(saved.id, scope="u1")
+    turn = [
+        HumanMessage("我喜欢吃拉面，请记住"),
+        AIMessage("", tool_calls=[tool_call("memory_save", text="主人喜欢吃拉面")]),
+        ToolMessage(f"Saved as pending {saved.id}.", tool_call_id="c1"),
+        AIMessage("记下了，请确认。"),
+    ]
+    report = fake_memory.extract(turn, scope="u1")
+    assert report.pending == [] and fake_memory.list_pending(scope="u1") == []
+    assert [e.text for e in fake_memory.list(scope="u1")] == ["主人喜欢吃拉面"]
+
+
 # -- a long conversation nobody confirms ----------------------------------------------
 
 NAMES = [

@@ -19,8 +19,8 @@ Extracted memories are written with ``source="extractor"`` and ``verified=False`
   marked ``[unconfirmed]``, and its promotion to long-term memory (a new memory, or
   a new version of the one it replaces) waits for the user as a pending save
   (:meth:`Memory.save_found <langmem_ext.Memory.save_found>`). A fact already
-  proposed or stored, or one a pending save already covers (the answer model saved
-  it: the statement's value is in its text), is not proposed again. Unconfirmed notes are never shown to the model as
+  proposed or stored, or one the turn's own ``memory_save`` or an open pending save
+  already covers (the statement's value is in its text), is not proposed again. Unconfirmed notes are never shown to the model as
   memories to update.
 - ``direct`` (seed 001): written to long-term memory at once.
 - ``off``: nothing is extracted.
@@ -133,6 +133,8 @@ logger = logging.getLogger(__name__)
 
 SOURCE = "extractor"
 """``source`` of every memory the extractor writes."""
+SAVE_TOOL = "memory_save"
+"""The tool a model saves with: what it saved in the turn is not proposed again."""
 SHOWN_MEMORIES = 5
 """Related memories shown to the model when the caller passes none."""
 PROTECTED = frozenset({"core", "system"})
@@ -235,6 +237,18 @@ def as_messages(messages: str | Sequence[MessageLikeRepresentation]) -> list[Bas
         ) from None
 
 
+def saves_of_turn(messages: Sequence[BaseMessage]) -> list[str]:
+    """The texts the model saved with ``memory_save`` after the last user message."""
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    return [
+        str((call.get("args") or {}).get("text") or "")
+        for m in messages[start + 1 :]
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call.get("name") == SAVE_TOOL
+    ]
+
+
 def last_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The last user message and the assistant's text replies after it."""
     start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
@@ -254,12 +268,16 @@ class Extractor:
         memory: The memory service.
         scope: The scope written.
         at: When the turn happened (epoch seconds): new versions are valid from then.
+        saved: What the answer model saved in the turn (:func:`saves_of_turn`).
     """
 
-    def __init__(self, memory: MemoryOps, scope: str, at: float) -> None:
+    def __init__(
+        self, memory: MemoryOps, scope: str, at: float, saved: Sequence[str] = ()
+    ) -> None:
         self.memory = memory
         self.scope = scope
         self.at = at
+        self.saved = list(saved)
         self.mode = memory.settings.lifecycle.extract_mode
         self.report = ExtractionReport()
 
@@ -371,16 +389,15 @@ class Extractor:
             self._ignore(f"statement {st.text!r}: {e}")
 
     def _covered(self, st: Statement) -> bool:
-        """Whether an open pending save already says what ``st`` says: it holds the
-        statement's value (``拉面`` in "主人喜欢吃拉面", the model's wording of
-        "我喜欢吃拉面，请记住")."""
+        """Whether the turn's own save or an open pending save already says what ``st``
+        says: it holds the statement's value (``拉面`` in "主人喜欢吃拉面", the model's
+        wording of "我喜欢吃拉面，请记住"), whether or not the user answered it yet."""
         value = st.object.strip().casefold()
         if not value:
             return False
         word = re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
-        return any(
-            word.search(p.text.casefold()) for p in self.memory.list_pending(scope=self.scope)
-        )
+        texts = [*self.saved, *(p.text for p in self.memory.list_pending(scope=self.scope))]
+        return any(word.search(t.casefold()) for t in texts)
 
     def _profile(self, st: Statement) -> None:
         """A statement of a profile field also proposes the profile change (pending for
@@ -463,4 +480,5 @@ __all__ = [
     "as_messages",
     "last_turn",
     "related_memories",
+    "saves_of_turn",
 ]

@@ -54,6 +54,7 @@ from langmem_ext.memory.extraction import (
     as_messages,
     last_turn,
     related_memories,
+    saves_of_turn,
 )
 from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
 from langmem_ext.memory.lifecycle import decay_day, recategorize, record_access, start_catch_up
@@ -1239,12 +1240,13 @@ class Memory:
         """
         scope = self._scope(scope)
         when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
-        turn = last_turn(as_messages(messages))
+        conversation = as_messages(messages)
+        turn = last_turn(conversation)
         if recalled is None:
             shown = related_memories(self, scope, turn)
         else:
             shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
-        return Extractor(self, scope, when).run(turn, model, shown)
+        return Extractor(self, scope, when, saves_of_turn(conversation)).run(turn, model, shown)
 
     def boost(
         self,
