@@ -41,6 +41,7 @@ def _plan_model(*actions: dict[str, object]) -> ScriptedChatModel:
 def test_fallback_supersedes_by_slot(
     memory: Memory, first: str, second: str, question: str, old: str, new: str
 ) -> None:
+    memory.settings.lifecycle.extract_mode = "direct"  # written at once (seed 001)
     memory.add("My brother lives in Rome")
     r1 = memory.extract(_turn(first), at=T0)
     assert r1.used_fallback and len(r1.added) == 1
@@ -56,6 +57,7 @@ def test_fallback_supersedes_by_slot(
 
 
 def test_fallback_supersedes_a_memory_saved_without_a_slot(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     eid = fake_memory.add("I live in Berlin")
     report = fake_memory.extract(_turn("I moved to Munich"), recalled=[(eid, "I live in Berlin")])
     assert report.superseded == [eid]
@@ -69,6 +71,7 @@ def test_saying_it_again_changes_nothing(fake_memory: Memory) -> None:
 
 
 def test_model_actions_are_applied_and_foreign_ids_ignored(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     mine = fake_memory.add("Alice likes tea", scope="alice")
     theirs = fake_memory.add("Bob likes coffee", scope="bob")
     model = _plan_model(
@@ -90,6 +93,7 @@ def test_model_actions_are_applied_and_foreign_ids_ignored(fake_memory: Memory) 
 
 
 def test_invalid_model_answer_falls_back(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     model = ScriptedChatModel(policy=lambda _m: AIMessage("I think you live in Paris"))
     report = fake_memory.extract(_turn("I live in Paris"), model=model)
     assert report.used_fallback and report.error and len(report.added) == 1

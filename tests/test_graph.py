@@ -361,6 +361,8 @@ def test_turn_writes_are_drained_on_close_and_can_be_synchronous(tmp_path: Path)
         say(graph, "My favourite tea is oolong from Taiwan, by the way.", cfg("c1"))
     with Memory(settings=s) as memory:  # nothing queued was lost by close()
         assert [e.role for e in SessionLog(memory).recent("user_alice")] == ["user", "assistant"]
+        [note] = memory.list(scope="user_alice")  # the extraction was drained too
+        assert note.text == "[unconfirmed] My favourite tea is oolong from Taiwan"
         graph = build_memory_graph(
             ScriptedChatModel(policy=policy),
             memory,
@@ -368,8 +370,8 @@ def test_turn_writes_are_drained_on_close_and_can_be_synchronous(tmp_path: Path)
             background_writes=False,
         )
         say(graph, "我喜欢吃拉面，请记住", cfg("c2"))
-        say(graph, "确认", cfg("c2"))
-        [entry] = memory.list(scope="user_alice")
+        say(graph, "确认", cfg("c2"))  # confirms the ramen, and the tea it proposed
+        [entry] = [e for e in memory.list(scope="user_alice") if e.text == "主人喜欢吃拉面"]
         say(graph, "上次我说我喜欢吃什么？", cfg("c3"))
         # written in the answer step: visible as soon as invoke returns
         assert memory.get_entry(entry.id, scope="user_alice").importance > 1.0
