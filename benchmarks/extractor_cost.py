@@ -1,9 +1,8 @@
 """What the background extractor adds to a turn (issue 19): reply path and background.
 
 Two memory graphs on one workspace (``--memories`` filler memories, USE embedder),
-one with ``extractor=True`` (the answer model is an instant scripted model, so the
-deterministic fallback runs) and one without, are sent the same turns in
-alternating order; a third of the turns state a fact about the user ("I moved to
+one with the default extractor (deterministic, on) and one with ``extractor=False``,
+are sent the same turns in alternating order (an instant scripted answer model); a third of the turns state a fact about the user ("I moved to
 Lisbon", "我在腾讯工作"). Reported:
 
 - reply path: ``graph.invoke`` time per turn, p50 / p95, with and without the
@@ -70,9 +69,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
     p.add_argument(
         "--mode",
-        default="direct",
+        default="pending",
         choices=["direct", "pending", "off"],
-        help="lifecycle.extract_mode (off: the extractor runs but writes nothing)",
+        help="lifecycle.extract_mode (pending, the default: notes and pending saves; "
+        "off: the extractor runs but writes nothing)",
     )
     args = p.parse_args(argv)
     # the instant answer model gives no structured plan: every turn logs the fallback
@@ -100,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             mem.add_many(fillers, scope=scope)
         model = ScriptedChatModel(policy=lambda _m: AIMessage("OK."))
         graphs = {
-            "on": build_memory_graph(model, mem, checkpointer=InMemorySaver(), extractor=True),
-            "off": build_memory_graph(model, mem, checkpointer=InMemorySaver()),
+            "on": build_memory_graph(model, mem, checkpointer=InMemorySaver()),
+            "off": build_memory_graph(model, mem, checkpointer=InMemorySaver(), extractor=False),
         }
         times: dict[str, list[float]] = {"on": [], "off": []}
         for i, text in enumerate(turns(args.turns)):
@@ -114,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 times[name].append((time.perf_counter() - t0) * 1000)
                 flush_turn_writes(mem)  # the next turn starts from a drained writer
         written = len(mem.list(scope="user_on", include_superseded=True)) - args.memories
+        proposed = len(mem.list_pending(scope="user_on"))
     finally:
         mem.close()
         shutil.rmtree(root, ignore_errors=True)
@@ -129,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"| background: Memory.extract per turn ({len(background)} runs) | "
         f"{statistics.median(background):.2f} | {_pct(background, 0.95):.2f} |"
     )
-    print(f"\nMemories the extractor wrote (versions included): {written}")
+    print(f"\nMemories and notes the extractor wrote (versions included): {written}")
+    print(f"Pending long-term saves it proposed: {proposed}")
     print(f"Floor: ≤ 1 ms added at p50 → {'met' if added <= 1.0 else 'NOT met'}")
 
 

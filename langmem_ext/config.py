@@ -247,10 +247,11 @@ class LifecycleSettings(BaseModel):
     """A fact at this importance is reviewed for promotion to core."""
     core_threshold: float = 3.0
     """Importance of a core memory."""
-    extract_mode: Literal["direct", "pending", "off"] = "direct"
-    """What the background extractor does with what it finds: write it at once
-    (``direct``, seed 001), queue it for the user's confirmation (``pending``), or
-    nothing (``off``)."""
+    extract_mode: Literal["direct", "pending", "off"] = "pending"
+    """What the background extractor does with what it finds: note it at once in the
+    day's notes, marked ``[unconfirmed]``, its promotion to long-term memory waiting
+    for the user's confirmation (``pending``, the default); write it to long-term
+    memory at once (``direct``, seed 001); or nothing (``off``)."""
     review_keep_importance: float = 0.5
     """A fact that a decay review keeps is reset to this importance (seed 001)."""
     review_search_rounds: int = Field(default=3, ge=0)

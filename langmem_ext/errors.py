@@ -10,6 +10,7 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     │   ├── InvalidScopeError
     │   ├── InvalidCategoryError
     │   ├── NoiseTextError          (greetings, refusals, ... proposed as memories)
+    │   ├── InvalidMessagesError    (not a conversation LangChain can read)
     │   └── InvalidPathError        (``..``, absolute, symlink out, other scope)
     ├── NotFoundError (also LookupError)
     │   ├── PendingNotFoundError    (unknown id, or an id of another scope)
@@ -56,6 +57,11 @@ class InvalidCategoryError(InvalidInputError):
 
 class NoiseTextError(InvalidInputError):
     """A proposed memory is noise (a greeting, a refusal, a question about memory)."""
+
+
+class InvalidMessagesError(InvalidInputError):
+    """Messages are not in a form LangChain reads (``convert_to_messages``): message
+    objects, ``(role, text)`` tuples, ``{"role", "content"}`` dicts or strings."""
 
 
 class InvalidPathError(InvalidInputError):
@@ -145,6 +151,7 @@ __all__ = [
     "IndexUnavailableError",
     "InvalidCategoryError",
     "InvalidInputError",
+    "InvalidMessagesError",
     "InvalidPathError",
     "InvalidScopeError",
     "InvalidTimeError",

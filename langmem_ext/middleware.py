@@ -1,5 +1,5 @@
-"""Agent middleware for ``langchain.agents.create_agent``: the memory graph's recall and
-window fitting for any agent.
+"""Agent middleware for ``langchain.agents.create_agent``: the memory graph's recall,
+window fitting and extraction for any agent.
 
 :class:`MemoryMiddleware` recalls once per user message with the same routine as the
 memory graph (:func:`~langmem_ext.memory.recall.recall_context`: the profile's safety
@@ -53,6 +53,7 @@ from langgraph.types import Command
 
 from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.errors import LangmemError
+from langmem_ext.graph.nodes import BACKGROUND_DEFER
 from langmem_ext.memory.recall import RecallContext, recall_context
 from langmem_ext.memory.service import Memory
 from langmem_ext.memory.session import record_checkpoint
@@ -184,7 +185,11 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``<memory_context>`` block in its system message. The scope comes from
     ``config["configurable"]`` (``scope``, else ``user_id``, else ``scope`` given
     here). An unreadable profile is said in the safety block; a search that fails
-    falls back to the beginning of the long-term file.
+    falls back to the beginning of the long-term file. After the run's final answer
+    (:meth:`after_agent`) the turn goes through the memory's extractor on its
+    background writer: facts the user stated are noted in the day's notes, marked
+    ``[unconfirmed]``, their promotion to long-term memory pending (``extract=False``
+    turns it off).
 
     Setup:
         .. code-block:: bash
@@ -238,6 +243,10 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         with_tools: Also give the agent the memory tools (:func:`create_memory_tools`).
         summary_model: Model of the summaries written when a call is compacted to
             fit the window; ``None`` uses the deterministic extractive summary.
+        extract: After the run's final answer, extract what the turn changes in
+            memory (:meth:`after_agent`); ``False`` turns it off.
+        extract_model: The extraction model; ``None`` (default) uses the
+            deterministic extractor (explicit first-person statements, no model call).
 
     Context window. Every model call (system message with memory and summary,
     messages, tool schemas) is kept within ``short_term.context_window -
@@ -261,8 +270,12 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         gate: bool = True,
         with_tools: bool = False,
         summary_model: BaseChatModel | None = None,
+        extract: bool = True,
+        extract_model: BaseChatModel | None = None,
     ) -> None:
         super().__init__()
+        self.extract = extract
+        self.extract_model = extract_model
         self.summarizer = summarizer_within(summary_model, memory.settings.short_term)
         inj = memory.settings.injection
         self.memory = memory
@@ -343,6 +356,44 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> dict[str, Any] | None:
         """Async version of :meth:`before_agent` (off the event loop)."""
         return await asyncio.to_thread(self._turn_update, state)
+
+    # -- living memory ---------------------------------------------------------------
+
+    def _extract_turn(self, state: Any) -> None:
+        """Queue :meth:`Memory.extract <langmem_ext.Memory.extract>` of the run's turn on
+        the memory's background writer, once the run ended on a final answer."""
+        if not self.extract:
+            return
+        messages = list(state.get("messages", []) if isinstance(state, dict) else [])
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage) or last.tool_calls or not message_text(last).strip():
+            return  # no final answer: the run was interrupted or ended on a tool call
+        scope = self._resolve_scope(None)
+        if scope is None:
+            return
+        memory, model, at = self.memory, self.extract_model, time.time()
+
+        def extract() -> None:
+            report = memory.extract(messages, scope=scope, model=model, at=at)
+            logger.debug("turn extraction: %s", report)
+
+        memory.background.submit(scope, extract, defer=BACKGROUND_DEFER)
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """After the run's final answer: what the turn changes in memory, extracted on
+        the memory's background writer (off the reply path; ``memory.close()`` drains
+        it). With ``lifecycle.extract_mode="pending"`` (the default) each fact is
+        noted at once in the day's notes, marked ``[unconfirmed]``, and its promotion
+        to long-term memory waits for the user as a pending save."""
+        self._extract_turn(state)
+        return None
+
+    async def aafter_agent(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async version of :meth:`after_agent` (it only queues the work)."""
+        self._extract_turn(state)
+        return None
 
     # -- context window --------------------------------------------------------------
 

@@ -41,6 +41,7 @@ def _plan_model(*actions: dict[str, object]) -> ScriptedChatModel:
 def test_fallback_supersedes_by_slot(
     memory: Memory, first: str, second: str, question: str, old: str, new: str
 ) -> None:
+    memory.settings.lifecycle.extract_mode = "direct"  # written at once (seed 001)
     memory.add("My brother lives in Rome")
     r1 = memory.extract(_turn(first), at=T0)
     assert r1.used_fallback and len(r1.added) == 1
@@ -56,6 +57,7 @@ def test_fallback_supersedes_by_slot(
 
 
 def test_fallback_supersedes_a_memory_saved_without_a_slot(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     eid = fake_memory.add("I live in Berlin")
     report = fake_memory.extract(_turn("I moved to Munich"), recalled=[(eid, "I live in Berlin")])
     assert report.superseded == [eid]
@@ -69,6 +71,7 @@ def test_saying_it_again_changes_nothing(fake_memory: Memory) -> None:
 
 
 def test_model_actions_are_applied_and_foreign_ids_ignored(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     mine = fake_memory.add("Alice likes tea", scope="alice")
     theirs = fake_memory.add("Bob likes coffee", scope="bob")
     model = _plan_model(
@@ -90,6 +93,7 @@ def test_model_actions_are_applied_and_foreign_ids_ignored(fake_memory: Memory) 
 
 
 def test_invalid_model_answer_falls_back(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     model = ScriptedChatModel(policy=lambda _m: AIMessage("I think you live in Paris"))
     report = fake_memory.extract(_turn("I live in Paris"), model=model)
     assert report.used_fallback and report.error and len(report.added) == 1
@@ -109,7 +113,8 @@ def test_pending_mode_queues_and_off_mode_writes_nothing(tmp_path) -> None:  # t
     s.lifecycle.extract_mode = "pending"
     mem = Memory(settings=s)
     report = mem.extract(_turn("I'm allergic to peanuts"))
-    assert len(report.pending) == 1 and mem.list() == []
+    assert len(report.pending) == 1  # long-term waits; the day's notes have it, unconfirmed
+    assert [e.text for e in mem.list()] == ["[unconfirmed] I'm allergic to peanuts"]
     assert mem.list_pending()[0].text == "I'm allergic to peanuts"
     mem.settings.lifecycle.extract_mode = "off"
     assert mem.extract(_turn("I live in Oslo")).added == []
@@ -132,9 +137,12 @@ def test_pending_update_is_confirmed_as_a_new_version(tmp_path) -> None:  # type
     [pid] = report.pending
     item = mem.list_pending()[0]
     assert (item.id, item.supersedes) == (pid, old)
-    assert [e.text for e in mem.list()] == ["I live in Berlin"]  # nothing changes before
+    def long_term() -> list[str]:
+        return [e.text for e in mem.list() if e.path == "MEMORY.md"]
+
+    assert long_term() == ["I live in Berlin"]  # nothing changes before
     new = mem.confirm(pid)
-    assert [e.text for e in mem.list()] == ["I moved to Munich"]
+    assert long_term() == ["I moved to Munich"]
     assert (new.supersedes, new.category, new.verified) == (old, "core", True)
     assert new.importance == pytest.approx(0.9)
     assert mem.get_entry(old).valid_to == T0 + timedelta(days=30)
@@ -166,3 +174,44 @@ def test_pending_update_follows_the_chain_or_falls_back_to_a_new_memory(tmp_path
         mem.save("I like tea", supersedes="m-madeup1234")
     assert len(mem.list_pending()) == 0
     mem.close()
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [("user", "我搬到广州了"), ("assistant", "好的")],
+        [("human", "我搬到广州了"), ("ai", "好的")],
+        [{"role": "user", "content": "我搬到广州了"}, {"role": "assistant", "content": "好的"}],
+        [{"type": "human", "content": "我搬到广州了"}],
+        ["我搬到广州了"],
+        "我搬到广州了",
+        [HumanMessage("我搬到广州了"), ("assistant", "好的")],
+    ],
+    ids=["tuples", "tuples-lc-roles", "role-dicts", "type-dicts", "strings", "one-string", "mixed"],
+)
+def test_extract_takes_every_form_langchain_takes(fake_memory: Memory, messages: object) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
+    report = fake_memory.extract(messages, at=T0)  # type: ignore[arg-type]
+    assert report.used_fallback and len(report.added) == 1
+    assert [e.text for e in fake_memory.list()] == ["我搬到广州了"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [42],
+        [("narrator", "我搬到广州了")],
+        [{"role": "user"}],
+        None,
+        [object()],
+    ],
+    ids=["number", "unknown-role", "dict-without-content", "none", "object"],
+)
+def test_extract_refuses_what_is_not_a_conversation(fake_memory: Memory, messages: object) -> None:
+    from langmem_ext import InvalidMessagesError, LangmemError
+
+    with pytest.raises(InvalidMessagesError) as err:
+        fake_memory.extract(messages)  # type: ignore[arg-type]
+    assert isinstance(err.value, LangmemError)
+    assert "(role, text)" in str(err.value) and "BaseMessage" in str(err.value)
+    assert fake_memory.list() == [] and fake_memory.list_pending() == []

@@ -140,7 +140,9 @@ def test_pending_save_expires(tmp_path: Path) -> None:
         time.sleep(0.5)
         out = say(graph, "确认", cfg("t1"))
         assert out["pending_ids"] == []
-        assert memory.list(scope="user_alice") == []
+        # not stored as confirmed; its text stays in the day's notes, marked unconfirmed
+        [note] = memory.list(scope="user_alice")
+        assert note.text == "[unconfirmed] 主人喜欢吃拉面" and "LONG_TERM" not in note.path
 
 
 def test_model_supplied_scope_has_no_effect_and_users_are_isolated(
@@ -362,6 +364,8 @@ def test_turn_writes_are_drained_on_close_and_can_be_synchronous(tmp_path: Path)
         say(graph, "My favourite tea is oolong from Taiwan, by the way.", cfg("c1"))
     with Memory(settings=s) as memory:  # nothing queued was lost by close()
         assert [e.role for e in SessionLog(memory).recent("user_alice")] == ["user", "assistant"]
+        [note] = memory.list(scope="user_alice")  # the extraction was drained too
+        assert note.text == "[unconfirmed] My favourite tea is oolong from Taiwan"
         graph = build_memory_graph(
             ScriptedChatModel(policy=policy),
             memory,
@@ -369,8 +373,8 @@ def test_turn_writes_are_drained_on_close_and_can_be_synchronous(tmp_path: Path)
             background_writes=False,
         )
         say(graph, "我喜欢吃拉面，请记住", cfg("c2"))
-        say(graph, "确认", cfg("c2"))
-        [entry] = memory.list(scope="user_alice")
+        say(graph, "确认", cfg("c2"))  # confirms the ramen, and the tea it proposed
+        [entry] = [e for e in memory.list(scope="user_alice") if e.text == "主人喜欢吃拉面"]
         say(graph, "上次我说我喜欢吃什么？", cfg("c3"))
         # written in the answer step: visible as soon as invoke returns
         assert memory.get_entry(entry.id, scope="user_alice").importance > 1.0
@@ -457,8 +461,11 @@ def test_a_pending_update_of_the_extractor_is_confirmed_as_a_new_version(
     [intr] = out["__interrupt__"]
     [proposed] = intr.value["pending"]
     assert proposed["supersedes"] == old and "Munich" in proposed["text"]
-    assert [e.text for e in fake_memory.list(scope="user_alice")] == ["I live in Berlin"]
+    long_term = [e for e in fake_memory.list(scope="user_alice") if not e.unconfirmed]
+    assert [e.text for e in long_term] == ["I live in Berlin"]  # the move is only noted
     graph.invoke(Command(resume="yes"), config)
-    [current] = fake_memory.list(scope="user_alice")
+    [current] = [e for e in fake_memory.list(scope="user_alice") if e.path.endswith("LONG_TERM.md")]
     assert "Munich" in current.text and current.supersedes == old
     assert fake_memory.get_entry(old, scope="user_alice").valid_to is not None
+    [note] = [e for e in fake_memory.list(scope="user_alice") if e.id != current.id]
+    assert note.text == current.text and not note.unconfirmed  # the day's log, now confirmed

@@ -19,6 +19,7 @@ def _cfg(thread: str = "t1") -> dict[str, object]:
 
 
 def test_fallback_extractor_supersedes_across_turns(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"  # seed 001: written at once
     graph = build_memory_graph(
         ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver(),
         extractor=True,  # the scripted answer model gives no plan: the fallback runs
@@ -37,6 +38,7 @@ def test_fallback_extractor_supersedes_across_turns(fake_memory: Memory) -> None
 
 
 def test_extractor_model_sees_the_turn_and_the_recalled_ids(fake_memory: Memory) -> None:
+    fake_memory.settings.lifecycle.extract_mode = "direct"
     old = fake_memory.add("Alice works at Siemens", scope="user_alice")
     seen: list[str] = []
 
@@ -58,13 +60,43 @@ def test_extractor_model_sees_the_turn_and_the_recalled_ids(fake_memory: Memory)
     assert [e.text for e in fake_memory.list(scope="user_alice")] == ["Alice works at Stripe"]
 
 
-def test_no_extractor_by_default(fake_memory: Memory) -> None:
+def test_the_deterministic_extractor_is_on_by_default_and_waits_for_the_user(
+    fake_memory: Memory,
+) -> None:
+    calls: list[int] = []
+
+    def answer(messages: list[BaseMessage]) -> AIMessage:
+        calls.append(len(messages))
+        return _answer(messages)
+
     graph = build_memory_graph(
-        ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver()
+        ScriptedChatModel(policy=answer), fake_memory, checkpointer=InMemorySaver()
     )
     graph.invoke({"messages": [HumanMessage("I live in Oslo")]}, _cfg())
     flush_turn_writes(fake_memory)
+    assert len(calls) == 1  # no model call of its own
+    [note] = fake_memory.list(scope="user_alice")
+    assert note.text == "[unconfirmed] I live in Oslo" and note.source == "extractor"
+    [item] = fake_memory.list_pending(scope="user_alice")
+    assert item.text == "I live in Oslo" and item.target == "long_term"
+    out = graph.invoke({"messages": [HumanMessage("Thanks!")]}, _cfg())
+    assert out["proposed"] == [item.id]  # found after the last answer: asked now
+    assert "I live in Oslo" in str(out["messages"][-1].content)
+    out = graph.invoke({"messages": [HumanMessage("yes")]}, _cfg())  # the user confirms
+    assert fake_memory.list_pending(scope="user_alice") == []
+    texts = sorted((e.path.rsplit("/", 1)[-1], e.text) for e in fake_memory.list(scope="user_alice"))
+    assert texts[-1] == ("LONG_TERM.md", "I live in Oslo") and texts[0][1] == "I live in Oslo"
+
+
+def test_extractor_false_turns_it_off(fake_memory: Memory) -> None:
+    graph = build_memory_graph(
+        ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver(),
+        extractor=False,
+    )  # fmt: skip
+    graph.invoke({"messages": [HumanMessage("I live in Oslo")]}, _cfg())
+    flush_turn_writes(fake_memory)
     assert fake_memory.list(scope="user_alice") == []
+    assert fake_memory.list_pending(scope="user_alice") == []
 
 
 def test_a_deferred_job_waits_for_its_time_or_for_a_waiter() -> None:

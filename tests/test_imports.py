@@ -17,6 +17,7 @@ EXPECTED_ALL = [
     "IndexUnavailableError",
     "InvalidCategoryError",
     "InvalidInputError",
+    "InvalidMessagesError",
     "InvalidPathError",
     "InvalidScopeError",
     "InvalidTimeError",

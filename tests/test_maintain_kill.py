@@ -10,6 +10,7 @@ writes, the end state equals a clean run's on a copy: decay was applied once.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -102,16 +103,23 @@ def build(root: Path) -> dict[str, set[str]]:
     return {"main": {*facts, core, star}, "alice": set(alice)}
 
 
+_NOTE_ID = re.compile(r"^(- \[unconfirmed\] .*\^)m-[0-9a-z]+$", re.MULTILINE)
+
+
 def state(root: Path) -> tuple[dict[str, tuple[str, str, float]], dict[str, str]]:
-    """Every live memory ``id -> (category, text, importance)`` and every Markdown file."""
+    """Every live memory ``id -> (category, text, importance)`` and every Markdown file.
+
+    The note an expired save leaves gets a fresh id in each workspace: it is keyed by
+    its text, and its block id is left out of the files.
+    """
     with Memory(settings=settings_for(root)) as m:
         entries = {
-            e.id: (e.category, e.text, round(e.importance, 6))
+            (e.text if e.unconfirmed else e.id): (e.category, e.text, round(e.importance, 6))
             for scope in ("main", "alice")
             for e in m.list(scope=scope)
         }
     files = {
-        str(p.relative_to(root)): p.read_text()
+        str(p.relative_to(root)): _NOTE_ID.sub(r"\1note", p.read_text())
         for p in root.rglob("*.md")
         if ".index" not in p.parts and "transcripts" not in p.parts
     }

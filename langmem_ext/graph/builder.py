@@ -80,11 +80,26 @@ def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
     return init_chat_model(model)
 
 
-def resolve_extractor(extractor: BaseChatModel | str | bool | None) -> BaseChatModel | None:
-    """The extraction model of :func:`build_memory_graph` (``None``: the fallback)."""
-    if extractor is None or isinstance(extractor, bool):
-        return None
-    return resolve_model(extractor)
+def resolve_extractor(
+    extractor: BaseChatModel | str | bool | None, answer_model: BaseChatModel
+) -> tuple[bool, BaseChatModel | None]:
+    """Whether :func:`build_memory_graph` extracts, and with which model.
+
+    Args:
+        extractor: ``None`` (default): on, deterministic; ``False``: off; ``True``:
+            the answer model; a model or an ``init_chat_model`` string: that model.
+        answer_model: The graph's answer model.
+
+    Returns:
+        ``(on, model)``; ``model`` is ``None`` for the deterministic extractor.
+    """
+    if extractor is False:
+        return False, None
+    if extractor is None:
+        return True, None
+    if extractor is True:
+        return True, answer_model
+    return True, resolve_model(extractor)
 
 
 def _then(first: Node, second: Node) -> Node:
@@ -202,12 +217,16 @@ def build_memory_graph(
             :func:`~langmem_ext.graph.flush_turn_writes`). ``False``: written in the
             answer step, before ``invoke`` returns.
         extractor: Background extraction after each answered turn
-            (:meth:`Memory.extract <langmem_ext.Memory.extract>`, seed 001's 后台小祥):
-            a chat model (or model string) for it, ``True`` for the answer model,
-            ``None`` / ``False`` off. It reads the turn and the memories recalled
-            for it, on the background writer (off the reply path when
-            ``background_writes``); ``lifecycle.extract_mode`` decides whether what
-            it finds is written or queued for confirmation. In
+            (:meth:`Memory.extract <langmem_ext.Memory.extract>`, seed 001's 后台小祥).
+            ``None`` (default): on, with the deterministic extractor (explicit
+            first-person statements: 我住在… / I moved to …; no model call);
+            ``True``: the answer model reads the turn; a chat model (or model
+            string): that model; ``False``: off. It reads the turn and the memories
+            recalled for it, on the background writer (off the reply path when
+            ``background_writes``). With ``lifecycle.extract_mode="pending"`` (the
+            default) each fact is noted at once in the day's notes, marked
+            ``[unconfirmed]``, and its promotion to long-term memory waits for the
+            user as a pending save (``direct``: written at once; ``off``: nothing). In
             ``short_term.mode="hybrid_window"`` it also writes the per-message
             summaries of the window (:mod:`langmem_ext.graph.window`; without it
             they are extractive). With ``knowledge.with_model`` the same model
@@ -250,7 +269,7 @@ def build_memory_graph(
     settings = memory.settings
 
     g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
-    extract_model = chat if extractor is True else resolve_extractor(extractor)
+    extract, extract_model = resolve_extractor(extractor, chat)
     if (
         extract_model is not None
         and settings.knowledge.with_model
@@ -262,14 +281,20 @@ def build_memory_graph(
         default_scope=scope,
         on_turn=record_turn,
         writer=writer,
-        extract=(extractor is not None and extractor is not False),
+        extract=extract,
         extract_model=extract_model,
     )
     st = settings.short_term
     preflight = create_preflight_recall_node(memory, default_scope=scope, writer=writer)
     propose = create_propose_node(memory, default_scope=scope, ask=confirm_mode == "reply")
     after = _then(propose, boost)  # boost logs the reply as the user sees it
-    reader = chat if reply_model is True else resolve_extractor(reply_model)
+    reader = (
+        chat
+        if reply_model is True
+        else None
+        if reply_model is None or reply_model is False
+        else resolve_model(reply_model)
+    )
     if is_window_mode(st):  # seed 002: per-message summaries, off the reply path
         summaries = MessageSummaries(st, extract_model, writer=writer, default_scope=scope)
         preflight, after = summaries.before(preflight), summaries.after(after)

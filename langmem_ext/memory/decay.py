@@ -116,4 +116,44 @@ def decay_outcome(
     return DecayOutcome(new, steps, "review" if review else "decayed")
 
 
-__all__ = ["NEVER_DECAY", "DecayOutcome", "day_of", "decay_outcome", "decay_steps"]
+def caught_up(
+    *,
+    category: str,
+    importance: float,
+    created_at: float,
+    last_run: date | None,
+    settings: LifecycleSettings,
+    tz: tzinfo | None = None,
+) -> float:
+    """The importance of an entry written now but said at ``created_at``, as if it had
+    been there since: the decay of the days the scope's decay already processed (up
+    to ``last_run``), so later runs, which start after ``last_run``, need not know.
+
+    Args:
+        category: Its category.
+        importance: The importance it is written with.
+        created_at: When it was said (epoch seconds): its idle time starts then.
+        last_run: Last day decay was applied to the scope (``None``: never; later
+            runs then catch up fully).
+        settings: The decay table (``lifecycle``).
+        tz: Timezone of calendar days (local when ``None``).
+
+    Returns:
+        The importance to write.
+    """
+    if last_run is None:
+        return importance
+    o = decay_outcome(
+        category=category,
+        importance=importance,
+        created_at=created_at,
+        last_active=created_at,
+        last_run=None,
+        today=last_run,
+        settings=settings,
+        tz=tz,
+    )
+    return o.importance
+
+
+__all__ = ["NEVER_DECAY", "DecayOutcome", "caught_up", "day_of", "decay_outcome", "decay_steps"]

@@ -13,10 +13,19 @@ slot, so a later statement of the same slot supersedes the current memory of tha
 slot instead of sitting beside it.
 
 Extracted memories are written with ``source="extractor"`` and ``verified=False``;
-``lifecycle.extract_mode`` decides whether they are written at once (``direct``,
-seed 001's default), queued as pending items for the user to confirm
-(``pending``), or not extracted at all (``off``). Core and system memories are
-never deleted by the extractor.
+``lifecycle.extract_mode`` decides what happens to them:
+
+- ``pending`` (the default): each fact is written at once to the day's notes,
+  marked ``[unconfirmed]``, and its promotion to long-term memory (a new memory, or
+  a new version of the one it replaces) waits for the user as a pending save
+  (:meth:`Memory.save_found <langmem_ext.Memory.save_found>`). A fact already
+  proposed or stored, or one the turn's own ``memory_save`` or an open pending save
+  already covers (the statement's value is in its text), is not proposed again. Unconfirmed notes are never shown to the model as
+  memories to update.
+- ``direct`` (seed 001): written to long-term memory at once.
+- ``off``: nothing is extracted.
+
+Core and system memories are never deleted by the extractor.
 """
 
 from __future__ import annotations
@@ -27,12 +36,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    MessageLikeRepresentation,
+    SystemMessage,
+    convert_to_messages,
+)
 from pydantic import BaseModel, Field
 
-from langmem_ext.errors import LangmemError
+from langmem_ext.errors import InvalidMessagesError, LangmemError
+from langmem_ext.memory.unconfirmed import is_unconfirmed
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.statements import Statement, extract_statements, statements_in
+from langmem_ext.short_term.statements import (
+    Statement,
+    extract_statements,
+    statements_in,
+)
 
 if TYPE_CHECKING:
     from langmem_ext.config import Settings
@@ -74,6 +95,22 @@ class MemoryOps(Protocol):
         thread_id: str | None = ...,
     ) -> PendingItem: ...
 
+    def save_found(
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        source: str = ...,
+        created_at: float | None = ...,
+        supersedes: str | None = ...,
+        thread_id: str | None = ...,
+    ) -> PendingItem | None: ...
+
+    def list_pending(
+        self, *, scope: str | None = ..., thread_id: str | None = ...
+    ) -> list[PendingItem]: ...
+
     def update(
         self,
         entry_id: str,
@@ -105,6 +142,8 @@ logger = logging.getLogger(__name__)
 
 SOURCE = "extractor"
 """``source`` of every memory the extractor writes."""
+SAVE_TOOL = "memory_save"
+"""The tool a model saves with: what it saved in the turn is not proposed again."""
 SHOWN_MEMORIES = 5
 """Related memories shown to the model when the caller passes none."""
 PROTECTED = frozenset({"core", "system"})
@@ -174,6 +213,51 @@ class ExtractionReport(BaseModel):
     error: str | None = None
 
 
+ACCEPTED_MESSAGES = (
+    'BaseMessage objects, (role, text) tuples such as ("user", "我搬到广州了"), '
+    'dicts {"role": "user", "content": ...} or strings (user messages), in a list; '
+    "or one string (a user message)"
+)
+
+
+def as_messages(messages: str | Sequence[MessageLikeRepresentation]) -> list[BaseMessage]:
+    """The conversation as message objects, from any form LangChain reads.
+
+    Args:
+        messages: What ``langchain_core.messages.convert_to_messages`` takes
+            (``[("user", "我搬到广州了"), ("assistant", "好的")]``, role dicts, message
+            objects, strings), or one string: a single user message.
+
+    Returns:
+        The messages, in order.
+
+    Raises:
+        InvalidMessagesError: anything else (a number, an unknown role, a dict
+            without ``content`` ...); the message says what is accepted.
+    """
+    if isinstance(messages, str):
+        return [HumanMessage(messages)]
+    try:
+        return convert_to_messages(messages)
+    except (TypeError, ValueError, NotImplementedError, KeyError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InvalidMessagesError(
+            f"Cannot read the messages ({reason}). Pass {ACCEPTED_MESSAGES}."
+        ) from None
+
+
+def saves_of_turn(messages: Sequence[BaseMessage]) -> list[str]:
+    """The texts the model saved with ``memory_save`` after the last user message."""
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    return [
+        str((call.get("args") or {}).get("text") or "")
+        for m in messages[start + 1 :]
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call.get("name") == SAVE_TOOL
+    ]
+
+
 def last_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The last user message and the assistant's text replies after it."""
     start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
@@ -193,16 +277,23 @@ class Extractor:
         memory: The memory service.
         scope: The scope written.
         at: When the turn happened (epoch seconds): new versions are valid from then.
+        saved: What the answer model saved in the turn (:func:`saves_of_turn`).
         thread_id: The conversation of the turn (what waits for confirmation is
             proposed there).
     """
 
     def __init__(
-        self, memory: MemoryOps, scope: str, at: float, thread_id: str | None = None
+        self,
+        memory: MemoryOps,
+        scope: str,
+        at: float,
+        saved: Sequence[str] = (),
+        thread_id: str | None = None,
     ) -> None:
         self.memory = memory
         self.scope = scope
         self.at = at
+        self.saved = list(saved)
         self.thread_id = thread_id  # where what waits for confirmation is proposed
         self.mode = memory.settings.lifecycle.extract_mode
         self.report = ExtractionReport()
@@ -218,6 +309,7 @@ class Extractor:
         turn = list(turn)
         if not turn or self.mode == "off":
             return self.report
+        shown = [(i, t) for i, t in shown if not is_unconfirmed(t)]  # a log, not a memory
         plan = self._ask(model, turn, shown) if model is not None else None
         if plan is None:
             self.report.used_fallback = True
@@ -290,6 +382,9 @@ class Extractor:
     def _statement(self, st: Statement, shown: Sequence[tuple[str, str]]) -> None:
         """The fallback: a statement supersedes the current memory of its slot (one
         written with that slot, or a shown memory stating the same slot)."""
+        if self.mode == "pending" and self._covered(st):
+            self._ignore(f"statement {st.text!r}: a pending save already covers it")
+            return
         current = self.memory.slot_memories(st.slot, scope=self.scope)
         target = (
             (current[-1].id, current[-1].text)
@@ -309,6 +404,17 @@ class Extractor:
             self._update(entry_id, st.text)
         except LangmemError as e:
             self._ignore(f"statement {st.text!r}: {e}")
+
+    def _covered(self, st: Statement) -> bool:
+        """Whether the turn's own save or an open pending save already says what ``st``
+        says: it holds the statement's value (``拉面`` in "主人喜欢吃拉面", the model's
+        wording of "我喜欢吃拉面，请记住"), whether or not the user answered it yet."""
+        value = st.object.strip().casefold()
+        if not value:
+            return False
+        word = re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
+        texts = [*self.saved, *(p.text for p in self.memory.list_pending(scope=self.scope))]
+        return any(word.search(t.casefold()) for t in texts)
 
     def _profile(self, st: Statement) -> None:
         """A statement of a profile field also proposes the profile change (pending for
@@ -336,11 +442,14 @@ class Extractor:
             "created_at": self.at,
         }
         try:
-            if self.mode == "pending":  # waits for the user; an update names what it replaces
-                item = self.memory.save(
+            if self.mode == "pending":  # noted now, waits for the user; an update names
+                item = self.memory.save_found(  # its old one
                     text, supersedes=supersedes, thread_id=self.thread_id, **said
                 )
-                self.report.pending.append(item.id)
+                if item is None:
+                    self._ignore(f"{text[:60]!r}: proposed or stored before")
+                else:
+                    self.report.pending.append(item.id)
             else:
                 self.report.added.append(self.memory.add(text, slot=slot, **said))
         except LangmemError as e:
@@ -382,12 +491,15 @@ def related_memories(
 
 
 __all__ = [
+    "ACCEPTED_MESSAGES",
     "EXTRACTION_PROMPT",
     "ExtractionPlan",
     "ExtractionReport",
     "Extractor",
     "MemoryAction",
     "MemoryOps",
+    "as_messages",
     "last_turn",
     "related_memories",
+    "saves_of_turn",
 ]

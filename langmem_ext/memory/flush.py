@@ -1,11 +1,15 @@
-"""The silent pre-compaction flush (seed 003), shared by the graph and the Session API.
+"""The silent pre-compaction flush (seed 003), shared by the graph, the Session API
+and the daily archive.
 
 Before a checkpoint drops old messages from the context, durable facts in them
-are proposed as pending saves: by the model in one silent turn (it may only call
-``memory_save`` and must answer ``NO_REPLY``), or, with no model or when the model
-fails, by the deterministic extractor. Nothing of the flush turn enters the
-history. The function returns only once every save is committed to the ledger,
-so a checkpoint started after it cannot race it.
+are kept: by the model in one silent turn (it may only call ``memory_save`` and
+must answer ``NO_REPLY``), or, with no model or when the model fails, by the
+deterministic extractor. Each fact is written at once to the scope's daily notes,
+marked ``[unconfirmed]``, and its promotion to long-term memory waits as a pending
+save (:meth:`Memory.save_found <langmem_ext.Memory.save_found>`): when nobody
+answers, the fact is still in the notes. Nothing of the flush turn enters the
+history. The function returns only once every note and save is committed, so a
+checkpoint started after it cannot race it.
 
 Every flush call fits the context window like every other model call: a history
 longer than one call's budget (``context_window - reserved_output_tokens``, less
@@ -18,6 +22,7 @@ its results; a single message longer than a slice is clipped with the
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +42,6 @@ from langmem_ext.short_term.accounting import (
 from langmem_ext.short_term.budget import clip_text
 from langmem_ext.short_term.flush import extract_candidate_facts, flush_message, is_no_reply
 from langmem_ext.short_term.validity import atomic_spans
-from langmem_ext.workspace.markdown import normalise_text
 
 logger = logging.getLogger(__name__)
 
@@ -47,32 +51,42 @@ MAX_FALLBACK_FACTS = 40
 
 @dataclass
 class FlushResult:
-    """What a flush saved (all pending, none confirmed)."""
+    """What a flush kept: each fact noted in the daily notes, its save pending.
+
+    Attributes:
+        pending_ids: The pending saves made (none confirmed).
+        used_fallback: The deterministic extractor ran.
+        error: The model's error, when it failed.
+        at: When the facts were said (their notes' day).
+        source: The notes' and saves' source.
+    """
 
     pending_ids: list[str] = field(default_factory=list)
     used_fallback: bool = False
     error: str | None = None
+    at: float = field(default_factory=time.time)
+    source: str = "flush"
     thread_id: str | None = None
     """The conversation the saves are proposed in."""
 
 
-def _already_known(memory: Memory, scope: str, text: str) -> bool:
-    """Proposed before (pending, confirmed or rejected), or already stored verbatim."""
-    key = normalise_text(text)
-    ws = memory.workspace
-    return ws.ledger.pending.has_text(scope, key) or ws.keyword.has_text(scope, key)
-
-
 def _save(memory: Memory, scope: str, text: str, category: str, result: FlushResult) -> str:
-    if _already_known(memory, scope, text):
-        return "Already pending; nothing to do."
+    cat = category if category in ("core", "fact") else "fact"
     try:
-        cat = category if category in ("core", "fact") else "fact"
-        p = memory.save(text, scope=scope, category=cat, source="flush", thread_id=result.thread_id)
+        p = memory.save_found(
+            text,
+            scope=scope,
+            category=cat,
+            source=result.source,
+            created_at=result.at,
+            thread_id=result.thread_id,
+        )
     except LangmemError as e:
         return f"Not saved: {e}"
+    if p is None:
+        return "Already kept; nothing to do."
     result.pending_ids.append(p.id)
-    return f"Saved as pending {p.id}."
+    return f"Saved as pending {p.id} (noted in today's notes until confirmed)."
 
 
 def _fallback(
@@ -143,20 +157,31 @@ def flush_to_pending(
     messages: Sequence[BaseMessage],
     model: BaseChatModel | None,
     thread_id: str | None = None,
+    *,
+    at: float | None = None,
+    source: str = "flush",
 ) -> FlushResult:
-    """Propose the durable facts of ``messages`` as pending saves, silently.
+    """Keep the durable facts of ``messages``, silently: each one noted at once in the
+    daily notes (marked ``[unconfirmed]``), its long-term save pending.
+
+    A fact proposed or stored before is not kept twice.
 
     Args:
-        memory: Where the saves go (pending, ``source="flush"``).
+        memory: Where the notes and saves go.
         scope: Whose memory.
         messages: The history about to be compacted.
         model: The chat model for the silent turn, or ``None`` for the fallback.
         thread_id: The conversation the saves are proposed in (its next answer asks).
+        at: When the facts were said (default now): the day of their notes.
+        source: The source of the notes and saves (``flush``; ``archive`` for the
+            daily archive).
 
     Returns:
         The pending ids created, and whether the fallback ran.
     """
-    result = FlushResult(thread_id=thread_id)
+    result = FlushResult(
+        at=time.time() if at is None else at, source=source, thread_id=thread_id
+    )
     history = [m for m in messages if not isinstance(m, SystemMessage)]
     if model is None:
         _fallback(memory, scope, history, result)

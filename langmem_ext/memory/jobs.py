@@ -2,7 +2,8 @@
 
 - :func:`archive_day` (seed 003's 04:00 archive): each scope that talked on a day
   gets the durable facts of that day's conversation flushed (the silent flush of
-  :func:`~langmem_ext.memory.flush.flush_to_pending`: pending saves, never one
+  :func:`~langmem_ext.memory.flush.flush_to_pending`: each fact noted at once in
+  that day's notes, marked ``[unconfirmed]``, its long-term save pending, never one
   proposed twice) and the day summarised into one ``episode`` in its daily notes.
   Idempotent: a scope's day is archived once (``meta`` ``jobs.archive:<scope>:<day>``,
   and an episode of the day already in the files is found before another is
@@ -172,9 +173,9 @@ def archive_day(memory: Memory, day: date, *, model: BaseChatModel | None = None
         messages = _messages(log.recent(scope, since=start, until=end))
         if not messages:
             continue
-        flushed = flush_to_pending(memory, scope, messages, model)
-        header = f"Day {day.isoformat()} ({scope}), summary"
         noon = datetime.combine(day, datetime.min.time()).replace(hour=12).timestamp()
+        flushed = flush_to_pending(memory, scope, messages, model, at=noon, source="archive")
+        header = f"Day {day.isoformat()} ({scope}), summary"
         entry_id, fallback = _write_episode(memory, scope, header, messages, noon, model, "archive")
         meta.set(key, entry_id or "-")
         if entry_id is not None:

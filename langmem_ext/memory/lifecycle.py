@@ -77,6 +77,12 @@ class MemoryHost(Protocol):
         """Pending items of a scope (settled and expired by the clock)."""
         ...
 
+    def expire_pending(
+        self, *, scope: str | None = None, now: float | None = None
+    ) -> list[PendingItem]:
+        """Expire the pending saves of a scope past their TTL at ``now``."""
+        ...
+
     def on_close(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` when the memory closes."""
         ...

@@ -3,15 +3,18 @@
 In order, for each scope (or the one given):
 
 1. hand edits are picked up (a sync, when the scope's files changed);
-2. **decay** (:func:`~langmem_ext.memory.lifecycle.decay_scope`): the table of
+2. **pending expiry**: pending saves past their TTL are marked expired, each leaving
+   its text in the daily notes, marked unconfirmed
+   (:mod:`~langmem_ext.memory.unconfirmed`); the steps below treat those notes like
+   every other memory, so a second run finds nothing left to do;
+3. **decay** (:func:`~langmem_ext.memory.lifecycle.decay_scope`): the table of
    :mod:`~langmem_ext.memory.decay` for the calendar days since the scope's last
    decay day, one transaction per scope;
-3. **episode deletion**: episodes ``lifecycle.episode_delete_after_days`` (7) days old
+4. **episode deletion**: episodes ``lifecycle.episode_delete_after_days`` (7) days old
    or more are deleted through the path of :meth:`Memory.delete
    <langmem_ext.Memory.delete>` (Markdown, ledger with history, index);
-4. **reviews** (:mod:`~langmem_ext.memory.reviewer`): facts below the review
+5. **reviews** (:mod:`~langmem_ext.memory.reviewer`): facts below the review
    threshold or at the promotion threshold, PROMOTE / KEEP / DELETE;
-5. **pending expiry**: pending saves past their TTL are marked expired;
 6. the keyword index's importances are checked against the ledger's.
 
 Then, for a whole-workspace run (no ``scope``): the session hot log's rows older
@@ -208,20 +211,15 @@ def _old_episodes(memory: MemoryHost, scope: str, today: date) -> list[tuple[str
 
 
 def _expire_pending(memory: MemoryHost, scope: str, ts: float) -> list[MaintenanceChange]:
-    """Expire the scope's pending saves past their TTL at ``ts`` (written ones are
-    confirmed first, as :meth:`Memory.list_pending` does)."""
-    pending = memory.workspace.ledger.pending
-    before = pending.of_scope(scope, "pending")
-    if not before:
+    """Expire the scope's pending saves past their TTL at ``ts``, or by the clock when
+    the run is for an earlier time (written ones are confirmed first); each leaves its
+    text in the daily notes (:meth:`Memory.expire_pending`)."""
+    if not memory.workspace.ledger.pending.of_scope(scope, "pending"):
         return []
-    memory.list_pending(scope=scope)  # settles written items, expires by the clock
-    due = [r.id for r in pending.of_scope(scope, "pending") if r.expires_at <= ts]
-    pending.expire(due, ts)
-    expired = pending.ids_with_status([r.id for r in before], "expired")
+    expired = memory.expire_pending(scope=scope, now=max(ts, time.time()))
     return [
-        MaintenanceChange(scope, r.id, "expired", r.category, r.text, None, None, "pending TTL")
-        for r in before
-        if r.id in expired
+        MaintenanceChange(scope, p.id, "expired", p.category, p.text, None, None, "pending TTL")
+        for p in expired
     ]
 
 
@@ -255,6 +253,8 @@ def maintain(
     for s in scopes:
         if ws.scope_needs_sync(s):
             memory.sync(scope=s)
+        # first: the notes expired saves leave are then decayed and reviewed like the rest
+        report.changes.extend(_expire_pending(memory, s, ts))
         decayed = decay_scope(memory, s, today=today)
         if decayed is None:
             report.decay_already_done.append(s)
@@ -287,7 +287,6 @@ def maintain(
                 if change is not None:
                     report.changes.append(change)
             ticker.tick()
-        report.changes.extend(_expire_pending(memory, s, ts))
         report.index_repaired += mirror_importances(memory, s)
     if scope is None:
         _workspace_chores(memory, ts, report)

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from langmem_ext.workspace.records import PendingRow
 
 Target = Literal["long_term", "daily"]
+UNCONFIRMED_MARK = "[unconfirmed]"
+"""What opens the text of a note the user has not confirmed."""
 
 
 def to_dt(ts: float | None) -> datetime | None:
@@ -23,8 +25,16 @@ class _Cited(BaseModel):
 
     if TYPE_CHECKING:  # fields of the subclasses, declared there in their own order
         id: str
+        text: str
         path: str
         line: int
+
+    @property
+    def unconfirmed(self) -> bool:
+        """A note of a fact the user has not confirmed (its text opens with
+        ``[unconfirmed]``): found by the flush or the extractor, or left by a pending
+        save that expired (see :mod:`langmem_ext.memory.unconfirmed`)."""
+        return self.text.startswith(UNCONFIRMED_MARK)
 
     @property
     def citation(self) -> str:
@@ -224,6 +234,7 @@ def dump(obj: BaseModel | list[Any]) -> Any:
 
 __all__ = [
     "PAGE_SORTS",
+    "UNCONFIRMED_MARK",
     "GetResult",
     "MemoryEntry",
     "MemoryPage",

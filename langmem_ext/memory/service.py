@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import MessageLikeRepresentation
 from numpy.typing import NDArray
 
 from langmem_ext.config import CATEGORIES, Settings
@@ -44,16 +44,20 @@ from langmem_ext.errors import (
     PendingNotFoundError,
     TextTooLongError,
 )
-from langmem_ext.memory._utils import async_method, to_epoch_or_none
+from langmem_ext.memory import unconfirmed
+from langmem_ext.memory._utils import async_method, to_epoch, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
+from langmem_ext.memory.decay import caught_up
 from langmem_ext.memory.extraction import (
     ExtractionReport,
     Extractor,
+    as_messages,
     last_turn,
     related_memories,
+    saves_of_turn,
 )
 from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
-from langmem_ext.memory.lifecycle import recategorize, record_access, start_catch_up
+from langmem_ext.memory.lifecycle import decay_day, recategorize, record_access, start_catch_up
 from langmem_ext.memory.maintenance import MaintenanceReport, maintain
 from langmem_ext.memory.models import (
     PAGE_SORTS,
@@ -425,14 +429,16 @@ class Memory:
                 "is stored; an earlier confirm was interrupted); nothing to do."
             )
         if row.status == "pending" and row.expires_at <= time.time():
-            self._expire([row.id])
+            unconfirmed.expire(self, [row], time.time())
             raise PendingExpiredError(
                 f"Pending memory {row.id!r} expired at {to_dt(row.expires_at):%Y-%m-%d %H:%M} UTC "
-                "without confirmation; save it again if it is still wanted."
+                "without confirmation (its text stays in the daily notes, marked "
+                f"{unconfirmed.MARK}); save it again if it is still wanted."
             )
         if row.status == "expired":
             raise PendingExpiredError(
-                f"Pending memory {row.id!r} expired without confirmation; save it again."
+                f"Pending memory {row.id!r} expired without confirmation (its text stays in "
+                f"the daily notes, marked {unconfirmed.MARK}); save it again if it is still wanted."
             )
         if row.status != "pending":
             raise PendingAlreadyResolvedError(
@@ -463,34 +469,111 @@ class Memory:
             logger.info("pending item(s) %s were already written: marked confirmed", done)
         return done
 
-    def _expire(self, ids: Sequence[str]) -> None:
-        if ids:
-            self.workspace.ledger.pending.expire(ids, time.time())
-
-    def list_pending(
-        self, *, scope: str | None = None, thread_id: str | None = None
-    ) -> list[PendingItem]:
-        """Pending items of a scope, oldest first (expired ones are expired now).
-
-        Args:
-            scope: Whose items.
-            thread_id: Only those proposed in this conversation (default: all).
-        """
-        scope = self._scope(scope)
+    def _expire_due(
+        self, scope: str, now: float, thread_id: str | None = None
+    ) -> tuple[list[PendingRow], list[PendingRow]]:
+        """Settle the scope's pending rows (of one conversation, when ``thread_id``),
+        expire those due at ``now``: ``(expired, open)``."""
         rows = self.workspace.ledger.pending.of_scope(scope, "pending")
         if thread_id is not None:
             rows = [r for r in rows if r.thread_id == thread_id]
         done = self._settle(rows, scope)
         rows = [r for r in rows if r.id not in done]
-        now = time.time()
-        self._expire([r.id for r in rows if r.expires_at <= now])
-        return [self._pending_item(r) for r in rows if r.expires_at > now]
+        expired = unconfirmed.expire(self, [r for r in rows if r.expires_at <= now], now)
+        return expired, [r for r in rows if r.expires_at > now]
+
+    def list_pending(
+        self, *, scope: str | None = None, thread_id: str | None = None
+    ) -> list[PendingItem]:
+        """Pending items of a scope, oldest first (expired ones are expired now, see
+        :meth:`expire_pending`).
+
+        Args:
+            scope: Whose items.
+            thread_id: Only those proposed in this conversation (default: all).
+        """
+        _expired, rows = self._expire_due(self._scope(scope), time.time(), thread_id)
+        return [self._pending_item(r) for r in rows]
+
+    def expire_pending(
+        self, *, scope: str | None = None, now: datetime | date | float | None = None
+    ) -> list[PendingItem]:
+        """Expire the scope's pending saves whose TTL has passed at ``now``.
+
+        Nothing is lost because nobody answered: each expired save leaves its text in
+        the daily notes of the day it was said, marked ``[unconfirmed]``, unless the
+        scope holds that text already (see :mod:`langmem_ext.memory.unconfirmed`).
+        :meth:`list_pending`, :meth:`confirm` and ``maintain`` expire through here.
+
+        Args:
+            scope: Whose pending saves.
+            now: The time to expire at (default now).
+
+        Returns:
+            The items expired.
+        """
+        ts = to_epoch(now, time.time())
+        expired, _open = self._expire_due(self._scope(scope), ts)
+        return [self._pending_item(replace(r, status="expired", resolved_at=ts)) for r in expired]
+
+    def save_found(
+        self,
+        text: str,
+        *,
+        scope: str | None = None,
+        category: str = "fact",
+        source: str = "flush",
+        created_at: datetime | date | float | None = None,
+        supersedes: str | None = None,
+        thread_id: str | None = None,
+    ) -> PendingItem | None:
+        """Keep a fact the system found (not one the user asked to save).
+
+        It is written at once to the scope's daily notes of the day it was said,
+        marked ``[unconfirmed]`` (a log of that day, searchable, decaying like other
+        notes), and its promotion to long-term memory waits as a pending save. Once
+        confirmed, long-term memory holds it and the note stays as the day's log
+        without the marker; rejected, the note is deleted; expired, the note stays
+        marked. The pre-compaction flush, the daily archive and the extractor (in
+        ``lifecycle.extract_mode="pending"``) keep what they find through here.
+
+        Args:
+            text: The fact.
+            scope: Whose memory.
+            category: Its category in long-term memory.
+            source: Who found it (``flush``, ``archive``, ``extractor`` …).
+            created_at: When it was said (default now): the day of the note.
+            supersedes: The memory it replaces once confirmed (see :meth:`save`).
+            thread_id: The conversation it was found in (its next answer asks).
+
+        Returns:
+            The pending save, or ``None`` when the fact was proposed (pending,
+            confirmed, rejected or expired) or stored before: nothing is written twice.
+
+        Raises:
+            InvalidInputError: the text cannot be a memory (empty, too long, noise …).
+        """
+        scope = self._scope(scope)
+        at = to_epoch(created_at, time.time())
+        return unconfirmed.save_found(
+            self,
+            scope,
+            text,
+            category=category,
+            source=source,
+            at=at,
+            supersedes=supersedes,
+            thread_id=thread_id,
+        )
 
     def confirm(self, pending_id: str, *, scope: str | None = None) -> MemoryEntry | ProfileUpdate:
         """Confirm a pending memory: it is durable in Markdown when this returns.
 
         A pending profile change (category ``profile``, proposed by the model or the
         extractor) changes the profile instead and returns the :class:`ProfileUpdate`.
+        A note the save left in the daily notes marked ``[unconfirmed]`` (a fact the
+        flush or the extractor found, see :meth:`save_found`) stays as the log of
+        its day without the marker; long-term memory holds the memory.
 
         Raises:
             PendingNotFoundError: unknown id, or an id of another scope.
@@ -538,6 +621,7 @@ class Memory:
             ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
+        unconfirmed.settle(self, row, "confirmed")  # its note keeps the day's log
         return entry
 
     def _confirm_version(self, row: PendingRow, scope: str) -> bool:
@@ -572,12 +656,14 @@ class Memory:
         return True
 
     def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
-        """Reject a pending memory; nothing is written to Markdown."""
+        """Reject a pending memory; nothing is written to Markdown, and a note of it
+        marked ``[unconfirmed]`` in the daily notes (see :meth:`save_found`) is deleted."""
         scope = self._scope(scope)
         with self.workspace.lock.hold():
             row = self._load_pending(pending_id, scope)
             now = time.time()
             self.workspace.ledger.pending.resolve(row.id, "rejected", now)
+        unconfirmed.settle(self, row, "rejected")  # a note of it is deleted too
         return self._pending_item(replace(row, status="rejected", resolved_at=now))
 
     # -- direct writes -----------------------------------------------------
@@ -602,7 +688,10 @@ class Memory:
             category: system, core, fact or episode.
             target: ``long_term`` or ``daily``.
             importance: Initial importance.
-            created_at: When it was said (for imports of old conversations).
+            created_at: When it was said (for imports of old conversations): the
+                memory keeps its age, its idle time (decay) counts from then until
+                a recall reaches it (days the scope's decay already processed are
+                applied at once).
             source: Provenance label (``verified`` is true for ``"user"`` only).
             slot: What a later statement of the same fact replaces
                 (``user|lives_in``; see :meth:`extract`).
@@ -647,7 +736,8 @@ class Memory:
             category: One category for all, or one per text.
             target: ``long_term`` or ``daily`` (daily files follow each ``created_at``).
             importance: Initial importance for all.
-            created_at: One timestamp for all, or one per text (``None`` = now).
+            created_at: One timestamp for all, or one per text (``None`` = now); as
+                in :meth:`add`, idle time (decay) counts from it.
             source: Provenance label.
             embed: Embed now (``False`` leaves vectors to the next sync, so bulk
                 imports stay off the answer path).
@@ -694,6 +784,7 @@ class Memory:
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
             rows: dict[Path, list[int]] = {}
+            decayed_to = decay_day(self, scope)
             for text, cat, ts, slot in zip(clean, cats, times, given, strict=True):
                 when = ts if ts is not None else now
                 entry_id = self._fresh_id(taken)
@@ -705,11 +796,17 @@ class Memory:
                         entry_id,
                         text,
                         cat,
-                        imp,
+                        caught_up(  # an import said before the scope's last decay day
+                            category=cat,
+                            importance=imp,
+                            created_at=when,
+                            last_run=decayed_to,
+                            settings=self.settings.lifecycle,
+                        ),
                         when,
                         source,
                         verified=source == "user",
-                        slot=slot or slot_of(text),
+                        slot=slot or (None if unconfirmed.is_unconfirmed(text) else slot_of(text)),
                     )
                 )
             for path, (title, entries) in groups.items():
@@ -1121,7 +1218,7 @@ class Memory:
 
     def extract(
         self,
-        messages: Sequence[BaseMessage],
+        messages: str | Sequence[MessageLikeRepresentation],
         *,
         scope: str | None = None,
         model: BaseChatModel | None = None,
@@ -1140,8 +1237,10 @@ class Memory:
         whether new facts are written (``direct``) or queued (``pending``).
 
         Args:
-            messages: The conversation; its last user message and the replies after
-                it are read.
+            messages: The conversation, in any form LangChain reads (message
+                objects, ``("user", "…")`` tuples, ``{"role", "content"}`` dicts,
+                strings; one string is one user message); its last user message and
+                the replies after it are read.
             scope: Whose memory.
             model: The chat model, or ``None`` for the deterministic extractor.
             recalled: The memories recalled for the turn (hits or ``(id, text)``);
@@ -1152,6 +1251,9 @@ class Memory:
 
         Returns:
             What was added, superseded, boosted, deleted, queued or ignored.
+
+        Raises:
+            InvalidMessagesError: ``messages`` is no conversation LangChain reads.
 
         Example:
             .. code-block:: python
@@ -1166,12 +1268,14 @@ class Memory:
         """
         scope = self._scope(scope)
         when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
-        turn = last_turn(messages)
+        conversation = as_messages(messages)
+        turn = last_turn(conversation)
         if recalled is None:
             shown = related_memories(self, scope, turn)
         else:
             shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
-        return Extractor(self, scope, when, thread_id).run(turn, model, shown)
+        extractor = Extractor(self, scope, when, saves_of_turn(conversation), thread_id)
+        return extractor.run(turn, model, shown)
 
     def boost(
         self,
@@ -1478,6 +1582,8 @@ class Memory:
     aconfirm = async_method(confirm)
     areject = async_method(reject)
     alist_pending = async_method(list_pending)
+    aexpire_pending = async_method(expire_pending)
+    asave_found = async_method(save_found)
     aadd = async_method(add)
     aadd_many = async_method(add_many)
     aupdate = async_method(update)

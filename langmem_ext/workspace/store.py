@@ -176,6 +176,8 @@ def _doc(
     """The index row of an entry: position and text as parsed from the file; dates
     and importance from the entry just written or the ledger's state."""
     assert parsed.id is not None
+    if isinstance(state, NewEntry):
+        updated_at = _first_written(state, updated_at)
     return Doc(
         id=parsed.id,
         scope=scope,
@@ -190,6 +192,13 @@ def _doc(
     )
 
 
+def _first_written(e: NewEntry, now: float) -> float:
+    """``updated_at`` of a new entry: when it was said (``created_at``), never later than
+    ``now``. An import of an old conversation keeps its age: its idle clock (decay)
+    starts when it was said, not when it was imported."""
+    return min(e.created_at, now)
+
+
 def _new_state(scope: str, rel: str, e: NewEntry, now: float) -> EntryState:
     """The ledger state of an entry just written to ``rel``."""
     return EntryState(
@@ -200,7 +209,7 @@ def _new_state(scope: str, rel: str, e: NewEntry, now: float) -> EntryState:
         text_hash=text_hash(e.text),
         importance=e.importance,
         created_at=e.created_at,
-        updated_at=now,
+        updated_at=_first_written(e, now),
         last_access=None,
         access_count=0,
         source=e.source,
@@ -550,7 +559,7 @@ class Workspace:
             replace(
                 d,
                 created_at=new[i].created_at,
-                updated_at=now,
+                updated_at=_first_written(new[i], now),
                 importance=new[i].importance,
             )
             for i, d in present.items()

@@ -422,6 +422,13 @@ class DocTable:
             self._q("SELECT 1 FROM docs WHERE scope = ? AND text = ? LIMIT 1", (scope, text))
         )
 
+    def ids_with_text(self, scope: str, text: str) -> list[str]:
+        """The ids of a scope's docs with exactly this text, in file order."""
+        rows = self._q(
+            "SELECT id FROM docs WHERE scope = ? AND text = ? ORDER BY path, line", (scope, text)
+        )
+        return [str(r[0]) for r in rows]
+
     def category_counts(self, scope: str) -> dict[str, int]:
         """Number of docs of a scope per category (categories without docs are left out)."""
         rows = self._q(
