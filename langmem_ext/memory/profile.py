@@ -2,7 +2,7 @@
 
 A profile has typed fields — identity (``name``, ``preferred_name``, ``language``,
 ``timezone``) and safety-critical ones (``allergies``, ``dietary_restrictions``,
-``medical_conditions``, ``medications``, ``accessibility_needs``,
+``medical_conditions``, ``medications``, ``surgeries``, ``accessibility_needs``,
 ``emergency_contact``) — and free preferences (text → text).
 
 The truth is ``PROFILE.md`` next to the scope's long-term file, a Markdown file a
@@ -74,12 +74,13 @@ SAFETY_FIELDS: tuple[str, ...] = (
     "dietary_restrictions",
     "medical_conditions",
     "medications",
+    "surgeries",
     "accessibility_needs",
     "emergency_contact",
 )
 """Safety-critical fields: in every model call; a model's or extractor's change waits
 for confirmation."""
-LIST_FIELDS = frozenset(SAFETY_FIELDS[:5])
+LIST_FIELDS = frozenset(SAFETY_FIELDS[:6])
 """Fields holding a list of items (the others hold one text)."""
 FIELDS: tuple[str, ...] = IDENTITY_FIELDS + SAFETY_FIELDS
 PROPOSING_SOURCES = frozenset({"agent", "extractor", "model", "tool"})
@@ -102,6 +103,11 @@ _FIELD_ALIASES = {
     "疾病": "medical_conditions",
     "用药": "medications",
     "药物": "medications",
+    "surgery": "surgeries",
+    "surgical_history": "surgeries",
+    "operations": "surgeries",
+    "手术": "surgeries",
+    "手术史": "surgeries",
     "无障碍需求": "accessibility_needs",
     "紧急联系人": "emergency_contact",
     "姓名": "name",
@@ -150,6 +156,8 @@ class Profile(BaseModel):
     dietary_restrictions: list[str] = Field(default_factory=list)
     medical_conditions: list[str] = Field(default_factory=list)
     medications: list[str] = Field(default_factory=list)
+    surgeries: list[str] = Field(default_factory=list)
+    """Surgery history (``appendectomy``, ``膝盖手术``)."""
     accessibility_needs: list[str] = Field(default_factory=list)
     emergency_contact: str | None = None
     preferences: dict[str, str] = Field(default_factory=dict)
