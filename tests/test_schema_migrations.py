@@ -11,7 +11,12 @@ import pytest
 from langmem_ext import Memory, SchemaVersionError, Settings
 from langmem_ext.memory.session import SessionManager
 from langmem_ext.store import ChromaMemoryStore
-from langmem_ext.workspace.sqlite.schema import LEDGER_VERSION, migrate, schema_version
+from langmem_ext.workspace.sqlite.schema import (
+    LEDGER_MIGRATIONS,
+    LEDGER_VERSION,
+    migrate,
+    schema_version,
+)
 
 V0 = Path(__file__).parent / "data" / "workspace_v0"
 """A workspace written by commit 50780a6, before schema versions (tests/data/make_workspace_v0.py)."""
@@ -68,7 +73,7 @@ def test_migration_runs_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
         caplog.clear()
         Memory(settings=_settings(root)).close()
         second = [r for r in caplog.records if "migrated" in r.getMessage()]
-    assert len(first) == LEDGER_VERSION and second == []
+    assert len(first) == len(LEDGER_MIGRATIONS) and second == []
     with sqlite3.connect(root / "state.db") as conn:
         assert migrate(conn) == []
 

@@ -236,6 +236,21 @@ _TRIPLES = (
     "CREATE INDEX IF NOT EXISTS triple_marks_scope ON triple_marks(scope)",
 )
 
+_SAFETY_LINKS = (
+    """CREATE TABLE IF NOT EXISTS safety_links (
+    entry_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    field TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    item TEXT NOT NULL,
+    negated INTEGER NOT NULL DEFAULT 0,
+    at REAL NOT NULL,
+    PRIMARY KEY (entry_id, field, subject, item, negated)
+)""",
+    "CREATE INDEX IF NOT EXISTS safety_links_scope ON safety_links(scope, field, subject)",
+)
+
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -282,6 +297,11 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "pending updates: pending.supersedes (the memory a confirmed item replaces as its "
         "new version)",
         ("ALTER TABLE pending ADD COLUMN supersedes TEXT",),
+    ),
+    Migration(
+        9,
+        "safety links: the profile's safety fields each memory states (safety_links)",
+        _SAFETY_LINKS,
     ),
 )
 """Every step of the ledger's schema, oldest first."""
