@@ -212,8 +212,8 @@ class Extractor:
             self.report.used_fallback = True
             logger.info("extraction without a model: explicit first-person statements")
             for st in statements_in(turn):
+                self._profile(st)  # first: the memory written next finds it proposed
                 self._statement(st, shown)
-                self._profile(st)
             return self.report
         allowed = {i for i, _ in shown}
         for action in plan.actions:

@@ -60,6 +60,7 @@ from pydantic import BaseModel, Field
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory._utils import utc
 from langmem_ext.memory.models import PendingItem
+from langmem_ext.memory.safety import item_key
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.workspace.files import atomic_write_text
 from langmem_ext.workspace.records import PendingRow, ProfileChangeRow
@@ -164,6 +165,9 @@ class Profile(BaseModel):
     """Free preferences (text → text)."""
     extra_lines: dict[str, list[str]] = Field(default_factory=dict)
     """Lines of ``PROFILE.md`` kept verbatim, by section title (``""``: before the first)."""
+    stated_by: dict[str, list[str]] = Field(default_factory=dict)
+    """Safety field → ids of the user's memories that state it (not in ``PROFILE.md``:
+    :meth:`Memory.profile <langmem_ext.Memory.profile>` reads them from the links)."""
 
     def safety(self) -> dict[str, Any]:
         """The safety-critical fields that are set, in their fixed order."""
@@ -297,11 +301,55 @@ def render_profile(profile: Profile) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_safety(profile: Profile, max_tokens: int) -> str:
+@dataclass(frozen=True)
+class Stated:
+    """What the user's memories state of one safety field.
+
+    Attributes:
+        ids: The memories stating it, oldest first.
+        missing: Items they state that the profile lacks (not confirmed yet).
+        denied: Items they say the user does not (or no longer) have.
+    """
+
+    ids: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
+
+
+STATED_IDS_SHOWN = 4
+"""Memory ids shown per field in the safety block (then "+N more")."""
+
+
+def _stated_note(stated: Stated | None) -> str:
+    if stated is None or not stated.ids:
+        return ""
+    ids = list(stated.ids[:STATED_IDS_SHOWN])
+    more = len(stated.ids) - len(ids)
+    parts = [f"memories: {', '.join(ids)}" + (f" +{more} more" if more > 0 else "")]
+    if stated.missing:
+        parts.append(f"they also state, not in the profile yet: {_quoted(list(stated.missing))}")
+    if stated.denied:
+        parts.append(f"they say not or no longer: {_quoted(list(stated.denied))}")
+    return f" ({'; '.join(parts)})"
+
+
+def render_safety(
+    profile: Profile, max_tokens: int, stated: Mapping[str, Stated] | None = None
+) -> str:
     """The safety block of a profile, within ``max_tokens`` (``""`` when it has none).
 
-    Fields come in a fixed order (allergies first), each value JSON-quoted; the
-    ``## Safety`` lines kept verbatim follow. What does not fit is cut with a marker.
+    Fields come in a fixed order (allergies first), each value JSON-quoted, with the
+    ids of the user's memories that state the field and what they state beyond the
+    profile (``stated``); the ``## Safety`` lines kept verbatim follow. What does not
+    fit is cut with a marker.
+
+    Args:
+        profile: The profile.
+        max_tokens: The block's budget.
+        stated: Per safety field, what the user's memories state of it.
+
+    Returns:
+        The block.
 
     Example:
         >>> print(render_safety(Profile(allergies=["花生"]), 300))
@@ -310,7 +358,13 @@ def render_safety(profile: Profile, max_tokens: int) -> str:
         - allergies: ["花生"]
         </user_safety_profile>
     """
-    lines = [f"- {f}: {_quoted(v)}" for f, v in profile.safety().items()]
+    stated = stated or {}
+    values = profile.safety()
+    lines = [
+        f"- {f}: {_quoted(values.get(f, []))}{_stated_note(stated.get(f))}"
+        for f in SAFETY_FIELDS
+        if f in values or (f in stated and stated[f].ids)
+    ]
     lines += [f"- note: {_quoted(line.strip())}" for line in profile.extra_lines.get("Safety", [])]
     if not lines:
         return ""
@@ -518,6 +572,46 @@ class ProfileBook:
                     update.pending.append(self._propose(scope, op, source))
         return update
 
+    def propose(self, scope: str, ops: Sequence[FieldOp], source: str) -> list[PendingItem]:
+        """Propose additions to list fields as pending items, whatever the source.
+
+        Only the items the profile does not state and no waiting proposal carries
+        (compared as :func:`~langmem_ext.memory.safety.item_key`: case, spaces and a
+        plural ignored) are proposed: one pending item per field.
+
+        Args:
+            scope: Whose profile.
+            ops: ``+=`` changes of list fields.
+            source: Who proposes them (``memory:<ids>`` for a memory's statement).
+
+        Returns:
+            The new pending items.
+        """
+        for op in ops:
+            if op.field not in LIST_FIELDS or op.op != "+=" or not isinstance(op.value, list):
+                raise InvalidInputError(f"Only additions to list fields can be proposed: {op}.")
+        out: list[PendingItem] = []
+        with self.workspace.lock.hold():
+            current = self.read(scope)
+            waiting: dict[str, set[str]] = {}
+            for row in self.workspace.ledger.pending.of_scope(scope, "pending"):
+                if row.target == PROFILE_TARGET and row.expires_at > self._now():
+                    op = FieldOp.from_pending(row.text)
+                    if op.op != "-=" and isinstance(op.value, list):
+                        waiting.setdefault(op.field, set()).update(item_key(v) for v in op.value)
+            for op in ops:
+                known = {item_key(v) for v in _get(current, op.field) or []}
+                known |= waiting.get(op.field, set())
+                new = [
+                    v
+                    for v in dict.fromkeys(op.value)
+                    if item_key(v) not in known and not _SPLIT_RE.search(v)  # one item each
+                ]
+                if new:
+                    out.append(self._propose(scope, FieldOp(op.field, "+=", new), source))
+                    waiting.setdefault(op.field, set()).update(item_key(v) for v in new)
+        return out
+
     def _write(
         self, scope: str, current: Profile, ops: Iterable[FieldOp], source: str
     ) -> ProfileUpdate:
@@ -605,6 +699,7 @@ __all__ = [
     "ProfileBook",
     "ProfileChange",
     "ProfileUpdate",
+    "Stated",
     "fact_ops",
     "parse_profile",
     "preference_ops",

@@ -249,6 +249,10 @@ _VERB = re.compile(
     r"(?:'s\b|\s+(?:is|was|has|had|have|takes|took|gets|got|needs|uses|does|doesn't|can't|"
     r"cannot|must|should|will|says|said|and|also|still|just|now|suffers|underwent)\b)"
 )
+_LABELS = _split_words(
+    """note notes summary fact facts reminder update important warning health medical
+    history profile info update 备注 注意 提醒 总结 健康 病史 重要"""
+)
 _USER_SPEAKERS = frozenset({"user", "me", "i", "我", "用户", "主人", "human"})
 
 
@@ -788,6 +792,8 @@ def _facts_cached(text: str, names: frozenset[str]) -> tuple[SafetyFact, ...]:
     if not _open_fields(text.casefold()):
         return ()
     speaker = speaker_of(text)
+    if speaker is not None and (_open_fields(speaker) or speaker in _LABELS):
+        speaker = None  # "Allergies: peanuts" / "Note: …": a label, not a person
     body = re.split(r"[:：]", text, maxsplit=1)[1] if speaker else text
     out: dict[tuple[str, str, bool], list[str]] = {}
     for sentence in _SENTENCES.split(body.replace("’", "'")):
