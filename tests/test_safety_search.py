@@ -4,10 +4,14 @@ languages and across them (real embedder, real Chroma, real SQLite)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
-from langmem_ext import Memory
+from langmem_ext import Memory, build_memory_graph
+from langmem_ext.scripted import ScriptedChatModel, offline_policy
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -130,3 +134,43 @@ def test_the_stage_can_be_switched_off(lin_wei: tuple[Memory, dict[str, str]]) -
     memory.settings.retrieval.safety_stage = False
     hits = memory.search("Does Lin Wei have any food allergies?", k=5, now=T0 + timedelta(days=2))
     assert not any("safety_first" in h.debug for h in hits)
+
+
+def _block(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+
+
+def test_through_the_graph_a_confirmed_allergy_reaches_the_profile_and_the_block(
+    memory: Memory,
+) -> None:
+    model = ScriptedChatModel(policy=offline_policy)
+    graph = build_memory_graph(model, memory, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t1", "user_id": "lin"}}
+    scope = "user_lin"
+    memory.upsert_facts({"name": "Lin Wei", "allergies": ["shellfish"]}, scope=scope)
+    memory.add_many(DISTRACTORS, scope=scope, created_at=T0)
+
+    def say(text: str, thread: str = "t1") -> dict[str, Any]:
+        conf = {"configurable": {**config["configurable"], "thread_id": thread}}
+        return dict(graph.invoke({"messages": [HumanMessage(text)]}, conf))
+
+    say("我对花生和青霉素过敏，请记住")
+    out = say("确认")  # the memory is stored; it proposes the profile change
+    assert "proposed for the profile" in str(out["messages"][-1].content)
+    assert memory.profile(scope=scope).allergies == ["shellfish"]  # waits for the user
+    say("好")  # confirms the proposal
+    profile = memory.profile(scope=scope)
+    assert profile.allergies == ["shellfish", "花生", "青霉素"]
+    [entry] = [e for e in memory.list(scope=scope) if "过敏" in e.text]
+    assert profile.stated_by == {"allergies": [entry.id]}
+    # Later, in English, in another thread: the block starts with the safety facts.
+    say("Does Lin Wei have any food allergies?", thread="t2")
+    block = _block(model.calls[-1])
+    memory_part = block[block.index("<memory_context>") :].splitlines()
+    assert memory_part[2] == (
+        '- safety, allergies (the user\'s profile): ["shellfish", "花生", "青霉素"]'
+    )
+    assert memory_part[3].startswith(f"- safety memory, allergies ({entry.anchor} (line")
+    assert entry.text in memory_part[3]
+    assert sum(entry.text in line for line in memory_part) == 1  # not repeated below
+    assert f"(memories: {entry.id})" in block  # the safety block names the memory too

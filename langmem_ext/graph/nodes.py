@@ -41,8 +41,9 @@ from langmem_ext.memory.events import SessionLog
 from langmem_ext.memory.flush import flush_to_pending
 from langmem_ext.memory.lifecycle import record_recall
 from langmem_ext.memory.models import cite
-from langmem_ext.memory.profile import UNREADABLE_SAFETY, ProfileUpdate
+from langmem_ext.memory.profile import PROFILE_TARGET, UNREADABLE_SAFETY, ProfileUpdate
 from langmem_ext.memory.recall import recall_query, static_memory
+from langmem_ext.memory.safety_links import SafetySection
 from langmem_ext.memory.session import archive_messages, record_checkpoint, run_checkpoint
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.intent import detect_recall_intent
@@ -155,6 +156,12 @@ def resolve_pending(
     for pid in wanted or ():
         if pid not in pending:
             notes.append(f"{pid}: no such pending save (expired or already resolved)")
+    if decision == "confirm" and ids:  # a confirmed safety fact proposes a profile change
+        for p in memory.list_pending(scope=scope):
+            if p.id not in pending and p.target == PROFILE_TARGET:
+                notes.append(
+                    f"proposed for the profile, ask the user to confirm ({p.id}): {p.text}"
+                )
     return notes
 
 
@@ -278,6 +285,7 @@ def create_preflight_recall_node(
         now = datetime.now().astimezone()
         recalled: list[dict[str, Any]] = []
         static = ""
+        safety = _safety_recall(memory, query, scope)  # a safety question, gate or not
         if query:
             gate = should_retrieve(query, s.gate)
             intent = detect_recall_intent(query, now)
@@ -324,6 +332,7 @@ def create_preflight_recall_node(
             update["first_turn_done"] = True
         carried = writer.take(scope, _thread(config)) if writer is not None else None
         block = render_memory_block(
+            safety=safety,
             core=core,
             recalled=recalled,
             daily=daily,
@@ -336,6 +345,19 @@ def create_preflight_recall_node(
         return update
 
     return preflight_recall
+
+
+def _safety_recall(memory: Memory, query: str, scope: str) -> list[SafetySection]:
+    """The safety fields a question asks about and the memories stating them ([] when
+    it asks about none; an error is logged and the turn goes on with the profile's
+    safety block, which every call carries)."""
+    if not query:
+        return []
+    try:
+        return memory.safety_recall(query, scope=scope)
+    except (LangmemError, sqlite3.Error) as err:
+        logger.error("the memories stating the asked safety fields could not be read: %s", err)
+        return []
 
 
 def _safety_block(memory: Memory, scope: str, max_tokens: int) -> str:

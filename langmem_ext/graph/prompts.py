@@ -6,6 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from langmem_ext.memory.models import cite
+from langmem_ext.memory.safety import USER
+from langmem_ext.memory.safety_links import SafetySection
+
 SYSTEM_PROMPT = """You are a helpful assistant with a long-term memory.
 
 Memory rules:
@@ -34,8 +38,38 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+def _value(value: Any) -> str:
+    """A profile value as JSON that cannot close the block."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _safety_lines(safety: Sequence[SafetySection]) -> tuple[list[str], set[str]]:
+    """The safety sections' lines (each field's profile value, then the memories
+    stating it, each memory once) and the ids of the memories shown."""
+    lines: list[str] = []
+    shown: set[str] = set()
+    fields_of: dict[str, list[str]] = {}
+    for sec in safety:
+        for m in sec.memories:
+            fields_of.setdefault(m.id, []).append(sec.field)
+    for sec in safety:
+        whose = "the user's profile" if sec.subject == USER else f"about {sec.subject}"
+        if sec.profile:
+            lines.append(f"- safety, {sec.field} ({whose}): {_value(sec.profile)}")
+        for m in sec.memories:
+            if m.id in shown:
+                continue
+            shown.add(m.id)
+            about = "" if sec.subject == USER else f", about {sec.subject}"
+            lines.append(
+                f"- safety memory, {', '.join(fields_of[m.id])}{about} ({cite(m)}): {quote(m.text)}"
+            )
+    return lines, shown
+
+
 def render_memory_block(
     *,
+    safety: Sequence[SafetySection] = (),
     core: Sequence[dict[str, Any]] = (),
     recalled: Sequence[dict[str, Any]] = (),
     daily: Sequence[tuple[str, str]] = (),
@@ -46,19 +80,26 @@ def render_memory_block(
     """Render the memory block (empty string when there is nothing to show).
 
     Args:
-        core: Core memories (``text``, ``citation``: ``path#^id (line N)``, see
+        safety: What a question about a safety topic must see first
+            (:meth:`Memory.safety_recall <langmem_ext.Memory.safety_recall>`): each
+            field's profile value and every memory stating it, at the top; a memory
+            shown there is not repeated below.
+        core: Core memories (``id``, ``text``, ``citation``: ``path#^id (line N)``, see
             :func:`~langmem_ext.memory.models.cite`).
-        recalled: Recalled hits (``text``, ``citation``, ``score``, ``created_at``).
+        recalled: Recalled hits (``id``, ``text``, ``citation``, ``score``, ``created_at``).
         daily: ``(date, text)`` of daily notes injected on a session's first turn.
         notes: What happened to pending saves this turn.
         tool_context: The last turn's tool results, condensed (next turn only).
         static: The beginning of the long-term memory file, injected when search
             is unavailable (seed 000's static fallback).
     """
-    lines: list[str] = []
+    lines, shown = _safety_lines(safety)
     for m in core:
-        lines.append(f"- core ({m['citation']}): {quote(m['text'])}")
+        if m.get("id") not in shown:
+            lines.append(f"- core ({m['citation']}): {quote(m['text'])}")
     for h in recalled:
+        if h.get("id") in shown:
+            continue
         lines.append(
             f"- recalled, score {h['score']:.2f}, {str(h['created_at'])[:10]} ({h['citation']}): "
             f"{quote(h['text'])}"
