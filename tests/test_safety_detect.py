@@ -188,7 +188,12 @@ def test_safety_questions(question: str, fields: tuple[str, ...], subject: str) 
 
 @pytest.mark.parametrize(
     "question",
-    ["Do I take the bus today?", "What's the weather tomorrow?", "What did Melanie paint?"],
+    [
+        "Do I take the bus today?",
+        "What's the weather tomorrow?",
+        "What did Melanie paint?",
+        'What is the type of game "Xenoblade Chronicles" that Nate is playing?',
+    ],
 )
 def test_other_questions_are_no_safety_topic(question: str) -> None:
     assert safety_topic(question) is None

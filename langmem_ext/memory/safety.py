@@ -884,7 +884,7 @@ _TOPIC_CUES: dict[str, re.Pattern[str]] = {
         "medications": r"medic|\bmeds\b|\bdrugs?\b|\bpills?\b|tablets?\b|capsules?\b|prescri|"
         r"\bdose\b|dosage|\binject|insulin|\binhaler|药|服用|胰岛素|处方",
         "medical_conditions": r"diagnos|\bdiseases?\b|disorder|syndrome|\bconditions?\b|illness|"
-        r"\bsuffer|\bchronic|health (?:problem|issue)|medical history|病|疾病|患|确诊|诊断|"
+        r"\bsuffer|\bchronic(?:ally)?\b|health (?:problem|issue)|medical history|病|疾病|患|确诊|诊断|"
         r"健康问题|慢性",
         "dietary_restrictions": r"\bdiet|vegetarian|vegan|halal|kosher|gluten|lactose|"
         r"food restrictions?|\b(?:can't|cannot|can|not|shouldn't|should) (?:i |he |she |they |we )?"
