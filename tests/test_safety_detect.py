@@ -193,6 +193,9 @@ def test_safety_questions(question: str, fields: tuple[str, ...], subject: str) 
         "What's the weather tomorrow?",
         "What did Melanie paint?",
         'What is the type of game "Xenoblade Chronicles" that Nate is playing?',
+        "杜邦火药厂的名称是什么?",
+        "How long was the Summer Theatre in operation?",
+        "Who was the medical report written for?",
     ],
 )
 def test_other_questions_are_no_safety_topic(question: str) -> None:

@@ -881,15 +881,16 @@ _TOPIC_CUES: dict[str, re.Pattern[str]] = {
     f: re.compile(p, re.IGNORECASE)
     for f, p in {
         "allergies": r"allerg|anaphyla|epipen|过敏",
-        "medications": r"medic|\bmeds\b|\bdrugs?\b|\bpills?\b|tablets?\b|capsules?\b|prescri|"
-        r"\bdose\b|dosage|\binject|insulin|\binhaler|药|服用|胰岛素|处方",
+        "medications": r"\bmedications?\b|\bmedicines?\b|\bmeds\b|\bdrugs?\b|\bpills?\b|tablets?\b|capsules?\b|prescri|"
+        r"\bdose\b|dosage|\binject|insulin|\binhaler|(?<![火炸农弹])药(?![店房厂])|服用|胰岛素|处方",
         "medical_conditions": r"diagnos|\bdiseases?\b|disorder|syndrome|\bconditions?\b|illness|"
         r"\bsuffer|\bchronic(?:ally)?\b|health (?:problem|issue)|medical history|病|疾病|患|确诊|诊断|"
         r"健康问题|慢性",
         "dietary_restrictions": r"\bdiet|vegetarian|vegan|halal|kosher|gluten|lactose|"
         r"food restrictions?|\b(?:can't|cannot|can|not|shouldn't|should) (?:i |he |she |they |we )?"
         r"eat\b|忌口|素食|吃素|饮食|不吃|不能吃|能吃|可以吃|清真",
-        "surgeries": r"surg|operation|operated|transplant|手术|开刀|动刀|动过刀",
+        "surgeries": r"surg|(?<!in )(?<!into )operation(?!s? of\b)|operated on|transplant|"
+        r"手术|开刀|动刀|动过刀",
         "accessibility_needs": r"accessib|wheelchair|disabilit|hearing aid|\bblind|\bdeaf|无障碍|"
         r"轮椅|残疾|助听器",
         "emergency_contact": r"emergency contact|in case of (?:an )?emergency|紧急联系人|紧急联络",
