@@ -192,3 +192,18 @@ def test_the_pipeline_keeps_and_ranks_safety_facts_first() -> None:
     weak.safety = ("allergies",)
     ranked = rank([strong, weak], [strong], **ok)
     assert [c.id for c in ranked] == ["b", "a"] and ranked[0].debug["safety_first"] == 1.0
+
+
+def test_preflight_cuts_a_long_safety_memory_to_the_per_hit_budget(fake_memory: Memory) -> None:
+    from langchain_core.messages import HumanMessage
+
+    from langmem_ext.graph import create_preflight_recall_node
+
+    long_note = "I'm allergic to peanuts. " + "It started when I was a child at school. " * 40
+    fake_memory.add(long_note)
+    settings = fake_memory.settings.model_copy(deep=True)
+    settings.injection.max_tokens_per_hit = 20
+    node = create_preflight_recall_node(fake_memory, settings=settings)
+    block = node({"messages": [HumanMessage("What am I allergic to?")]}, {})["memory_context"]
+    [line] = [x for x in block.splitlines() if x.startswith("- safety memory")]
+    assert "I'm allergic to peanuts" in line and len(line) < 200

@@ -285,7 +285,7 @@ def create_preflight_recall_node(
         now = datetime.now().astimezone()
         recalled: list[dict[str, Any]] = []
         static = ""
-        safety = _safety_recall(memory, query, scope)  # a safety question, gate or not
+        safety = _safety_recall(memory, query, scope, inj.max_tokens_per_hit)  # gate or not
         if query:
             gate = should_retrieve(query, s.gate)
             intent = detect_recall_intent(query, now)
@@ -347,17 +347,25 @@ def create_preflight_recall_node(
     return preflight_recall
 
 
-def _safety_recall(memory: Memory, query: str, scope: str) -> list[SafetySection]:
-    """The safety fields a question asks about and the memories stating them ([] when
-    it asks about none; an error is logged and the turn goes on with the profile's
-    safety block, which every call carries)."""
+def _safety_recall(
+    memory: Memory, query: str, scope: str, max_tokens_per_hit: int
+) -> list[SafetySection]:
+    """The safety fields a question asks about and the memories stating them, each cut
+    to ``max_tokens_per_hit`` ([] when it asks about none; an error is logged and the
+    turn goes on with the profile's safety block, which every call carries)."""
     if not query:
         return []
     try:
-        return memory.safety_recall(query, scope=scope)
+        sections = memory.safety_recall(query, scope=scope)
     except (LangmemError, sqlite3.Error) as err:
         logger.error("the memories stating the asked safety fields could not be read: %s", err)
         return []
+    for sec in sections:
+        sec.memories = [
+            m.model_copy(update={"text": truncate_by_tokens(m.text, max_tokens_per_hit)})
+            for m in sec.memories
+        ]
+    return sections
 
 
 def _safety_block(memory: Memory, scope: str, max_tokens: int) -> str:
