@@ -87,6 +87,9 @@ class RetrievalSettings(BaseModel):
     slot_stage: bool = True
     """A question about one of the user's own attributes ("where do I live?") finds
     the current memories stating it by their slot, whatever their wording."""
+    safety_stage: bool = True
+    """A question about a safety topic ("Does Lin Wei have any food allergies?",
+    "我做过什么手术") ranks the memories stating the fields it asks about first."""
     graph_stage: bool = True
     """The knowledge graph's stage: memories supporting triples of the question's
     entities (one or two hops out) join the candidates, each on its own cosine, and

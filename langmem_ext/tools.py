@@ -125,15 +125,15 @@ FORGET_DESCRIPTION = (
 
 PROFILE_GET_DESCRIPTION = (
     "Read the user's profile: name, preferred name, language, timezone, safety-critical "
-    "facts (allergies, dietary restrictions, medical conditions, medications, accessibility "
-    "needs, emergency contact) and free preferences. The safety-critical part is already "
+    "facts (allergies, dietary restrictions, medical conditions, medications, surgeries, "
+    "accessibility needs, emergency contact) and free preferences. The safety-critical part is already "
     "shown to you every turn; use this for the rest."
 )
 PROFILE_UPDATE_DESCRIPTION = (
     "Update the user's profile when they state a profile fact (我对花生过敏, 'call me Ann', "
     "'I take aspirin daily') or a lasting preference. `facts`: typed fields: name, "
     "preferred_name, language, timezone (text); allergies, dietary_restrictions, "
-    "medical_conditions, medications, accessibility_needs (lists: new items are added; "
+    "medical_conditions, medications, surgeries, accessibility_needs (lists: new items are added; "
     "replace=true replaces the list); emergency_contact (text). `preferences`: free "
     "text -> text (null removes one). Changes to safety-critical fields are only PENDING "
     "until the user confirms: tell the user what would change and ask; then call "

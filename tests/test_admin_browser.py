@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from langmem_ext import Memory, Settings
+from langmem_ext.memory.profile import SAFETY_FIELDS
 
 pytestmark = pytest.mark.slow
 
@@ -162,7 +163,7 @@ def test_admin_in_a_real_browser(browser: Any, admin_server: str, tmp_path: Path
 
     # the other pages
     page.click("nav >> text=Profile")
-    assert page.locator("#safety-fields tr.safety").count() == 6
+    assert page.locator("#safety-fields tr.safety").count() == len(SAFETY_FIELDS)
     shot("profile")
     page.click("nav >> text=Maintenance")
     page.click("#run-maintenance")

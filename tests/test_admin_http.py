@@ -185,6 +185,10 @@ def test_a_safety_field_edit_waits_for_confirmation(client: TestClient, memory: 
     assert memory.profile(scope="user_alice").name == "小明"
     r = client.get("/admin/profile")
     assert 'class="safety" data-field="allergies"' in r.text
+    # the field links to the memories that state it
+    entry_id = memory.add("我对花生过敏", scope="user_alice")
+    r = client.get("/admin/profile")
+    assert f'<a href="/admin/memories/{entry_id}">{entry_id}</a>' in r.text
 
 
 def test_stats_draw_svg_and_exports(client: TestClient, memory: Memory) -> None:

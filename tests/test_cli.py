@@ -60,7 +60,8 @@ def test_tables_for_people(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--workspace", ws, "list")
     assert code == 0 and "core" in out and "allergic" in out and "MEMORY.md:" in out
     code, out, _ = run(capsys, "--workspace", ws, "stats")
-    assert re.search(r"main\s+1\s+0\s+1\s+0\s+0\s+0", out)
+    # pending 1: the allergy, proposed for the profile, waits for the user
+    assert re.search(r"main\s+1\s+0\s+1\s+0\s+0\s+1", out)
     code, out, _err = run(capsys, "--workspace", ws, "reindex")
     assert code == 0 and "1 embedded" in out
     code, out, _ = run(capsys, "--workspace", ws, "search", "peanut", "--debug")

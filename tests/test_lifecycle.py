@@ -125,7 +125,8 @@ def test_core_and_system_are_never_decayed_or_deleted_by_jobs(fake_memory: Memor
     system = fake_memory.add("Answer in Chinese", scope="main", category="system")
     fact = fake_memory.add("Likes jazz", scope="main")
     report = fake_memory.maintain(now=noon(400))
-    assert {c.id for c in report.changes} == {fact}
+    # (the allergy's proposal for the profile expired unconfirmed: a pending item)
+    assert {c.id for c in report.changes if c.action != "expired"} == {fact}
     deleted, skipped = delete_entries(fake_memory, [core, system, fact, "m-unknown"], scope="main")
     assert deleted == [fact] and skipped == [core, system, "m-unknown"]
     assert live(fake_memory, core) and live(fake_memory, system)

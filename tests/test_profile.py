@@ -177,3 +177,18 @@ def test_extractor_fallback_proposes_profile_changes(fake_memory: Memory) -> Non
     assert pending.id in report.profile and "name" in report.profile
     fake_memory.confirm(pending.id, scope="u1")
     assert fake_memory.profile(scope="u1").allergies == ["青霉素", "花生"]
+
+
+def test_surgery_history_is_a_safety_field(fake_memory: Memory) -> None:
+    up = fake_memory.upsert_facts({"surgeries": ["appendectomy"]}, source="agent")
+    assert fake_memory.profile().surgeries == [] and len(up.pending) == 1  # waits
+    fake_memory.confirm(up.pending[0].id)
+    assert fake_memory.profile().surgeries == ["appendectomy"]
+    assert '- surgeries: ["appendectomy"]' in fake_memory.safety_block()
+    path = fake_memory.root / "PROFILE.md"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("- surgeries: appendectomy", "- 手术史: 阑尾切除, 膝盖手术")
+    path.write_text(text, encoding="utf-8")
+    assert fake_memory.profile().surgeries == ["阑尾切除", "膝盖手术"]  # read back
+    fake_memory.upsert_preferences({"tea": "green"})  # a rewrite names the field in English
+    assert "- surgeries: 阑尾切除, 膝盖手术" in path.read_text(encoding="utf-8")

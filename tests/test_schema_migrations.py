@@ -10,7 +10,12 @@ import pytest
 from langmem_ext import Memory, SchemaVersionError, Settings
 from langmem_ext.memory.session import SessionManager
 from langmem_ext.store import ChromaMemoryStore
-from langmem_ext.workspace.sqlite.schema import LEDGER_VERSION, migrate, schema_version
+from langmem_ext.workspace.sqlite.schema import (
+    LEDGER_MIGRATIONS,
+    LEDGER_VERSION,
+    migrate,
+    schema_version,
+)
 
 
 def _version(root: Path) -> int:
@@ -58,7 +63,7 @@ def test_migration_runs_once(v0_workspace: Path, caplog: pytest.LogCaptureFixtur
         caplog.clear()
         Memory(settings=_settings(root)).close()
         second = [r for r in caplog.records if "migrated" in r.getMessage()]
-    assert len(first) == LEDGER_VERSION and second == []
+    assert len(first) == len(LEDGER_MIGRATIONS) and second == []
     with sqlite3.connect(root / "state.db") as conn:
         assert migrate(conn) == []
 

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory import Memory
 from langmem_ext.memory.models import PendingItem, cite
-from langmem_ext.memory.profile import ProfileUpdate
+from langmem_ext.memory.profile import PROFILE_TARGET, ProfileUpdate
 from langmem_ext.short_term.content import message_text
 
 MAX_PROPOSED = 5
@@ -150,6 +150,7 @@ def resolve_pending(
 ) -> list[str]:
     """Confirm and reject pending saves among ``items``; notes for the model."""
     texts = {p.id: p.text for p in items}
+    before = {p.id for p in memory.list_pending(scope=scope)} if confirm else set()
     notes: list[str] = []
     for pid in confirm:
         try:
@@ -164,6 +165,10 @@ def resolve_pending(
             notes.append(f"rejected, not stored: {texts.get(pid, pid)}")
         except LangmemError as err:
             notes.append(f"{pid}: {err}")
+    if confirm:  # a confirmed safety fact proposes the profile change: asked next
+        for p in memory.list_pending(scope=scope):
+            if p.id not in before and p.target == PROFILE_TARGET:
+                notes.append(f"proposed for the profile, to be confirmed ({p.id}): {p.text}")
     return notes
 
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from langmem_ext.memory.models import cite
+from langmem_ext.memory.safety import USER
+
+if TYPE_CHECKING:
+    from langmem_ext.memory.safety_links import SafetySection
 
 BLOCK_OPEN = "<memory_context>"
 BLOCK_CLOSE = "</memory_context>"
@@ -29,8 +35,38 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+def _value(value: Any) -> str:
+    """A profile value as JSON that cannot close the block."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _safety_lines(safety: Sequence[SafetySection]) -> tuple[list[str], set[str]]:
+    """The safety sections' lines (each field's profile value, then the memories
+    stating it, each memory once) and the ids of the memories shown."""
+    lines: list[str] = []
+    shown: set[str] = set()
+    fields_of: dict[str, list[str]] = {}
+    for sec in safety:
+        for m in sec.memories:
+            fields_of.setdefault(m.id, []).append(sec.field)
+    for sec in safety:
+        whose = "the user's profile" if sec.subject == USER else f"about {sec.subject}"
+        if sec.profile:
+            lines.append(f"- safety, {sec.field} ({whose}): {_value(sec.profile)}")
+        for m in sec.memories:
+            if m.id in shown:
+                continue
+            shown.add(m.id)
+            about = "" if sec.subject == USER else f", about {sec.subject}"
+            lines.append(
+                f"- safety memory, {', '.join(fields_of[m.id])}{about} ({cite(m)}): {quote(m.text)}"
+            )
+    return lines, shown
+
+
 def render_memory_block(
     *,
+    safety: Sequence[SafetySection] = (),
     core: Sequence[dict[str, Any]] = (),
     recalled: Sequence[dict[str, Any]] = (),
     daily: Sequence[tuple[str, str]] = (),
@@ -42,6 +78,10 @@ def render_memory_block(
     """Render the memory block (empty string when there is nothing to show).
 
     Args:
+        safety: What a question about a safety topic must see first
+            (:meth:`Memory.safety_recall <langmem_ext.Memory.safety_recall>`): each
+            field's profile value and every memory stating it, at the top; a memory
+            shown there is not repeated below.
         core: Core memories (``text``, ``citation``: ``path#^id (line N)``, see
             :func:`~langmem_ext.memory.models.cite`).
         recalled: Recalled hits (``text``, ``citation``, ``score``, ``created_at``).
@@ -53,10 +93,13 @@ def render_memory_block(
         found_nothing: Memory was searched because the message asks about the past
             and nothing was found: the block says so, so the model does not guess.
     """
-    lines: list[str] = []
+    lines, shown = _safety_lines(safety)
     for m in core:
-        lines.append(f"- core ({m['citation']}): {quote(m['text'])}")
+        if m.get("id") not in shown:
+            lines.append(f"- core ({m['citation']}): {quote(m['text'])}")
     for h in recalled:
+        if h.get("id") in shown:
+            continue
         lines.append(
             f"- recalled, score {h['score']:.2f}, {str(h['created_at'])[:10]} ({h['citation']}): "
             f"{quote(h['text'])}"

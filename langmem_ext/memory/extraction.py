@@ -47,6 +47,7 @@ from langchain_core.messages import (
 from pydantic import BaseModel, Field
 
 from langmem_ext.errors import InvalidMessagesError, LangmemError
+from langmem_ext.memory.profile import PROFILE_TARGET
 from langmem_ext.memory.unconfirmed import is_unconfirmed
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.statements import (
@@ -315,8 +316,8 @@ class Extractor:
             self.report.used_fallback = True
             logger.info("extraction without a model: explicit first-person statements")
             for st in statements_in(turn):
+                self._profile(st)  # first: the memory written next finds it proposed
                 self._statement(st, shown)
-                self._profile(st)
             return self.report
         allowed = {i for i, _ in shown}
         for action in plan.actions:
@@ -406,14 +407,16 @@ class Extractor:
             self._ignore(f"statement {st.text!r}: {e}")
 
     def _covered(self, st: Statement) -> bool:
-        """Whether the turn's own save or an open pending save already says what ``st``
+        """Whether the turn's own save or an open pending memory save (a profile change
+        is another kind of proposal) already says what ``st``
         says: it holds the statement's value (``拉面`` in "主人喜欢吃拉面", the model's
         wording of "我喜欢吃拉面，请记住"), whether or not the user answered it yet."""
         value = st.object.strip().casefold()
         if not value:
             return False
         word = re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
-        texts = [*self.saved, *(p.text for p in self.memory.list_pending(scope=self.scope))]
+        pending = self.memory.list_pending(scope=self.scope)
+        texts = [*self.saved, *(p.text for p in pending if p.target != PROFILE_TARGET)]
         return any(word.search(t.casefold()) for t in texts)
 
     def _profile(self, st: Statement) -> None:

@@ -2,7 +2,7 @@
 
 A profile has typed fields — identity (``name``, ``preferred_name``, ``language``,
 ``timezone``) and safety-critical ones (``allergies``, ``dietary_restrictions``,
-``medical_conditions``, ``medications``, ``accessibility_needs``,
+``medical_conditions``, ``medications``, ``surgeries``, ``accessibility_needs``,
 ``emergency_contact``) — and free preferences (text → text).
 
 The truth is ``PROFILE.md`` next to the scope's long-term file, a Markdown file a
@@ -60,6 +60,7 @@ from pydantic import BaseModel, Field
 from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory._utils import utc
 from langmem_ext.memory.models import PendingItem
+from langmem_ext.memory.safety import item_key
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.workspace.files import atomic_write_text
 from langmem_ext.workspace.records import PendingRow, ProfileChangeRow
@@ -74,12 +75,13 @@ SAFETY_FIELDS: tuple[str, ...] = (
     "dietary_restrictions",
     "medical_conditions",
     "medications",
+    "surgeries",
     "accessibility_needs",
     "emergency_contact",
 )
 """Safety-critical fields: in every model call; a model's or extractor's change waits
 for confirmation."""
-LIST_FIELDS = frozenset(SAFETY_FIELDS[:5])
+LIST_FIELDS = frozenset(SAFETY_FIELDS[:6])
 """Fields holding a list of items (the others hold one text)."""
 FIELDS: tuple[str, ...] = IDENTITY_FIELDS + SAFETY_FIELDS
 PROPOSING_SOURCES = frozenset({"agent", "extractor", "model", "tool"})
@@ -102,6 +104,11 @@ _FIELD_ALIASES = {
     "疾病": "medical_conditions",
     "用药": "medications",
     "药物": "medications",
+    "surgery": "surgeries",
+    "surgical_history": "surgeries",
+    "operations": "surgeries",
+    "手术": "surgeries",
+    "手术史": "surgeries",
     "无障碍需求": "accessibility_needs",
     "紧急联系人": "emergency_contact",
     "姓名": "name",
@@ -150,12 +157,17 @@ class Profile(BaseModel):
     dietary_restrictions: list[str] = Field(default_factory=list)
     medical_conditions: list[str] = Field(default_factory=list)
     medications: list[str] = Field(default_factory=list)
+    surgeries: list[str] = Field(default_factory=list)
+    """Surgery history (``appendectomy``, ``膝盖手术``)."""
     accessibility_needs: list[str] = Field(default_factory=list)
     emergency_contact: str | None = None
     preferences: dict[str, str] = Field(default_factory=dict)
     """Free preferences (text → text)."""
     extra_lines: dict[str, list[str]] = Field(default_factory=dict)
     """Lines of ``PROFILE.md`` kept verbatim, by section title (``""``: before the first)."""
+    stated_by: dict[str, list[str]] = Field(default_factory=dict)
+    """Safety field → ids of the user's memories that state it (not in ``PROFILE.md``:
+    :meth:`Memory.profile <langmem_ext.Memory.profile>` reads them from the links)."""
 
     def safety(self) -> dict[str, Any]:
         """The safety-critical fields that are set, in their fixed order."""
@@ -289,11 +301,55 @@ def render_profile(profile: Profile) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_safety(profile: Profile, max_tokens: int) -> str:
+@dataclass(frozen=True)
+class Stated:
+    """What the user's memories state of one safety field.
+
+    Attributes:
+        ids: The memories stating it, oldest first.
+        missing: Items they state that the profile lacks (not confirmed yet).
+        denied: Items they say the user does not (or no longer) have.
+    """
+
+    ids: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
+
+
+STATED_IDS_SHOWN = 4
+"""Memory ids shown per field in the safety block (then "+N more")."""
+
+
+def _stated_note(stated: Stated | None) -> str:
+    if stated is None or not stated.ids:
+        return ""
+    ids = list(stated.ids[:STATED_IDS_SHOWN])
+    more = len(stated.ids) - len(ids)
+    parts = [f"memories: {', '.join(ids)}" + (f" +{more} more" if more > 0 else "")]
+    if stated.missing:
+        parts.append(f"they also state, not in the profile yet: {_quoted(list(stated.missing))}")
+    if stated.denied:
+        parts.append(f"they say not or no longer: {_quoted(list(stated.denied))}")
+    return f" ({'; '.join(parts)})"
+
+
+def render_safety(
+    profile: Profile, max_tokens: int, stated: Mapping[str, Stated] | None = None
+) -> str:
     """The safety block of a profile, within ``max_tokens`` (``""`` when it has none).
 
-    Fields come in a fixed order (allergies first), each value JSON-quoted; the
-    ``## Safety`` lines kept verbatim follow. What does not fit is cut with a marker.
+    Fields come in a fixed order (allergies first), each value JSON-quoted, with the
+    ids of the user's memories that state the field and what they state beyond the
+    profile (``stated``); the ``## Safety`` lines kept verbatim follow. What does not
+    fit is cut with a marker.
+
+    Args:
+        profile: The profile.
+        max_tokens: The block's budget.
+        stated: Per safety field, what the user's memories state of it.
+
+    Returns:
+        The block.
 
     Example:
         >>> print(render_safety(Profile(allergies=["花生"]), 300))
@@ -302,7 +358,13 @@ def render_safety(profile: Profile, max_tokens: int) -> str:
         - allergies: ["花生"]
         </user_safety_profile>
     """
-    lines = [f"- {f}: {_quoted(v)}" for f, v in profile.safety().items()]
+    stated = stated or {}
+    values = profile.safety()
+    lines = [
+        f"- {f}: {_quoted(values.get(f, []))}{_stated_note(stated.get(f))}"
+        for f in SAFETY_FIELDS
+        if f in values or (f in stated and stated[f].ids)
+    ]
     lines += [f"- note: {_quoted(line.strip())}" for line in profile.extra_lines.get("Safety", [])]
     if not lines:
         return ""
@@ -513,6 +575,56 @@ class ProfileBook:
                     update.pending.append(self._propose(scope, op, source, thread_id))
         return update
 
+    def propose(
+        self,
+        scope: str,
+        ops: Sequence[FieldOp],
+        source: str,
+        *,
+        thread_id: str | None = None,
+    ) -> list[PendingItem]:
+        """Propose additions to list fields as pending items, whatever the source.
+
+        Only the items the profile does not state and no waiting proposal carries
+        (compared as :func:`~langmem_ext.memory.safety.item_key`: case, spaces and a
+        plural ignored) are proposed: one pending item per field.
+
+        Args:
+            scope: Whose profile.
+            ops: ``+=`` changes of list fields.
+            source: Who proposes them (``memory:<ids>`` for a memory's statement).
+            thread_id: The conversation to ask in (``None``: none; the pending list).
+
+        Returns:
+            The new pending items.
+        """
+        for op in ops:
+            if op.field not in LIST_FIELDS or op.op != "+=" or not isinstance(op.value, list):
+                raise InvalidInputError(f"Only additions to list fields can be proposed: {op}.")
+        out: list[PendingItem] = []
+        with self.workspace.lock.hold():
+            current = self.read(scope)
+            waiting: dict[str, set[str]] = {}
+            for row in self.workspace.ledger.pending.of_scope(scope, "pending"):
+                if row.target == PROFILE_TARGET and row.expires_at > self._now():
+                    op = FieldOp.from_pending(row.text)
+                    if op.op != "-=" and isinstance(op.value, list):
+                        waiting.setdefault(op.field, set()).update(item_key(v) for v in op.value)
+            for op in ops:
+                known = {item_key(v) for v in _get(current, op.field) or []}
+                known |= waiting.get(op.field, set())
+                new = [
+                    v
+                    for v in dict.fromkeys(op.value)
+                    if item_key(v) not in known and not _SPLIT_RE.search(v)  # one item each
+                ]
+                if new:
+                    out.append(
+                        self._propose(scope, FieldOp(op.field, "+=", new), source, thread_id)
+                    )
+                    waiting.setdefault(op.field, set()).update(item_key(v) for v in new)
+        return out
+
     def _write(
         self, scope: str, current: Profile, ops: Iterable[FieldOp], source: str
     ) -> ProfileUpdate:
@@ -602,6 +714,7 @@ __all__ = [
     "ProfileBook",
     "ProfileChange",
     "ProfileUpdate",
+    "Stated",
     "fact_ops",
     "parse_profile",
     "preference_ops",

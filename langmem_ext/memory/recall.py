@@ -4,7 +4,9 @@
 :class:`~langmem_ext.MemoryMiddleware` (and so ``create_agent``) and the server
 (through the graph) call once per user turn. In order:
 
-1. the profile's safety fields (every turn, whatever the gate says);
+1. the profile's safety fields (every turn, whatever the gate says), and for a
+   question about a safety topic, each asked field with every memory stating it,
+   first in the block;
 2. the recall query (the latest user message, with earlier ones for a short
    follow-up) behind the adaptive gate; a recall intent ("上次", "yesterday") forces
    the search and narrows it to its time range;
@@ -43,6 +45,7 @@ from langmem_ext.tokens import truncate_by_tokens
 
 if TYPE_CHECKING:
     from langmem_ext.config import Settings
+    from langmem_ext.memory.safety_links import SafetySection
     from langmem_ext.memory.service import Memory
 
 logger = logging.getLogger(__name__)
@@ -83,6 +86,27 @@ def safety_context(memory: Memory, scope: str, max_tokens: int) -> str:
     except LangmemError as err:  # e.g. the lock timed out: say so rather than drop it silently
         logger.error("the profile's safety fields could not be read: %s", err)
         return UNREADABLE_SAFETY
+
+
+def safety_sections(
+    memory: Memory, query: str, scope: str, max_tokens_per_hit: int
+) -> list[SafetySection]:
+    """The safety fields a question asks about and the memories stating them, each cut
+    to ``max_tokens_per_hit`` ([] when it asks about none; an error is logged and the
+    turn goes on with the profile's safety block, which every call carries)."""
+    if not query:
+        return []
+    try:
+        sections = memory.safety_recall(query, scope=scope)
+    except (LangmemError, sqlite3.Error) as err:
+        logger.error("the memories stating the asked safety fields could not be read: %s", err)
+        return []
+    for sec in sections:
+        sec.memories = [
+            m.model_copy(update={"text": truncate_by_tokens(m.text, max_tokens_per_hit)})
+            for m in sec.memories
+        ]
+    return sections
 
 
 @dataclass(frozen=True)
@@ -148,6 +172,7 @@ def recall_context(
     when = now or datetime.now().astimezone()
     safety = safety_context(memory, scope, inj.profile_tokens)
     query = recall_query(messages, s)
+    safety_first = safety_sections(memory, query, scope, cap)  # gate or not
     recalled: list[dict[str, Any]] = []
     static = ""
     searched = forced = False
@@ -196,6 +221,7 @@ def recall_context(
                 daily.append((day.isoformat(), text[:budget]))
                 budget -= len(text[:budget])
     block = render_memory_block(
+        safety=safety_first,
         core=core,
         recalled=recalled,
         daily=daily,
@@ -261,5 +287,6 @@ __all__ = [
     "recall_context",
     "recall_query",
     "safety_context",
+    "safety_sections",
     "static_memory",
 ]

@@ -29,6 +29,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
+from langmem_ext.memory.safety import safety_facts
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
     from langmem_ext.config import Settings
     from langmem_ext.memory.knowledge import KnowledgeGraph
+    from langmem_ext.memory.safety_links import SafetyLinks
     from langmem_ext.retrieval.intent import RecallIntent
     from langmem_ext.retrieval.pipeline import PipelineOptions
     from langmem_ext.workspace.docs import Doc, Previous
@@ -124,6 +126,8 @@ class SearchEngine:
         self._baseline: float | None = None
         self.knowledge: KnowledgeGraph | None = None
         """The knowledge graph the graph stage reads (set by :class:`~langmem_ext.Memory`)."""
+        self.safety: SafetyLinks | None = None
+        """The safety links the safety stage reads (set by :class:`~langmem_ext.Memory`)."""
 
     @property
     def cosine_baseline(self) -> float:
@@ -290,6 +294,8 @@ class SearchEngine:
             if links is None:  # no query vector: word overlap only
                 links = self._links(q, scope, None)
             vector = self._graph_stage(scope, category, valid, qvecs, vector, keyword, links)
+        if valid.as_of is None and rs.safety_stage and self.safety is not None:
+            vector, keyword = self._safety_stage(q, scope, category, valid, qvecs, vector, keyword)
         ranked = rank(
             vector,
             keyword,
@@ -314,15 +320,18 @@ class SearchEngine:
         if len(qs) > 1:  # every question gets a hit when the ranking has one for it
             ranked = cover_questions(ranked, k, len(qs) - 1)
         hits = [self._hit(c, scope, valid.closed.get(c.id)) for c in ranked]
-        pinned = {c.id for c in ranked if c.slot_match}
+        self._profile_fields(scope, hits)
+        # a safety fact asked about first, then a memory stating the very attribute
+        # asked about, above look-alikes (the ranking's order; extra sources' hits
+        # are merged by score after them)
+        tier = {c.id: 0 if c.safety else 1 for c in ranked if c.safety or c.slot_match}
         for source in self._sources:
             try:
                 extra = source(q, scope, k, intent)
                 hits.extend(h for h in extra if not category or h.category == category)
             except Exception as e:  # an extra source must never break search
                 self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
-        # a memory stating the very attribute asked about ranks above look-alikes
-        hits.sort(key=lambda h: (h.id not in pinned, -h.score))
+        hits.sort(key=lambda h: (tier.get(h.id, 2), -h.score))
         return hits[:k]
 
     def _top_k(self, k: int | None) -> int:
@@ -542,6 +551,95 @@ class SearchEngine:
         for i, c in enumerate(lists[0]):
             c.bm25_rank = i
         return lists
+
+    def _safety_stage(
+        self,
+        q: str,
+        scope: str,
+        category: str | None,
+        valid: Validity,
+        qvecs: list[Any],
+        vector: list[Candidate] | None,
+        keyword: list[Candidate] | None,
+    ) -> tuple[list[Candidate] | None, list[Candidate] | None]:
+        """A question about a safety topic ("Does Lin Wei have any food allergies?",
+        "我做过什么手术") marks the memories stating the fields it asks about, of the
+        person it asks about (``Candidate.safety``; ``debug["safety"]``): those linked
+        to the field when they were stored (:class:`~langmem_ext.memory.safety_links.SafetyLinks`),
+        which join the candidates with their own cosine (any language), and every
+        candidate whose text states one (:func:`~langmem_ext.memory.safety.safety_facts`:
+        a memory written by hand). The pipeline ranks them first
+        (:func:`~langmem_ext.retrieval.pipeline.safety_first`). Returns the vector and
+        keyword lists."""
+        links = self.safety
+        assert links is not None
+        try:
+            topic = links.topic(scope, q)
+            if topic is None:
+                return vector, keyword
+            linked = links.linked(scope, topic)
+            names = links.names(scope)
+            subjects = set(links.subjects(scope, topic))
+        except Exception as e:  # the stage must never break search
+            self._warn_once(f"safety:{type(e).__name__}", "safety stage failed: %s", e)
+            return vector, keyword
+        asked = set(topic.fields)
+        seen: set[str] = set()
+        for c in (*(vector or ()), *(keyword or ())):
+            seen.add(c.id)
+            fields = set(linked.get(c.id, ()))
+            fields |= {
+                f.field
+                for f in safety_facts(c.text, names)
+                if f.field in asked and f.subject in subjects
+            }
+            if fields:
+                c.safety = tuple(f for f in topic.fields if f in fields)
+                c.debug["safety"] = 1.0
+        missing = [i for i in linked if i not in seen]
+        if not missing:
+            return vector, keyword
+        ws = self.workspace
+        found = ws.keyword.docs_with_vectors(missing, ws.vector_search.model_name, scope)
+        qunit = unit_query(qvecs[0]) if qvecs else None
+        into = vector if vector is not None and qunit is not None else keyword
+        if into is None:
+            into = keyword = []
+        for entry_id in missing:
+            d, vec = found.get(entry_id, (None, None))
+            if d is None or d.scope != scope or (category and d.category != category):
+                continue
+            c = doc_candidate(d)
+            if valid.keeps is not None and not valid.keeps(c):
+                continue
+            if vec is not None and qunit is not None:
+                kept: Any = vec
+                c.vector_score = rescale_cosine(
+                    float(unit_query(kept) @ qunit), self.cosine_baseline
+                )
+                c.embedding = kept
+            c.safety = linked[entry_id]
+            c.debug["safety"] = 1.0
+            into.append(c)
+        if into is vector:
+            vector.sort(key=lambda c: -(c.vector_score or 0.0))
+            for i, c in enumerate(vector):
+                c.vector_rank = i
+        return vector, keyword
+
+    def _profile_fields(self, scope: str, hits: list[SearchHit]) -> None:
+        """Note in each hit's ``debug`` the safety fields of the user's profile its
+        memory states (``debug["profile.allergies"] = 1``)."""
+        if self.safety is None or not hits:
+            return
+        try:
+            fields = self.safety.fields_of(scope, [h.id for h in hits])
+        except Exception as e:  # a note must never break search
+            self._warn_once(f"profile:{type(e).__name__}", "safety links unreadable: %s", e)
+            return
+        for h in hits:
+            for f in fields.get(h.id, ()):
+                h.debug[f"profile.{f}"] = 1.0
 
     def _links(self, q: str, scope: str, qvec: Any) -> GraphLinks:
         """The graph stage's links for ``q`` (:func:`~langmem_ext.memory.graph_stage.graph_links`);

@@ -13,6 +13,7 @@ import builtins
 import logging
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -79,6 +80,8 @@ from langmem_ext.memory.profile import (
     preference_ops,
 )
 from langmem_ext.memory.reviewer import ReviewKind, ReviewResult, review_entry
+from langmem_ext.memory.safety import USER
+from langmem_ext.memory.safety_links import SafetyLinks, SafetySection, Written
 from langmem_ext.memory.search import SearchEngine
 from langmem_ext.memory.triple_extract import normalise_entity
 from langmem_ext.memory.versions import version_chain
@@ -170,6 +173,8 @@ class Memory:
         self.engine = SearchEngine(self.workspace, inner, settings)
         self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)
         """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
+        self.safety = SafetyLinks(self.workspace, self.profiles)
+        """Links between memories and the profiles' safety fields (see :meth:`safety_recall`)."""
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
         self._maintenance_steps: dict[str, Callable[[float], int]] = {}
@@ -184,6 +189,7 @@ class Memory:
         )
         """The triples of the memories (see :meth:`triples`)."""
         self.engine.knowledge = self.knowledge  # the search's graph stage
+        self.engine.safety = self.safety  # the search's safety stage
         # seed 001: decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
@@ -622,6 +628,7 @@ class Memory:
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
         unconfirmed.settle(self, row, "confirmed")  # its note keeps the day's log
+        self._link_safety(scope, [Written(entry.id, row.text, text_hash(row.text), entry.category)], row.thread_id)
         return entry
 
     def _confirm_version(self, row: PendingRow, scope: str) -> bool:
@@ -822,7 +829,23 @@ class Memory:
         if direct and progress:
             progress(n, n)
         self.knowledge.schedule(scope, ids)
+        self._link_safety(
+            scope,
+            [Written(i, t, text_hash(t), c) for i, t, c in zip(ids, clean, cats, strict=True)],
+        )
         return ids
+
+    def _link_safety(
+        self, scope: str, written: builtins.list[Written], thread_id: str | None = None
+    ) -> None:
+        """Link stored memories to the safety fields they state and propose the user's
+        new items for the profile (:mod:`~langmem_ext.memory.safety_links`), in the
+        conversation ``thread_id`` when they were confirmed there. The memories are
+        stored already: a failure here is logged, never raised."""
+        try:
+            self.safety.record(scope, written, thread_id=thread_id)
+        except (LangmemError, sqlite3.Error) as e:
+            logger.error("safety facts of %d stored memories not linked: %s", len(written), e)
 
     def _embed_new(self, texts: Sequence[str]) -> NDArray[np.float32] | None:
         """Embed the texts of entries about to be written (without the lock held): one
@@ -912,6 +935,7 @@ class Memory:
                 )
         ws.flush_vectors()
         self.knowledge.schedule(scope, [new_id], retired=[st.id])
+        self._link_safety(scope, [Written(new_id, clean, text_hash(clean), st.category)])
         return self._entry(new_id, scope)
 
     def delete(self, entry_id: str, *, scope: str | None = None) -> None:
@@ -1522,7 +1546,10 @@ class Memory:
 
     def profile(self, *, scope: str | None = None) -> Profile:
         """The scope's user profile (``PROFILE.md``; a hand edit is read back and recorded)."""
-        return self.profiles.read(self._scope(scope))
+        scope = self._scope(scope)
+        profile = self.profiles.read(scope)
+        stated = self.safety.stated(scope, profile)
+        return profile.model_copy(update={"stated_by": {f: list(v.ids) for f, v in stated.items()}})
 
     def upsert_facts(
         self,
@@ -1568,9 +1595,49 @@ class Memory:
         middleware put it in every model call.
         """
         budget = self.settings.injection.profile_tokens if max_tokens is None else max_tokens
-        return self.profiles.safety_block(self._scope(scope), budget)
+        return self.safety.block(self._scope(scope), budget)
+
+    def safety_recall(
+        self, query: str, *, scope: str | None = None
+    ) -> builtins.list[SafetySection]:
+        """What a question about a safety topic must see first: each safety field it
+        asks about ("Does Lin Wei have any food allergies?", "我做过什么手术"), with the
+        profile's value and every current memory stating it.
+
+        Args:
+            query: The question (any language).
+            scope: Whose memory.
+
+        Returns:
+            One section per field asked about that the profile or a memory states, in
+            profile order (``[]``: no safety question). A question about someone else
+            ("what is my sister allergic to?") gets that person's memories and no
+            profile value.
+        """
+        scope = self._scope(scope)
+        topic = self.safety.topic(scope, query) if isinstance(query, str) else None
+        if topic is None:
+            return []
+        self._maybe_sync(scope)
+        linked = self.safety.linked(scope, topic)
+        docs = self.workspace.keyword.docs(builtins.list(linked))
+        states = self.workspace.ledger.entries.many(builtins.list(docs))
+        entries = [_to_entry(docs[i], states.get(i)) for i in linked if i in docs]
+        profile = self.profiles.read(scope) if topic.subject == USER else None
+        sections = []
+        for field in topic.fields:
+            value = getattr(profile, field) if profile is not None else None
+            stating = [e for e in entries if field in linked[e.id]]
+            if value or stating:
+                sections.append(
+                    SafetySection(
+                        field=field, subject=topic.subject, profile=value or None, memories=stating
+                    )
+                )
+        return sections
 
     aprofile = async_method(profile)
+    asafety_recall = async_method(safety_recall)
     aupsert_facts = async_method(upsert_facts)
     aupsert_preferences = async_method(upsert_preferences)
     aprofile_history = async_method(profile_history)

@@ -41,6 +41,9 @@ class Candidate:
             script, ranked above hits that only resemble the query.
         graph_score: How strongly the knowledge graph links the memory to the query's
             entities (0-1; the search's graph stage), ``None`` when it did not.
+        safety: The safety fields the question asks about ("what am I allergic to?")
+            that the memory states about the person asked about (the search's safety
+            stage): such memories rank first (:func:`~langmem_ext.retrieval.pipeline.safety_first`).
         debug: Stage name -> that stage's contribution (see ``rank``).
         metadata: Passed through untouched (path, line, scope, ...).
     """
@@ -59,6 +62,7 @@ class Candidate:
     score: float = 0.0
     slot_match: bool = False
     graph_score: float | None = None
+    safety: tuple[str, ...] = ()
     debug: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
 

@@ -160,6 +160,8 @@ def _merge(
         for key, value in c.metadata.items():
             existing.metadata.setdefault(key, value)
         existing.slot_match = existing.slot_match or c.slot_match
+        if c.safety:
+            existing.safety = tuple(dict.fromkeys((*existing.safety, *c.safety)))
         if c.graph_score is not None:
             existing.graph_score = max(existing.graph_score or 0.0, c.graph_score)
         for key, dbg in c.debug.items():  # what the keyword side noted

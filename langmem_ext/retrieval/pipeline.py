@@ -21,7 +21,12 @@ Order of the stages in :func:`rank` (each can be switched off in
    about yesterday?" shares few words with what was said);
 7. ``hard_min_score`` on relevance + recency boost;
 8. MMR demotion of near-duplicates;
-9. the first ``k`` (clamped to ``settings.max_k``).
+9. safety first — the candidates stating a safety field the question asks about
+   (``Candidate.safety``, set by the search's safety stage: "what am I allergic
+   to?" / "我做过什么手术") go first, in their staged order (:func:`safety_first`);
+   they are never cut from the working set nor dropped by the thresholds or the
+   noise filter: a safety fact always reaches the model;
+10. the first ``k`` (clamped to ``settings.max_k``).
 
 Why the thresholds sit where they do is explained in
 :mod:`langmem_ext.retrieval.scoring`.
@@ -70,6 +75,7 @@ class PipelineOptions:
         context: Conversation context (neighbours in the same file section).
         graph: The graph boost (``Candidate.graph_score``, set by the search's graph
             stage).
+        safety: Safety first (``Candidate.safety``, set by the search's safety stage).
     """
 
     recency: bool = True
@@ -81,6 +87,29 @@ class PipelineOptions:
     mmr: bool = True
     context: bool = True
     graph: bool = True
+    safety: bool = True
+
+
+def safety_first(cands: list[Candidate]) -> list[Candidate]:
+    """The candidates stating a safety field the question asks about first, each
+    group in its order; ``debug["safety_first"]`` marks them.
+
+    Example:
+        >>> a, b = Candidate("a", "x", "fact", 0.0, 1.0), Candidate("b", "y", "fact", 0.0, 1.0)
+        >>> b.safety = ("allergies",)
+        >>> [c.id for c in safety_first([a, b])]
+        ['b', 'a']
+    """
+    first = [c for c in cands if c.safety]
+    if not first:
+        return cands
+    for c in first:
+        c.debug["safety_first"] = 1.0
+    return first + [c for c in cands if not c.safety]
+
+
+def _states_safety(c: Candidate) -> bool:
+    return bool(c.safety)
 
 
 def graph_boost(cands: list[Candidate], weight: float) -> list[Candidate]:
@@ -183,7 +212,9 @@ def rank(
     # Fusion and context return candidates best first. The later stages only filter
     # and rescale by bounded factors: a candidate far below the k-th cannot reach the
     # top k, and copying it through every stage costs.
-    cands = cands[: max(WORKING_SET * k, 40)]
+    working = max(WORKING_SET * k, 40)
+    kept = [c for c in cands[working:] if c.safety] if opts.safety else []
+    cands = cands[:working] + kept  # a safety fact is never cut
 
     window = intent if intent is not None and intent.has_window else None
     stage = partial(
@@ -192,11 +223,14 @@ def rank(
     staged = stage(noise=False)  # noise checked on the top k only: see _stages
     if opts.noise and _has_noise(staged[:k], settings):
         staged = stage(noise=True)
+    if opts.safety:
+        staged = safety_first(staged)
 
     result = staged[:k]
     if extra > 0:  # the next ones, noise dropped (MMR orders only the first k)
         more = staged[k : k + extra]
-        result += noise_filter(more, settings) if opts.noise else more
+        safe = _states_safety if opts.safety else None
+        result += noise_filter(more, settings, exempt=safe) if opts.noise else more
     for c in result:
         c.debug["final"] = c.score
     logger.debug(
@@ -207,7 +241,7 @@ def rank(
 
 def _has_noise(candidates: list[Candidate], settings: RetrievalSettings) -> bool:
     """Whether the noise filter would drop any of ``candidates``."""
-    return len(noise_filter(candidates, settings)) < len(candidates)
+    return len(noise_filter(candidates, settings, exempt=_states_safety)) < len(candidates)
 
 
 def _stages(
@@ -234,9 +268,12 @@ def _stages(
     again, noise first. The stages copy what they change: ``cands`` can be staged
     twice.
     """
-    exempt = _inside(window) if window is not None else None
+    exempt: Exempt | None = _inside(window) if window is not None else None
+    if opts.safety:  # a safety fact is kept whatever its score: the question asks for it
+        inside = exempt
+        exempt = _states_safety if inside is None else (lambda c: c.safety != () or inside(c))
     if noise:
-        cands = noise_filter(cands, settings)
+        cands = noise_filter(cands, settings, exempt=_states_safety if opts.safety else None)
     if opts.thresholds:
         cands = min_score_filter(cands, settings, exempt=exempt)
     bounds = None
@@ -259,4 +296,4 @@ def _stages(
     return cands
 
 
-__all__ = ["WORKING_SET", "PipelineOptions", "graph_boost", "rank"]
+__all__ = ["WORKING_SET", "PipelineOptions", "graph_boost", "rank", "safety_first"]

@@ -366,12 +366,18 @@ def hard_min_filter(
     return _kept(candidates, passes, exempt, "hard_min_score")
 
 
-def noise_filter(candidates: Sequence[Candidate], settings: RetrievalSettings) -> list[Candidate]:
+def noise_filter(
+    candidates: Sequence[Candidate],
+    settings: RetrievalSettings,
+    *,
+    exempt: Exempt | None = None,
+) -> list[Candidate]:
     """Drop candidates whose text is noise (:func:`~langmem_ext.retrieval.noise.is_noise`).
 
     Args:
         candidates: Candidates.
         settings: ``noise_min_chars`` (5).
+        exempt: Candidates for which this returns True are kept regardless.
 
     Returns:
         The kept candidates (copies), order unchanged.
@@ -379,7 +385,7 @@ def noise_filter(candidates: Sequence[Candidate], settings: RetrievalSettings) -
     return _kept(
         candidates,
         lambda c: not is_noise(c.text, min_chars=settings.noise_min_chars),
-        None,
+        exempt,
         "noise",
     )
 

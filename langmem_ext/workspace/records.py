@@ -111,7 +111,9 @@ class HistoryRow:
     scope: str
     op: str
     """``add``, ``update``, ``superseded``, ``delete``, ``hand-add``, ``hand-edit``,
-    ``hand-supersede``, ``hand-reopen``, ``move`` or ``removed``; the lifecycle
+    ``hand-supersede``, ``hand-reopen``, ``move``, ``removed`` or ``profile`` (the
+    safety fields of the profile it states; ``new_text`` says which and what became
+    of them, see :mod:`langmem_ext.memory.safety_links`); the lifecycle
     (:mod:`langmem_ext.memory.lifecycle`) adds ``decay`` and ``review-keep``
     (``old_text`` / ``new_text`` hold the importance before and after, e.g. ``"1.0000"``)
     and ``promote`` (both hold the entry's text)."""
@@ -133,6 +135,24 @@ class ProfileChangeRow:
     """The value after, as JSON (``None``: removed)."""
     source: str
     """Who changed it: ``app``, ``agent``, ``extractor``, ``hand-edit`` …"""
+    at: float
+
+
+@dataclass(frozen=True)
+class SafetyLinkRow:
+    """One safety fact a memory states (``safety_links``): the profile field it is
+    about, whom, and one item (``""`` when the statement names none)."""
+
+    entry_id: str
+    scope: str
+    text_hash: str
+    """The text the fact was read from: a link counts while the entry still has it."""
+    field: str
+    """A safety field of the profile (``allergies``, ``medications`` …)."""
+    subject: str
+    """``user`` or the key of another person (``sister``, ``tom``)."""
+    item: str
+    negated: bool
     at: float
 
 
@@ -391,6 +411,33 @@ class ProfileHistoryRepository(Protocol):
 
     def latest(self, scope: str) -> dict[str, str | None]:
         """The last recorded value (JSON) of every field the scope ever changed."""
+        ...
+
+
+class SafetyLinkRepository(Protocol):
+    """Which safety facts memories state (``safety_links``): the links between a memory
+    and the profile fields it speaks of.
+
+    Reads count a link only while its entry is live, current (not superseded) and
+    still has the text the link was read from.
+    """
+
+    def add(self, rows: Sequence[SafetyLinkRow]) -> None:
+        """Store links (one write; a link stored again replaces the old one)."""
+        ...
+
+    def of_scope(
+        self,
+        scope: str,
+        fields: Sequence[str] | None = None,
+        subjects: Sequence[str] | None = None,
+    ) -> list[SafetyLinkRow]:
+        """The scope's current links (of these fields and subjects when given), oldest
+        memory first."""
+        ...
+
+    def of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:
+        """The current links of these entries."""
         ...
 
 
@@ -953,6 +1000,8 @@ __all__ = [
     "PendingRow",
     "ProfileChangeRow",
     "ProfileHistoryRepository",
+    "SafetyLinkRepository",
+    "SafetyLinkRow",
     "SessionRepository",
     "SessionRow",
     "StoreItemsRepository",

@@ -28,6 +28,7 @@ from langmem_ext.workspace.records import (
     MetaRepository,
     PendingRepository,
     ProfileHistoryRepository,
+    SafetyLinkRepository,
     SessionRepository,
     StoreItemsRepository,
     TripleRepository,
@@ -39,6 +40,7 @@ from langmem_ext.workspace.sqlite.events import SqliteEvents
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.pending import SqlitePending
 from langmem_ext.workspace.sqlite.profile import SqliteProfileHistory
+from langmem_ext.workspace.sqlite.safety_links import SqliteSafetyLinks
 from langmem_ext.workspace.sqlite.schema import migrate
 from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
 from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
@@ -82,6 +84,8 @@ class Ledger:
         """Every change of the users' profiles (``profile_history``)."""
         self.triples: TripleRepository = SqliteTriples(self._conn, self._lock)
         """The knowledge graph (``triples``, ``triple_support``, ``triple_marks``)."""
+        self.safety: SafetyLinkRepository = SqliteSafetyLinks(self._conn, self._lock)
+        """The safety facts memories state (``safety_links``)."""
 
     def close(self) -> None:
         """Close the connection."""

@@ -236,6 +236,22 @@ _TRIPLES = (
     "CREATE INDEX IF NOT EXISTS triple_marks_scope ON triple_marks(scope)",
 )
 
+_SAFETY_LINKS = (
+    """CREATE TABLE IF NOT EXISTS safety_links (
+    entry_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    field TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    item TEXT NOT NULL,
+    negated INTEGER NOT NULL DEFAULT 0,
+    at REAL NOT NULL,
+    PRIMARY KEY (entry_id, field, subject, item, negated)
+)""",
+    "CREATE INDEX IF NOT EXISTS safety_links_scope ON safety_links(scope, field, subject)",
+)
+
+
 _EARLIEST, _LATEST = -2208988800.0, 32503680000.0
 """1900-01-01 and 3000-01-01 UTC in epoch seconds: the range of a time the package writes."""
 
@@ -326,6 +342,11 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "pending saves: pending.thread_id (the conversation that proposed it; only a reply "
         "in that conversation may confirm it)",
         ("ALTER TABLE pending ADD COLUMN thread_id TEXT",),
+    ),
+    Migration(
+        10,
+        "safety links: the profile's safety fields each memory states (safety_links)",
+        _SAFETY_LINKS,
     ),
 )
 """Every step of the ledger's schema, oldest first."""

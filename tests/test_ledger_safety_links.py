@@ -1,0 +1,36 @@
+"""The ``safety_links`` repository: a link counts while its memory is live, current
+and still has the text it was read from (rows written by hand here: the texts state
+nothing the detector reads, so only these rows exist)."""
+
+from __future__ import annotations
+
+import time
+
+from langmem_ext import Memory
+from langmem_ext.workspace.records import SafetyLinkRow
+from langmem_ext.workspace.store import text_hash
+
+
+def _link(memory: Memory, entry_id: str, text: str, field: str, item: str) -> SafetyLinkRow:
+    return SafetyLinkRow(entry_id, "main", text_hash(text), field, "user", item, False, time.time())
+
+
+def test_links_count_only_for_live_current_unedited_memories(fake_memory: Memory) -> None:
+    texts = ["Likes green tea", "Lives in Lyon", "Works as a nurse", "Plays the cello"]
+    ids = fake_memory.add_many(texts)
+    repo = fake_memory.workspace.ledger.safety
+    fields = ["allergies", "medications", "surgeries", "dietary_restrictions"]
+    items = ["peanuts", "aspirin", "knee surgery", "vegan"]
+    rows = zip(ids, texts, fields, items, strict=True)
+    repo.add([_link(fake_memory, i, t, f, x) for i, t, f, x in rows])
+    repo.add([_link(fake_memory, ids[0], texts[0], "allergies", "peanuts")])  # again: one row
+    assert sorted(r.item for r in repo.of_scope("main")) == sorted(items)
+    fake_memory.delete(ids[1])  # deleted
+    fake_memory.update(ids[2], "Works as a nurse in Lyon")  # superseded by a new version
+    fake_memory.update(ids[3], "Plays the cello well", supersede=False)  # edited in place
+    assert [r.entry_id for r in repo.of_scope("main")] == [ids[0]]
+    assert repo.of_scope("main", fields=["medications"]) == []
+    assert repo.of_scope("main", subjects=["sister"]) == []
+    assert repo.of_scope("main", fields=[]) == []
+    assert [r.field for r in repo.of_entries(ids)] == ["allergies"]
+    assert repo.of_scope("other") == []
