@@ -175,6 +175,19 @@ class _ServedRetriever(RunnableBinding[Any, Any]):
         return get_unique_config_specs([*self.bound.config_specs, _USER_SPEC, _SCOPE_SPEC])
 
 
+def _status_of(error: Exception) -> int:
+    """The HTTP status of a typed error of the memory layer."""
+    from langmem_ext.errors import InvalidInputError, NotFoundError, PendingStateError
+
+    if isinstance(error, NotFoundError):
+        return 404
+    if isinstance(error, InvalidInputError):
+        return 422
+    if isinstance(error, PendingStateError):
+        return 409
+    return 400
+
+
 def _config_modifier(
     state: ServingState,
     authenticate: Authenticate | None,
@@ -492,6 +505,8 @@ def create_app(
         title=title,
         description="langmem-ext memory agent and memory retriever (LangServe).",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI and ReDoc load from a CDN: /openapi.json is served
+        redoc_url=None,
     )
     app.state.langmem = state
     allowed = [*settings.server.allowed_hosts, *([host] if host else [])]
@@ -525,13 +540,37 @@ def create_app(
     for error in _model_response_errors():
         app.add_exception_handler(error, model_refused)
 
+    async def typed_error(request: Request, exc: Exception) -> JSONResponse:
+        status = _status_of(exc)
+        logger.info("%s %s -> %d: %s", request.method, request.url.path, status, exc)
+        return JSONResponse(
+            {"detail": str(exc), "error": type(exc).__name__}, status_code=status
+        )
+
+    async def not_utf8(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(
+            {"detail": "The request body is not valid UTF-8 JSON.", "error": "InvalidBody"},
+            status_code=400,
+        )
+
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("%s %s -> 500", request.method, request.url.path, exc_info=exc)
+        return JSONResponse(
+            {"detail": "Internal error: the server log has the details.", "error": "Internal"},
+            status_code=500,
+        )
+
+    app.add_exception_handler(LangmemError, typed_error)
+    app.add_exception_handler(UnicodeDecodeError, not_utf8)
+    app.add_exception_handler(Exception, internal)
+
     async def thread_conflict(request: Request, exc: Exception) -> JSONResponse:
         logger.warning("%s %s -> 409: %s", request.method, request.url.path, exc)
         return JSONResponse({"detail": str(exc)}, status_code=409)
 
     app.add_exception_handler(ThreadConflictError, thread_conflict)
 
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=None)
     async def healthz() -> JSONResponse:
         """``200`` once started (``503`` before): status, checkpointer, chat model."""
         body = {
@@ -550,6 +589,7 @@ def create_app(
         served_graph,
         path="/agent",
         config_keys=("configurable",),
+        disabled_endpoints=["playground"],
         per_req_config_modifier=_config_modifier(state, authenticate, threads=True),
     )
     retriever = MemoryRetriever(memory=memory)
@@ -558,6 +598,7 @@ def create_app(
         _ServedRetriever(bound=retriever, kwargs={}, config={}),
         path="/memory",
         config_keys=("configurable",),
+        disabled_endpoints=["playground"],
         per_req_config_modifier=_config_modifier(state, authenticate, threads=False),
     )
     if admin:
