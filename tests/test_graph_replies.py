@@ -214,3 +214,13 @@ def test_a_turns_saves_are_numbered_in_the_order_the_model_called_them(
     assert found.asks == {old.id: 2, b.id: 1, a.id: 1}
     again = next_proposal(fake_memory, SCOPE, "t", found.asks)
     assert [p.id for p in again.items] == [a.id, b.id]  # the old one was asked twice
+
+
+def test_a_profile_change_is_asked_about_in_words(memory: Memory) -> None:
+    from langmem_ext.graph.proposals import question
+
+    memory.upsert_facts({"allergies": ["花生"]}, scope=SCOPE, source="extractor")
+    [item] = [p for p in memory.list_pending(scope=SCOPE) if p.target == "profile"]
+    zh, en = question([item], chinese=True), question([item], chinese=False)
+    assert "allergies +=" in item.text and "allergies +=" not in zh and "花生" in zh
+    assert "add to your profile's allergies: 花生" in en

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory import Memory
 from langmem_ext.memory.models import PendingItem, cite
-from langmem_ext.memory.profile import PROFILE_TARGET, ProfileUpdate
+from langmem_ext.memory.profile import PROFILE_TARGET, FieldOp, ProfileUpdate
 from langmem_ext.short_term.content import message_text
 
 MAX_PROPOSED = 5
@@ -96,15 +96,45 @@ def reply_asks(text: str) -> bool:
     return bool(_ASKS.search(text))
 
 
+def shown(item: PendingItem, chinese: bool) -> str:
+    """What the user is asked to keep: a memory's text, or a profile change in words."""
+    if item.target != PROFILE_TARGET:
+        return item.text
+    try:
+        op = FieldOp.from_pending(item.text)
+    except LangmemError:
+        return item.text
+    values = op.value if isinstance(op.value, list) else [op.value]
+    listed = "、".join(map(str, values)) if chinese else ", ".join(map(str, values))
+    field = op.field.replace("_", " ")
+    if op.op == "-=":
+        return (
+            f"从个人资料的 {field} 中去掉：{listed}"
+            if chinese
+            else (f"remove from your profile's {field}: {listed}")
+        )
+    if op.op == "+=":
+        return (
+            f"在个人资料的 {field} 中加上：{listed}"
+            if chinese
+            else (f"add to your profile's {field}: {listed}")
+        )
+    return (
+        f"把个人资料的 {field} 设为：{listed}"
+        if chinese
+        else f"set your profile's {field} to {listed}"
+    )
+
+
 def question(items: Sequence[PendingItem], chinese: bool) -> str:
     """The numbered question about ``items`` the graph adds when the reply does not
     ask (in Chinese when the user wrote Chinese)."""
     if len(items) == 1:
-        text = items[0].text
+        text = shown(items[0], chinese)
         if chinese:
             return f"要我记住这条吗：“{text}”？回复“好的”保存，“不用”放弃。"
         return f'Shall I remember this: "{text}"? Reply yes to save it, no to drop it.'
-    listed = "\n".join(f"{i}. {p.text}" for i, p in enumerate(items, 1))
+    listed = "\n".join(f"{i}. {shown(p, chinese)}" for i, p in enumerate(items, 1))
     if chinese:
         return (
             f"要我记住这些吗？\n{listed}\n回复“好的”全部保存、“不用”全部放弃，"
