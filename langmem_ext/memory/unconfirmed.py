@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from langmem_ext.errors import LangmemError
 from langmem_ext.memory.models import UNCONFIRMED_MARK
@@ -38,9 +38,47 @@ from langmem_ext.short_term.content import clip
 from langmem_ext.workspace.markdown import normalise_text
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.models import PendingItem
-    from langmem_ext.memory.service import Memory
+    from langmem_ext.config import Settings
+    from langmem_ext.memory.models import MemoryEntry, PendingItem
     from langmem_ext.workspace.records import PendingRow
+    from langmem_ext.workspace.store import Workspace
+
+
+class NoteHost(Protocol):
+    """What the notes use of a memory service (:class:`~langmem_ext.Memory` is one):
+    the service calls this module, so it names this protocol, not the service."""
+
+    settings: Settings
+    workspace: Workspace
+
+    def add(
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        target: str = ...,
+        created_at: float | None = ...,
+        source: str = ...,
+    ) -> str: ...
+
+    def save(
+        self,
+        text: str,
+        *,
+        scope: str | None = ...,
+        category: str = ...,
+        source: str = ...,
+        created_at: float | None = ...,
+        supersedes: str | None = ...,
+        thread_id: str | None = ...,
+    ) -> PendingItem: ...
+
+    def update(
+        self, entry_id: str, text: str, *, scope: str | None = ..., supersede: bool = ...
+    ) -> MemoryEntry: ...
+
+    def delete(self, entry_id: str, *, scope: str | None = ...) -> None: ...
 
 logger = logging.getLogger(__name__)
 
@@ -63,20 +101,20 @@ def unmark(text: str) -> str:
     return text[len(MARK) :].strip() if is_unconfirmed(text) else text
 
 
-def holds(memory: Memory, scope: str, text: str) -> bool:
+def holds(memory: NoteHost, scope: str, text: str) -> bool:
     """Whether the scope stores ``text`` already, as a memory or as a note, marked or not."""
     plain = normalise_text(unmark(text))
     keyword = memory.workspace.keyword
     return keyword.has_text(scope, plain) or keyword.has_text(scope, mark(plain))
 
 
-def known(memory: Memory, scope: str, text: str) -> bool:
+def known(memory: NoteHost, scope: str, text: str) -> bool:
     """Proposed before (a pending save of any status) or stored already (:func:`holds`)."""
     key = normalise_text(text)
     return memory.workspace.ledger.pending.has_text(scope, key) or holds(memory, scope, key)
 
 
-def write_note(memory: Memory, scope: str, text: str, *, at: float, source: str) -> str | None:
+def write_note(memory: NoteHost, scope: str, text: str, *, at: float, source: str) -> str | None:
     """Write ``text`` to the scope's daily notes of ``at``'s day, marked unconfirmed,
     unless the scope holds it already.
 
@@ -104,7 +142,7 @@ def write_note(memory: Memory, scope: str, text: str, *, at: float, source: str)
 
 
 def save_found(
-    memory: Memory,
+    memory: NoteHost,
     scope: str,
     text: str,
     *,
@@ -150,7 +188,7 @@ def save_found(
     return item
 
 
-def expire(memory: Memory, rows: Sequence[PendingRow], at: float) -> list[PendingRow]:
+def expire(memory: NoteHost, rows: Sequence[PendingRow], at: float) -> list[PendingRow]:
     """Expire the pending saves ``rows`` at ``at``; each leaves its text in the daily
     notes of the day it was said first (:func:`write_note`; a profile change has no
     text of its own to leave).
@@ -181,7 +219,7 @@ def expire(memory: Memory, rows: Sequence[PendingRow], at: float) -> list[Pendin
     return done
 
 
-def settle(memory: Memory, row: PendingRow, decision: str) -> list[str]:
+def settle(memory: NoteHost, row: PendingRow, decision: str) -> list[str]:
     """The notes of a resolved pending save: unmarked when it was confirmed into
     long-term memory, removed when it was confirmed into the daily notes or rejected.
 
