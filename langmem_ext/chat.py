@@ -1,6 +1,6 @@
 """``langmem-ext chat``: an interactive session with the memory agent.
 
-Resumes the latest session of the scope (seed 000) unless ``--new``. The assistant
+Resumes the latest session of the scope unless ``--new``. The assistant
 asks about the saves it proposes and the user answers in the chat ("好的" / "no" /
 "第一个保存，第二个不要"); ``/pending`` lists every pending save of the scope, and
 ``/confirm ID…`` / ``/reject ID…`` resolve one by id (e.g. a save proposed in another

@@ -80,7 +80,7 @@ class IndexSettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    """Hybrid search and the scoring pipeline (seed 000)."""
+    """Hybrid search and the scoring pipeline."""
 
     mode: Literal["keyword", "fts", "vector", "hybrid"] = "hybrid"
     """Search mode; each degrades to the next simpler one when its engine fails."""
@@ -111,7 +111,7 @@ class RetrievalSettings(BaseModel):
     candidate_multiplier: int = Field(default=4, ge=1)
     """Each engine returns ``k * candidate_multiplier`` candidates before fusion."""
     vector_weight: float = 0.4
-    """Weight of the vector score in weighted fusion. Seed 000 used 0.7 / 0.3; on
+    """Weight of the vector score in weighted fusion. 0.7 / 0.3 is the usual split; on
     LoCoMo and MemDaily BM25-heavier weights win with both offline embedders
     (BENCHMARKS.md, section 2)."""
     bm25_weight: float = 0.6
@@ -146,8 +146,8 @@ class RetrievalSettings(BaseModel):
     really want to ask is X"), and each question of a message that asks several,
     besides the whole message (:mod:`langmem_ext.retrieval.compound`)."""
     mmr_demotion: float = Field(default=0.9, ge=0.0, le=1.0)
-    """Score factor of a demoted near-duplicate. 0 moves it after every other hit
-    (seed 000), so it leaves any top k; 1 switches demotion off. Near-duplicates
+    """Score factor of a demoted near-duplicate. 0 moves it after every other hit,
+    so it leaves any top k; 1 switches demotion off. Near-duplicates
     are often different memories (two people's phones), hence the gentle default."""
     noise_min_chars: int = 5
     """Texts shorter than this are noise (CJK characters count double)."""
@@ -225,7 +225,7 @@ class LifecycleSettings(BaseModel):
     """Pending items, decay, boost and promotion (seeds 000, 001)."""
 
     pending_ttl_hours: float = 24.0
-    """A pending save expires after this long (seed 003 used 30 minutes)."""
+    """A pending save expires after this long ."""
     default_importance: float = 1.0
     """Importance of a new memory (0 = trivial, 3 = core)."""
     fact_decay_after_days: float = 5.0
@@ -233,7 +233,7 @@ class LifecycleSettings(BaseModel):
     fact_decay_factor: float = 0.85
     """Multiplier applied to a fact's importance when it decays."""
     fact_review_below: float = 0.2
-    """A fact below this importance is reviewed (seed 001 also used 0.5)."""
+    """A fact below this importance is reviewed."""
     episode_decay_after_days: float = 3.0
     """An episode not accessed for this long decays."""
     episode_decay_factor: float = 0.6
@@ -254,11 +254,11 @@ class LifecycleSettings(BaseModel):
     """What the background extractor does with what it finds: note it at once in the
     day's notes, marked ``[unconfirmed]``, its promotion to long-term memory waiting
     for the user's confirmation (``pending``, the default); write it to long-term
-    memory at once (``direct``, seed 001); or nothing (``off``)."""
+    memory at once (``direct``); or nothing (``off``)."""
     review_keep_importance: float = 0.5
-    """A fact that a decay review keeps is reset to this importance (seed 001)."""
+    """A fact that a decay review keeps is reset to this importance."""
     review_search_rounds: int = Field(default=3, ge=0)
-    """Searches the reviewer model may make before it decides (seed 001's ``[SEARCH:]``)."""
+    """Searches the reviewer model may make before it decides."""
     max_model_reviews: int = Field(default=50, ge=0)
     """Reviews one ``maintain`` run asks the reviewer model for; the other facts due
     wait for the next run (a store idle for weeks would otherwise cost a model call per
@@ -267,13 +267,13 @@ class LifecycleSettings(BaseModel):
     """Without a reviewer model (or when it fails), a fact reviewed for core is promoted
     once it was boosted on this many distinct days and never superseded."""
     decay_on_open: bool = True
-    """When a ``Memory`` opens and decay last ran over 24 h ago, it runs then
-    (seed 001's 启动时自动衰减); deletions and reviews wait for ``maintain``."""
+    """When a ``Memory`` opens and decay last ran over 24 h ago, it runs then;
+    deletions and reviews wait for ``maintain``."""
     daily_jobs: bool = True
     """``langmem-ext serve`` runs ``maintain`` on start when due and daily at
     :attr:`daily_at`, with the day archive, plus idle-conversation summaries."""
     daily_at: str = "04:00"
-    """Local time (``HH:MM``) of the daily jobs under ``serve`` (seed 003's 04:00 archive)."""
+    """Local time (``HH:MM``) of the daily jobs under ``serve``."""
     idle_check_minutes: float = Field(default=10.0, gt=0)
     """How often ``serve`` looks for conversations idle ``short_term.idle_episode_hours``."""
 
@@ -306,7 +306,7 @@ class ServerSettings(BaseModel):
 
 
 class KnowledgeSettings(BaseModel):
-    """The knowledge graph: triples extracted from memories (seed 001's LPMM, issue 21)."""
+    """The knowledge graph: triples extracted from memories."""
 
     extract: bool = True
     """Extract triples from new and changed memories on the background writer
@@ -337,7 +337,7 @@ class ShortTermSettings(BaseModel):
     (older kept turns move into the summary if needed), so that checkpoints do not
     repeat on every turn once the last turns alone are near the threshold."""
     mode: Literal["summary_n", "full_history", "hybrid_window"] = "summary_n"
-    """What an answer call of the graph and the middleware holds (seed 002).
+    """What an answer call of the graph and the middleware holds.
 
     - ``"summary_n"`` (default): the whole history until it passes
       ``checkpoint_ratio`` of the window, then the running summary and the last
@@ -365,7 +365,7 @@ class ShortTermSettings(BaseModel):
     ``None``: ``min(1000, context_window // 8)``."""
     tool_result_max_tokens: int | None = Field(default=None, ge=1)
     """Cap of one tool result in the history (cut at a clean boundary, with a
-    ``[truncated …]`` marker). ``None``: ``min(1500, context_window // 8)`` (seed 000's
+    ``[truncated …]`` marker). ``None``: ``min(1500, context_window // 8)`` (the
     per-hit injection cap)."""
     tool_results_turn_max_tokens: int | None = Field(default=None, ge=1)
     """Cap of all tool results of one turn; the calls of one step share what is left.

@@ -331,7 +331,7 @@ async def open_async_checkpointer(path: Path) -> AsyncIterator[BaseCheckpointSav
 
 
 def shutdown_flush(memory: Memory, *, timeout: float = 30.0) -> None:
-    """Seed 003's shutdown flush: the background turn writes (hot log, boosts) are
+    """The shutdown flush: the background turn writes (hot log, boosts) are
     drained, then every conversation with events in no episode is summarised."""
     from langmem_ext.graph.background import flush_turn_writes
     from langmem_ext.memory.jobs import flush_active_threads
@@ -428,8 +428,7 @@ def create_app(
             uses their deterministic fallbacks.
         flush_on_shutdown: On shutdown (SIGTERM / SIGINT under uvicorn, after the
             requests in flight), wait for the background turn writes and summarise
-            the conversations still active into episodes (seed 003's shutdown
-            flush). :func:`serve` turns it on.
+            the conversations still active into episodes. :func:`serve` turns it on.
         admin: Serve the admin web UI at ``/admin`` (:mod:`langmem_ext.admin`), with
             the same caller and scope rules.
         host: The address the app will listen on, when known (:func:`serve` passes

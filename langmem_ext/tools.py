@@ -1,7 +1,7 @@
 """LangChain tools over :class:`~langmem_ext.Memory`: save, confirm, reject, search, get,
 update, forget.
 
-The tools follow seed 003's memory rules, written into their descriptions for the
+The tools follow the memory rules, written into their descriptions for the
 model: search before answering questions about the past; when nothing is found, say
 so instead of guessing; read exact lines with ``memory_get`` before quoting numbers,
 dates or wording; saving needs the user's confirmation.

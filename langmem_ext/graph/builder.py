@@ -217,7 +217,7 @@ def build_memory_graph(
             :func:`~langmem_ext.graph.flush_turn_writes`). ``False``: written in the
             answer step, before ``invoke`` returns.
         extractor: Background extraction after each answered turn
-            (:meth:`Memory.extract <langmem_ext.Memory.extract>`, seed 001's 后台小祥).
+            (:meth:`Memory.extract <langmem_ext.Memory.extract>`).
             ``None`` (default): on, with the deterministic extractor (explicit
             first-person statements: 我住在… / I moved to …; no model call);
             ``True``: the answer model reads the turn; a chat model (or model
@@ -295,7 +295,7 @@ def build_memory_graph(
         if reply_model is None or reply_model is False
         else resolve_model(reply_model)
     )
-    if is_window_mode(st):  # seed 002: per-message summaries, off the reply path
+    if is_window_mode(st):  # per-message summaries, off the reply path
         summaries = MessageSummaries(st, extract_model, writer=writer, default_scope=scope)
         preflight, after = summaries.before(preflight), summaries.after(after)
     g.add_node(PREFLIGHT_RECALL, preflight)

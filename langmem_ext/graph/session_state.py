@@ -1,6 +1,6 @@
-"""Structured session state for multi-agent graphs (seed 004's session value).
+"""Structured session state for multi-agent graphs.
 
-Seed 004 keeps, next to the messages, one value per conversation: *meta*
+A multi-agent conversation keeps, next to the messages, one value per conversation: *meta*
 (conversation, user, when it changed), *flow* (the current step and agent, the turn
 count, the last bot message) and a *global state*: entities every agent shares
 (``order_id``, ``destination``, a symptom, a department), a private *slot* per agent,
@@ -63,7 +63,7 @@ _REPLACED = ("intent", "pending_action")
 
 
 class SessionMeta(TypedDict, total=False):
-    """Who the session belongs to (seed 004's ``MetaInfo``).
+    """Who the session belongs to.
 
     Attributes:
         conversation_id: The conversation (usually the graph's ``thread_id``).
@@ -78,11 +78,11 @@ class SessionMeta(TypedDict, total=False):
 
 
 class SessionFlow(TypedDict, total=False):
-    """Where the conversation is (seed 004's ``FlowContext``).
+    """Where the conversation is.
 
     Attributes:
         step: The current step of the flow (``"triage"``, ``"collect_address"`` ...).
-        agent: The agent handling it (seed 004's ``CurrentAgentKey``).
+        agent: The agent handling it.
         turn_count: Turns so far, if the application counts them.
         last_bot_message: The last thing the bot said, if kept.
     """
@@ -94,10 +94,10 @@ class SessionFlow(TypedDict, total=False):
 
 
 class SessionState(TypedDict, total=False):
-    """The structured session value (seed 004's ``SessionValue`` without messages).
+    """The structured session value.
 
-    ``entities``, ``slots``, ``intent`` and ``pending_action`` are seed 004's
-    ``GlobalState``; the messages and the summary stay in their own state keys.
+    ``entities``, ``slots``, ``intent`` and ``pending_action`` are the
+    shared state; the messages and the summary stay in their own state keys.
 
     Attributes:
         meta: Conversation, user and last change.

@@ -51,12 +51,12 @@ class MemoryState(MessagesState, total=False):
         checkpoints: Number of checkpoints made in this thread.
         flushed: Pending ids the last pre-compaction flush saved.
         tool_context: The last turn's tool results condensed for the next turn only
-            (seed 001's ContextManager; never stored as memory).
-        session: The structured session value (seed 004): meta, flow, shared
+            (never stored as memory).
+        session: The structured session value: meta, flow, shared
             entities and per-agent slots, merged by
             :func:`~langmem_ext.graph.session_state.reduce_session` and saved with the
             thread's checkpoint (see :mod:`langmem_ext.graph.session_state`).
-        message_summaries: Seed 002's per-message structured summaries (≤ 280
+        message_summaries: The per-message structured summaries (≤ 280
             characters, Goal / Decision / Todo / Facts) by message id, made in the
             background in ``short_term.mode="hybrid_window"`` and saved with the
             thread's checkpoint (see :mod:`langmem_ext.graph.window`).

@@ -1,4 +1,4 @@
-"""Seed 002's per-message summaries for the graph's hybrid window, made off the reply path.
+"""The per-message summaries for the graph's hybrid window, made off the reply path.
 
 In ``short_term.mode="hybrid_window"`` the answer call holds the newest
 ``window_verbatim`` messages verbatim and the older ones as ``[Summary]`` / ``[Old]``

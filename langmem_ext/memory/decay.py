@@ -1,4 +1,4 @@
-"""Seed 001's decay table as a pure function of an entry's dates and the day.
+"""The decay table as a pure function of an entry's dates and the day.
 
 | category | idle days before decay | factor | then                      |
 | -------- | ---------------------- | ------ | ------------------------- |
@@ -75,7 +75,7 @@ def decay_outcome(
     settings: LifecycleSettings,
     tz: tzinfo | None = None,
 ) -> DecayOutcome:
-    """Apply seed 001's table to one entry for the days since the last run.
+    """Apply the table to one entry for the days since the last run.
 
     Args:
         category: system, core, fact or episode.

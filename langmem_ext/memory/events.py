@@ -1,4 +1,4 @@
-"""The session hot log: every user / assistant message and every summary (seed 003).
+"""The session hot log: every user / assistant message and every summary.
 
 Each event is written twice under the workspace lock:
 
@@ -87,9 +87,9 @@ ROLES: tuple[str, ...] = get_args(Role)
 
 
 DEFAULT_MAX_RESULTS = 6
-"""Session hits one search returns at most (seed 003 ``session_events_max_results``)."""
+"""Session hits one search returns at most (``session_events_max_results``)."""
 PURGE_INTERVAL_S = 600.0
-"""An append purges expired rows at most this often (seed 003: every 10 minutes)."""
+"""An append purges expired rows at most this often (every 10 minutes)."""
 POOL_FACTOR = 2
 """A search reads this many times the candidates the pipeline's stages look at
 (``max(WORKING_SET * k, 40)``): room for repeated texts, dropped before ranking."""

@@ -1,4 +1,4 @@
-"""Background extraction (seed 001's 后台小祥): what one turn changes in long-term memory.
+"""Background extraction: what one turn changes in long-term memory.
 
 After an answered turn, one model call reads the turn and the memories recalled for
 it (with their ids) and returns validated structured output: ``ADD`` a new fact,
@@ -22,7 +22,7 @@ Extracted memories are written with ``source="extractor"`` and ``verified=False`
   proposed or stored, or one the turn's own ``memory_save`` or an open pending save
   already covers (the statement's value is in its text), is not proposed again. Unconfirmed notes are never shown to the model as
   memories to update.
-- ``direct`` (seed 001): written to long-term memory at once.
+- ``direct``: written to long-term memory at once.
 - ``off``: nothing is extracted.
 
 Core and system memories are never deleted by the extractor.

@@ -1,4 +1,4 @@
-"""The silent pre-compaction flush (seed 003), shared by the graph, the Session API
+"""The silent pre-compaction flush, shared by the graph, the Session API
 and the daily archive.
 
 Before a checkpoint drops old messages from the context, durable facts in them

@@ -1,6 +1,6 @@
 """The search's graph stage: memories linked to the question's entities by triples.
 
-Seed 001's LPMM fuses vector candidates with triples reached from the question's
+A knowledge graph fuses vector candidates with triples reached from the question's
 entities. Here:
 
 1. the question's entities are the known entity keys it mentions

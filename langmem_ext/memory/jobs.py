@@ -1,6 +1,6 @@
 """Background jobs of a long-running server: the day archive, idle summaries, shutdown.
 
-- :func:`archive_day` (seed 003's 04:00 archive): each scope that talked on a day
+- :func:`archive_day`: each scope that talked on a day
   gets the durable facts of that day's conversation flushed (the silent flush of
   :func:`~langmem_ext.memory.flush.flush_to_pending`: each fact noted at once in
   that day's notes, marked ``[unconfirmed]``, its long-term save pending, never one
@@ -8,7 +8,7 @@
   Idempotent: a scope's day is archived once (``meta`` ``jobs.archive:<scope>:<day>``,
   and an episode of the day already in the files is found before another is
   written), so a second run writes nothing.
-- :func:`summarize_idle_threads` (seed 000): graph conversations (threads of the hot
+- :func:`summarize_idle_threads`: graph conversations (threads of the hot
   log, :class:`~langmem_ext.memory.events.SessionLog`) idle for
   ``short_term.idle_episode_hours`` are summarised into an episode, once: each
   thread remembers the time of the last event summarised (``meta``
@@ -151,7 +151,7 @@ def _day_bounds(day: date) -> tuple[float, float]:
 
 
 def archive_day(memory: Memory, day: date, *, model: BaseChatModel | None = None) -> list[Episode]:
-    """Seed 003's daily archive of one day: flush each active scope's facts, summarise its day.
+    """The daily archive of one day: flush each active scope's facts, summarise its day.
 
     Args:
         memory: The memory.

@@ -1,4 +1,4 @@
-"""The knowledge graph of a memory: subject–predicate–object triples (seed 001's LPMM).
+"""The knowledge graph of a memory: subject–predicate–object triples.
 
 Triples are a by-product of memories. Each lists the memories that support it; a
 triple counts at time ``t`` while one of them is live at ``t``, so deleting or

@@ -1,6 +1,6 @@
 """The lifecycle's writes: decay, promotion, review resets, job deletes, recall access.
 
-Seed 001's rules as operations on a workspace (the table itself is the pure
+The decay rules as operations on a workspace (the table itself is the pure
 :func:`~langmem_ext.memory.decay.decay_outcome`):
 
 - :func:`decay_scope` applies the table to every live entry of a scope for the
@@ -12,7 +12,7 @@ Seed 001's rules as operations on a workspace (the table itself is the pure
   importance): the daily steps in between are not written one by one (every idle
   entry changes every day; its importance and the scope's decay day tell them).
 - :func:`catch_up_on_open` runs that decay for every scope when a ``Memory`` opens
-  and the last decay is over 24 hours old (seed 001's 启动时自动衰减), on a
+  and the last decay is over 24 hours old, on a
   background thread (:func:`start_catch_up`) and only if the workspace lock is free
   at once; deletions and reviews wait for ``maintain``.
 - :func:`promote` moves a fact's bullet to the ``## Core`` section of its file and
@@ -97,7 +97,7 @@ DECAY_DAY_KEY = "lifecycle.decay_day:{scope}"
 DECAY_AT_KEY = "lifecycle.decay_at"
 """``meta`` key: when decay last ran over every scope (epoch seconds)."""
 CATCH_UP_AFTER_S = 86400.0
-"""A ``Memory`` opening over this long after the last decay runs it (seed 001: 24 h)."""
+"""A ``Memory`` opening over this long after the last decay runs it (24 h)."""
 
 
 class ImportanceChange(NamedTuple):
@@ -235,7 +235,7 @@ def decay_due(memory: MemoryHost, now: float | None = None) -> bool:
 
 
 def catch_up_on_open(memory: MemoryHost) -> list[ImportanceChange] | None:
-    """Seed 001's 启动时自动衰减: decay on open when the last run is over 24 h old.
+    """Decay on open when the last run is over 24 h old.
 
     Cheap when not due (one ``meta`` read). When due, runs :func:`decay_all` only if
     the workspace lock is free at once (another writer: the next open or

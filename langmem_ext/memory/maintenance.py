@@ -1,4 +1,4 @@
-"""``maintain``: one run of the memory lifecycle over a workspace (seed 001, seed 003).
+"""``maintain``: one run of the memory lifecycle over a workspace.
 
 In order, for each scope (or the one given):
 

@@ -1,4 +1,4 @@
-"""The user profile of a scope (seed 004's ``UserProfile``): ``PROFILE.md`` plus its history.
+"""The user profile of a scope: ``PROFILE.md`` plus its history.
 
 A profile has typed fields — identity (``name``, ``preferred_name``, ``language``,
 ``timezone``) and safety-critical ones (``allergies``, ``dietary_restrictions``,

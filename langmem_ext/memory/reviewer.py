@@ -1,4 +1,4 @@
-"""The memory reviewer (seed 001's MemoryReviewer): PROMOTE / KEEP / DELETE.
+"""The memory reviewer: PROMOTE / KEEP / DELETE.
 
 A fact is reviewed when its importance reaches ``lifecycle.core_review_at`` (2.5,
 a *promotion* review: should it become ``core``?) or falls below
@@ -17,7 +17,7 @@ deterministic fallback decides:
   changed (no ``update`` / ``hand-edit`` / supersession in its history), else KEEP;
 - decay review: KEEP.
 
-Decisions (seed 001's table):
+Decisions:
 
 ============  =============================  ============================
 decision      promotion review               decay review
@@ -64,7 +64,7 @@ ReviewKind = Literal["promotion", "decay"]
 Decision = Literal["PROMOTE", "KEEP", "DELETE"]
 
 RELATED_K = 5
-"""Related memories shown with the memory under review (seed 001: top 5)."""
+"""Related memories shown with the memory under review (top 5)."""
 REVIEWED_KEY = "lifecycle.promotion_reviewed:{entry_id}"
 """``meta`` key: the importance at which a promotion review kept an entry."""
 CHANGED_OPS = frozenset({"update", "hand-edit", "superseded", "hand-supersede"})
@@ -363,7 +363,7 @@ def review_entry(
 
 
 def _apply(memory: MemoryHost, st: EntryState, result: ReviewResult) -> None:
-    """Carry out a decision (seed 001's table); fills ``action`` and ``importance_after``."""
+    """Carry out a decision; fills ``action`` and ``importance_after``."""
     lc = memory.settings.lifecycle
     if st.category in NEVER_DECAY:
         return

@@ -190,7 +190,7 @@ class Memory:
         """The triples of the memories (see :meth:`triples`)."""
         self.engine.knowledge = self.knowledge  # the search's graph stage
         self.engine.safety = self.safety  # the search's safety stage
-        # seed 001: decay on open when the last run is over 24 h old, beside the caller
+        # decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
     @classmethod
@@ -1250,7 +1250,7 @@ class Memory:
         at: datetime | float | None = None,
         thread_id: str | None = None,
     ) -> ExtractionReport:
-        """Update long-term memory from the last turn of a conversation (seed 001's
+        """Update long-term memory from the last turn of a conversation (the
         background extractor).
 
         With ``model``: one structured-output call reads the turn and the recalled
@@ -1312,8 +1312,8 @@ class Memory:
         """Raise an entry's importance because it really shaped an answer (BOOST).
 
         ``lifecycle.boost_amount`` per boost, at most one boost per
-        ``boost_cooldown_hours`` and ``boost_daily_cap`` a day (seed 001's anti-abuse
-        rules). Recorded in the ledger and mirrored to the index.
+        ``boost_cooldown_hours`` and ``boost_daily_cap`` a day. Recorded in the ledger
+        and mirrored to the index.
 
         Returns:
             The importance added (0.0 when the cooldown or the daily cap held it back).
@@ -1460,7 +1460,7 @@ class Memory:
         ``LONG_TERM.md`` for the others; "" when none), as a person would read it.
 
         Needs neither the embedder nor the index: the graph injects its beginning
-        when search is unavailable (seed 000's static fallback).
+        when search is unavailable.
         """
         scope = self._scope(scope)
         return self._read_or_empty(self.workspace.layout.long_term(scope), scope)
@@ -1483,7 +1483,7 @@ class Memory:
         model: BaseChatModel | None = None,
     ) -> MaintenanceReport:
         """Run the memory lifecycle once: decay, old-episode deletion, reviews,
-        pending expiry, hot-log TTL and temp-file cleanup (seed 001).
+        pending expiry, hot-log TTL and temp-file cleanup.
 
         Idempotent for a given day: a second run on the same day changes nothing.
         ``core`` and ``system`` memories are never decayed or deleted. See
@@ -1516,7 +1516,7 @@ class Memory:
         kind: ReviewKind | None = None,
         model: BaseChatModel | None = None,
     ) -> ReviewResult:
-        """Review one fact now: PROMOTE to core, KEEP or DELETE (seed 001's reviewer).
+        """Review one fact now: PROMOTE to core, KEEP or DELETE.
 
         Args:
             entry_id: The memory.

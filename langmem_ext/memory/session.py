@@ -1,10 +1,10 @@
 """Sessions: short-term history, checkpoints, flush, episodes (seeds 000, 003, 004).
 
-:class:`SessionManager` is seed 004's session API over a :class:`~langmem_ext.Memory`
+:class:`SessionManager` is the session API over a :class:`~langmem_ext.Memory`
 and an optional chat model:
 
 =========================  ===================================================
-seed 004                   here
+operation                  method
 =========================  ===================================================
 ``QueryMemoryContext``     :meth:`SessionManager.query_context`
 ``WriteTurn``              :meth:`SessionManager.write_turn`
@@ -12,11 +12,11 @@ seed 004                   here
 ``FinalizeSessionMemory``  :meth:`SessionManager.finalize_session`
 =========================  ===================================================
 
-plus seed 003's first-turn injection of today's and yesterday's daily notes
-(:meth:`~SessionManager.first_turn_context`) and seed 000's idle summarisation
+plus the first-turn injection of today's and yesterday's daily notes
+(:meth:`~SessionManager.first_turn_context`) and the idle summarisation
 (:meth:`~SessionManager.idle_sessions`, :meth:`~SessionManager.summarize_idle`).
 
-Storage: one engine with the memory graph (issue 20). A conversation is a LangGraph
+Storage: one engine with the memory graph. A conversation is a LangGraph
 thread in the graph's checkpointer (:mod:`langmem_ext.memory.threads`; default the
 memory's ``checkpoints.db``, the graph's default too): its live ``messages``, the
 running ``summary`` and ``mode`` are the thread's state, so a turn written here is in
@@ -138,7 +138,7 @@ class ConversationKey:
 
 @dataclass(frozen=True)
 class MemoryContext(ConversationKey):
-    """What to send to the model for one conversation (seed 004 ``MemoryContext``).
+    """What to send to the model for one conversation (``MemoryContext``).
 
     Attributes:
         history: Messages to send: the summary message (``SUMMARY_N``) and the
@@ -165,7 +165,7 @@ class MemoryContext(ConversationKey):
 
 @dataclass(frozen=True)
 class TurnResult(ConversationKey):
-    """What :meth:`SessionManager.write_turn` stored (seed 004 ``MemoryWriteResult``).
+    """What :meth:`SessionManager.write_turn` stored (``MemoryWriteResult``).
 
     Attributes:
         mode: The memory mode after the write.
@@ -1041,7 +1041,7 @@ class SessionManager:
         return [_info(r) for r in self._ledger.sessions.idle(cutoff)]
 
     def summarize_idle(self, now: datetime | float | None = None) -> list[EpisodeResult]:
-        """Turn every idle conversation into an episode, once (seed 000).
+        """Turn every idle conversation into an episode, once.
 
         Args:
             now: The current time (default the clock).
@@ -1066,7 +1066,7 @@ class SessionManager:
     def first_turn_context(
         self, scope: str | None, thread_id: str, now: datetime | float | None = None
     ) -> str:
-        """Today's and yesterday's daily notes, once per conversation (seed 003).
+        """Today's and yesterday's daily notes, once per conversation.
 
         Only the daily Markdown files are read (no search). The text is capped at
         ``injection.first_turn_daily_chars``: today's notes get at least half, and

@@ -1,4 +1,4 @@
-"""Subject–predicate–object triples from one memory's text (seed 001's LPMM).
+"""Subject–predicate–object triples from one memory's text.
 
 Interface used by the knowledge graph (:mod:`langmem_ext.memory.knowledge`) and the
 graph stage of search:

@@ -13,7 +13,7 @@ context_prev_weight`` when ``c`` comes before ``e`` and ``context_next_weight`` 
 comes after, times ``context_decay ** (distance - 1)``. Only what a candidate scores
 *above the crowd* and above ``e`` is passed on: when every entry matches about as well
 ("memory 7" among "memory 1" … "memory 99") no neighbour gains on the exact match,
-while a question turn that stands out lifts the answer after it. Three limits (issue 17):
+while a question turn that stands out lifts the answer after it. Three limits:
 
 * the lifts are capped at :data:`CONTEXT_GAP_SHARE` (0.75) of ``e``'s gap to the best
   candidate next to it: borrowed evidence narrows the gap, never closes it (without
@@ -97,8 +97,7 @@ CONTEXT_GAP_SHARE = 0.75
 """Context is borrowed evidence: what a neighbour gains, combined over the hits next to
 it (:func:`combine_lifts`), closes at most this share of its gap to the best of them (measured from the
 larger of its own fused score and the pool's mean). Without the cap two strong
-sentences lift the weaker one between them past both, which cost R@1 and R@3
-(issue 17); with the whole gap (share 1) a neighbour ties its anchor."""
+sentences lift the weaker one between them past both, which cost R@1 and R@3; with the whole gap (share 1) a neighbour ties its anchor."""
 
 
 def combine_lifts(lifts: Sequence[float], cap: float) -> float:

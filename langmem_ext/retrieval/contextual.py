@@ -22,10 +22,8 @@ Only a reply is read this way (:func:`is_reply`): a transcript line (``Name: tex
 after another speaker's line. A memory that is not a turn of a conversation (a fact
 the user stated, a sentence of a document) means what it says; its predecessor is
 another fact or the next sentence on the same topic, and reading them together lifts
-the neighbours of every match past memories that match better on their own (issue 17,
-BENCHMARKS.md §24: XQuAD zh→en R@3 0.767 → 0.790, en→zh R@10 0.897 → 0.910, MemDaily
-hit@5 0.718 → 0.724, for 2 points of cross-lingual R@1; LoCoMo, whose memories are
-turns, unchanged).
+the neighbours of every match past memories that match better on their own
+(BENCHMARKS.md §24).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Follow-up questions are searched with the turns before them (seed 000).
+"""Follow-up questions are searched with the turns before them.
 
 "那它呢？" or "and where did it come from?" names nothing a memory could match: what
-it asks about is in the user's previous turn. Seed 000 gives the recall query
-builder the recent history (``injection.recent_history_tokens``, 1000 tokens);
+it asks about is in the user's previous turn. A recall query
+builder may be given the recent history (``injection.recent_history_tokens``, 1000 tokens);
 here it is used only when the latest message is a follow-up, so a self-contained
 question is searched as it is.
 

@@ -5,7 +5,7 @@ different questions:
 
 ``score`` — the *ranking* score, which the scoring stages then adjust:
 
-* weighted (default, seed 000): ``w_v * cos + w_b * bm25 / max_bm25``, times
+* weighted (default): ``w_v * cos + w_b * bm25 / max_bm25``, times
   ``1 + bm25_hit_bonus`` when the keyword engine found the candidate. ``cos`` is
   the cosine after the embedder's rescaling (the search engine applies
   :func:`langmem_ext.retrieval.calibration.rescale_cosine`, so an e5 cosine of 0.85
@@ -20,7 +20,7 @@ different questions:
 The weights are normalised over the engines that ran (0.4 / 0.6 by default, 1.0 for
 the only engine of a single-engine search), so ``score`` stays on a 0..~1 scale.
 
-Two things make a keyword score mean evidence (issue 17):
+Two things make a keyword score mean evidence:
 
 * ``bm25 / max_bm25`` is divided by the larger of the pool's best BM25 and
   :data:`KEYWORD_FULL_MATCH_SHARE` of the query's full-match BM25 (the sum of its
@@ -56,8 +56,8 @@ common word must not drag down a close paraphrase):
   keyword hit may sit below the vector engine's cut-off;
 * times ``1 + bm25_hit_bonus`` for a keyword hit in a hybrid search, capped at 1.
 
-Why calibrate the cosine? The thresholds (0.3 / 0.35) are seed 000's, whose scale
-was not a raw cosine. With USE multilingual v3, the default embedder, relevant short
+Why calibrate the cosine? The thresholds (0.3 / 0.35) were set on a
+scale that was not a raw cosine. With USE multilingual v3, the default embedder, relevant short
 texts score cos 0.2-0.63 (measured: "What is my dog called?" / "My dog is named
 Biscuit" 0.56, "What food do I like?" / "主人喜欢拉面" 0.30, "What food do I like?" /
 "User likes ramen" 0.20) while unrelated ones score about -0.01-0.15. With
@@ -344,7 +344,7 @@ class _Fusion:
 def fuse_weighted(
     vector: Ranked, keyword: Ranked, settings: RetrievalSettings, **options: Unpack[FusionOptions]
 ) -> list[Candidate]:
-    """Weighted-sum fusion of vector and BM25 candidates (seed 000).
+    """Weighted-sum fusion of vector and BM25 candidates.
 
     Args:
         vector: The vector engine's candidates (:data:`Ranked`).

@@ -1,4 +1,4 @@
-"""Recall intent: does a query ask about a time, and which? (seed 003)
+"""Recall intent: does a query ask about a time, and which?
 
 "昨天我们聊了什么？" should search and prefer what was said yesterday. The detector
 turns such phrases into a time window, as local-day boundaries in the time zone of

@@ -1,4 +1,4 @@
-"""Recognise texts that are not worth storing or returning as memories (seed 000).
+"""Recognise texts that are not worth storing or returning as memories.
 
 Noise is: an assistant's refusal ("I don't have any information about that",
 "抱歉，我无法…"), a question *about* memory ("Do you remember my trip?",
@@ -9,7 +9,7 @@ traditional) are recognised.
 Only whole-text patterns count: "I remember my trip to Kyoto" or "我记得去年去了京都"
 are memories, not meta questions; "Remember that I like tea" is a request to save.
 
-Length is CJK-aware. Seed 000 drops texts under 5 characters, but four Chinese
+Length is CJK-aware. A plain rule would drop texts under 5 characters, but four Chinese
 characters ("喜欢拉面", "likes ramen") already say as much as a short English phrase.
 :func:`meaningful_length` therefore counts letters and digits once and each CJK
 character twice (one ideograph carries roughly a word), ignoring spaces,

@@ -1,4 +1,4 @@
-"""The scoring stages that run after fusion (seed 000), one pure function each.
+"""The scoring stages that run after fusion, one pure function each.
 
 Every stage takes candidates and returns *new* candidates (the input is not
 modified), sorted best first, with the stage's contribution in ``debug``:
@@ -19,7 +19,8 @@ mmr_demote           ``* 0.9`` for a near-duplicate (cos > 0.85)          ``mmr_
 
 Where the thresholds apply
 --------------------------
-Seed 000 cuts the *final* score at 0.35, after the multiplicative stages. Here the
+Cutting the *final* score at 0.35, after the multiplicative stages, would mix ranking
+and relevance. Here the
 thresholds look at ``debug["relevance"]``, the query-match evidence set by fusion
 (see :mod:`langmem_ext.retrieval.fusion`), never at the ranking score:
 
@@ -410,7 +411,7 @@ def mmr_demote(
     ``mmr_threshold`` with an already kept (better-ranked, not demoted) candidate is
     demoted: its score is multiplied by ``mmr_demotion`` (0.9), so it falls behind
     the hits that scored close to it but still shows when little else matches. With
-    ``mmr_demotion = 0`` (seed 000) it goes after every kept candidate instead, in
+    ``mmr_demotion = 0`` it goes after every kept candidate instead, in
     its original order. Nothing is deleted. Candidates without an embedding (or of
     another dimension than the first one) are kept in place and compared with
     nothing.

@@ -1,4 +1,4 @@
-"""Token budgets that keep every model call inside the context window (issue 16).
+"""Token budgets that keep every model call inside the context window.
 
 Two guards, both pure (no storage, no model):
 

@@ -1,4 +1,4 @@
-"""Checkpoints: summary + last N turns once history passes 0.75 × the window (seed 004).
+"""Checkpoints: summary + last N turns once history passes 0.75 × the window.
 
 Two memory modes:
 
@@ -42,7 +42,7 @@ SUMMARY_HEADER = "Summary of the earlier conversation (older messages were conde
 
 
 class MemoryMode(StrEnum):
-    """How the short-term history is sent to the model (seed 004)."""
+    """How the short-term history is sent to the model."""
 
     FULL_HISTORY = "FULL_HISTORY"
     """The whole history; no checkpoint has been made."""

@@ -1,4 +1,4 @@
-"""The pre-compaction flush (seed 003).
+"""The pre-compaction flush.
 
 Before a checkpoint condenses old messages, the agent gets one silent turn: a firm
 prompt tells it to call ``memory_save`` for every durable fact, decision and

@@ -1,7 +1,7 @@
 """Explicit first-person statements, found without a model, with their slot.
 
-The deterministic fallback of the background extractor (seed 001's 后台小祥 without
-a model): a user sentence such as ``我住在上海`` / ``I moved to Berlin last month`` /
+The deterministic fallback of the background extractor: a user sentence such as
+``我住在上海`` / ``I moved to Berlin last month`` /
 ``我对花生过敏`` / ``my favourite colour is green`` becomes a :class:`Statement`
 (subject, predicate, object, negation). Its :attr:`Statement.slot` says what a
 later statement replaces: one value per slot for single-valued predicates (where

@@ -1,6 +1,6 @@
 """Structured summaries: Goal / Decision / Todo / Facts.
 
-Two sizes (seed 002, seed 004):
+Two sizes:
 
 - a *checkpoint summary* of everything before the kept turns, rolling the previous
   summary in, within ``max_chars`` (4000 characters by default);
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_CHECKPOINT_MAX_CHARS = 4000
 """Default budget of a checkpoint summary, in characters."""
 DEFAULT_MESSAGE_MAX_CHARS = 280
-"""Budget of a per-message summary, in characters (seed 002)."""
+"""Budget of a per-message summary, in characters."""
 
 CHECKPOINT_SUMMARY_PROMPT = """\
 You keep the running memory of a conversation between a user and an AI assistant.
@@ -81,7 +81,7 @@ SUMMARY_KEYWORDS_RE = re.compile(
     r"|\bpriorit(?:y|ies)\b",
     re.IGNORECASE,
 )
-"""Keywords that make even a short message worth a summary (seed 002)."""
+"""Keywords that make even a short message worth a summary."""
 _LIST_LINE_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、]|[①-⑳])\s+\S")
 _CODE_LINE_RE = re.compile(
     r"^\s*(?:def |class |import |from \S+ import |function |const |let |var |public |private "
@@ -111,7 +111,7 @@ class SummaryResult:
 def needs_message_summary(
     message: BaseMessage, *, max_sentences: int = 6, max_lines: int = 10
 ) -> bool:
-    """Whether one message deserves its own structured summary (seed 002).
+    """Whether one message deserves its own structured summary.
 
     True for tool output, lists, code, text of more than ``max_sentences``
     sentences or ``max_lines`` lines, and short text with a keyword such as
@@ -398,7 +398,7 @@ def summarize_message(
         message: The message to summarise.
         model: Chat model to use; ``None`` (or a failing model) uses the
             extractive fallback.
-        max_chars: Budget in characters (280 by default, seed 002).
+        max_chars: Budget in characters (280 by default).
 
     Returns:
         Compact ``Goal:`` / ``Decision:`` / ``Todo:`` / ``Facts:`` lines.

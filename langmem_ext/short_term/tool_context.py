@@ -1,4 +1,4 @@
-"""Tool-result context for the next turn (seed 001's ContextManager).
+"""Tool-result context for the next turn.
 
 The results of a turn's tool calls (a web search, a screenshot's text, a file)
 helped that turn's answer and may matter for the next one, but they are too

@@ -1,4 +1,4 @@
-"""The hybrid short-term window (seed 002).
+"""The hybrid short-term window.
 
 The last ``size`` (15) messages go to the model: the oldest ``size - verbatim``
 (10) as one line each — ``[Summary]`` with the message's stored structured
@@ -164,7 +164,7 @@ def is_window_mode(settings: ShortTermSettings) -> bool:
 def summaries_due(
     messages: Sequence[BaseMessage], summaries: Mapping[str, str] | None = None
 ) -> list[BaseMessage]:
-    """Messages that need a per-message summary (seed 002's triggers) and have none.
+    """Messages that need a per-message summary and have none.
 
     Args:
         messages: The history.

@@ -295,7 +295,7 @@ class Workspace:
         self._known: dict[Path, _KnownFile] = {}
         self.append_writes = True
         """Write new entries by appending when their section ends the file; ``False``
-        rewrites the whole file on every write, as before issue 18 (benchmarks compare)."""
+        rewrites the whole file on every write, the way the benchmarks compare against."""
         self.vectors = VectorIndex(
             self.layout.index_dir / "chroma", chroma_url, model_name, collection_prefix
         )
