@@ -108,6 +108,13 @@ class Validity:
         return cands if keeps is None else [c for c in cands if keeps(c)]
 
 
+def _rerank_vector(vector: list[Candidate]) -> None:
+    """Order the vector candidates by cosine again, after some joined them."""
+    vector.sort(key=lambda c: -(c.vector_score or 0.0))
+    for i, c in enumerate(vector):
+        c.vector_rank = i
+
+
 class SearchEngine:
     """Runs a query against the workspace's engines and ranks the results.
 
@@ -599,32 +606,16 @@ class SearchEngine:
         missing = [i for i in linked if i not in seen]
         if not missing:
             return vector, keyword
-        ws = self.workspace
-        found = ws.keyword.docs_with_vectors(missing, ws.vector_search.model_name, scope)
         qunit = unit_query(qvecs[0]) if qvecs else None
         into = vector if vector is not None and qunit is not None else keyword
         if into is None:
             into = keyword = []
-        for entry_id in missing:
-            d, vec = found.get(entry_id, (None, None))
-            if d is None or d.scope != scope or (category and d.category != category):
-                continue
-            c = doc_candidate(d)
-            if valid.keeps is not None and not valid.keeps(c):
-                continue
-            if vec is not None and qunit is not None:
-                kept: Any = vec
-                c.vector_score = rescale_cosine(
-                    float(unit_query(kept) @ qunit), self.cosine_baseline
-                )
-                c.embedding = kept
-            c.safety = linked[entry_id]
+        for c in self._joined(missing, scope, category, valid, qunit):
+            c.safety = linked[c.id]
             c.debug["safety"] = 1.0
             into.append(c)
         if into is vector:
-            vector.sort(key=lambda c: -(c.vector_score or 0.0))
-            for i, c in enumerate(vector):
-                c.vector_rank = i
+            _rerank_vector(vector)
         return vector, keyword
 
     def _profile_fields(self, scope: str, hits: list[SearchHit]) -> None:
@@ -682,32 +673,44 @@ class SearchEngine:
         missing = [i for i in links.scores if i not in seen]
         if vector is None or not qvecs or not missing:
             return vector
+        joined = self._joined(missing, scope, category, valid, unit_query(qvecs[0]))
+        for c in joined:
+            c.graph_score = links.scores[c.id]
+            c.debug["graph_link"] = c.graph_score
+        if joined:
+            vector.extend(joined)
+            _rerank_vector(vector)
+        return vector
+
+    def _joined(
+        self,
+        ids: list[str],
+        scope: str,
+        category: str | None,
+        valid: Validity,
+        qunit: Any,
+    ) -> list[Candidate]:
+        """Candidates for memories neither engine returned (a stage links them to the
+        question), in ``ids`` order, each with its own cosine to the query when there
+        is a query vector (``qunit``); other scopes, categories and versions left out."""
         ws = self.workspace
-        found = ws.keyword.docs_with_vectors(missing, ws.vector_search.model_name, scope)
-        qunit = unit_query(qvecs[0])
-        added = False
-        for entry_id in missing:
+        found = ws.keyword.docs_with_vectors(ids, ws.vector_search.model_name, scope)
+        out: list[Candidate] = []
+        for entry_id in ids:
             d, vec = found.get(entry_id, (None, None))
             if d is None or d.scope != scope or (category and d.category != category):
                 continue
             c = doc_candidate(d)
             if valid.keeps is not None and not valid.keeps(c):
                 continue
-            if vec is not None:
+            if vec is not None and qunit is not None:
                 kept: Any = vec  # read-only array, as in _vectors
                 c.vector_score = rescale_cosine(
                     float(unit_query(kept) @ qunit), self.cosine_baseline
                 )
                 c.embedding = kept
-            c.graph_score = links.scores[entry_id]
-            c.debug["graph_link"] = c.graph_score
-            vector.append(c)
-            added = True
-        if added:
-            vector.sort(key=lambda c: -(c.vector_score or 0.0))
-            for i, c in enumerate(vector):
-                c.vector_rank = i
-        return vector
+            out.append(c)
+        return out
 
     def _validity(self, scope: str, as_of: float | None, include_superseded: bool) -> Validity:
         """Which versions a search may return: current ones (default), those valid at
