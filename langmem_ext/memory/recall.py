@@ -21,7 +21,6 @@ rendered into one memory block (:func:`~langmem_ext.memory.block.render_memory_b
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sqlite3
 import time
@@ -233,39 +232,6 @@ def recall_context(
     return RecallContext(block=block, safety=safety, recalled=recalled, searched=searched)
 
 
-async def arecall_context(
-    memory: Memory,
-    messages: Sequence[BaseMessage],
-    *,
-    scope: str,
-    first_turn: bool = False,
-    notes: Sequence[str] = (),
-    tool_context: str | None = None,
-    now: datetime | None = None,
-    settings: Settings | None = None,
-    gate: bool = True,
-    k: int | None = None,
-    max_tokens_per_hit: int | None = None,
-    defer: Deferred | None = None,
-) -> RecallContext:
-    """Async :func:`recall_context`, off the event loop."""
-    return await asyncio.to_thread(
-        recall_context,
-        memory,
-        messages,
-        scope=scope,
-        first_turn=first_turn,
-        notes=notes,
-        tool_context=tool_context,
-        now=now,
-        settings=settings,
-        gate=gate,
-        k=k,
-        max_tokens_per_hit=max_tokens_per_hit,
-        defer=defer,
-    )
-
-
 def _mark_recalled(memory: Memory, scope: str, ids: Sequence[str], defer: Deferred | None) -> None:
     """Mark the recalled memories accessed (their ``last_access``), through ``defer``."""
     if not ids:
@@ -283,7 +249,6 @@ def _mark_recalled(memory: Memory, scope: str, ids: Sequence[str], defer: Deferr
 
 __all__ = [
     "RecallContext",
-    "arecall_context",
     "recall_context",
     "recall_query",
     "safety_context",
