@@ -10,10 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
+from test_serve_shutdown import _healthy, _port
 
 from langmem_ext.memory.threads import ThreadStore
 from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
@@ -31,23 +30,6 @@ N = 20
 pytestmark = pytest.mark.slow
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"serve did not start:\n{log.read_text()}")
 
 
 async def _burst(url: str) -> list[httpx.Response]:
@@ -82,7 +64,7 @@ def test_concurrent_requests_on_one_thread_keep_every_turn_once(tmp_path: Path) 
         )  # fmt: skip
         try:
             url = f"http://127.0.0.1:{port}"
-            _wait_healthy(url, proc, log)
+            _healthy(url, proc, log)
             replies = asyncio.run(_burst(url))
             assert [r.status_code for r in replies] == [200] * N, [r.text for r in replies]
             conn = checkpoint_connection(ws / "checkpoints.db")
