@@ -49,6 +49,40 @@ def check_model_reachable(settings: Settings) -> None:
             raise ModelUnavailableError(msg)
 
 
+def model_reachability(model: BaseChatModel | str, settings: Settings) -> tuple[bool | None, str]:
+    """Whether the chat model can be reached now, and why that is known.
+
+    An Ollama model (a ``ChatOllama`` or an ``ollama:`` string) is checked with a
+    connection to its server's port; a model running in this process (the scripted
+    and fake models) is always reachable; for other providers reachability is not
+    known before a call (``None``).
+
+    Args:
+        model: The chat model, or its ``init_chat_model`` string.
+        settings: Settings (the default Ollama address).
+
+    Returns:
+        ``(reachable, detail)``: ``True`` / ``False`` / ``None`` (not checked) and a
+        sentence saying what was checked.
+    """
+    if isinstance(model, str):
+        provider, _, _name = model.partition(":")
+        if provider != "ollama":
+            return None, f"{model!r} is not checked before a call."
+        url = settings.embeddings.ollama_base_url
+    else:
+        module = type(model).__module__
+        if module.startswith("langchain_ollama"):
+            url = str(getattr(model, "base_url", None) or settings.embeddings.ollama_base_url)
+        elif module.startswith(("langmem_ext.", "langchain_core.")):
+            return True, f"{type(model).__name__} runs in this process."
+        else:
+            return None, f"{type(model).__name__} is not checked before a call."
+    if _port_open(url):
+        return True, f"Ollama answers at {url}."
+    return False, f"Ollama is not running at {url}."
+
+
 def chat_model_from_settings(settings: Settings) -> BaseChatModel:
     """The configured chat model, not checked (nothing connects until the first call).
 
@@ -78,4 +112,5 @@ __all__ = [
     "chat_model_from_settings",
     "check_model_reachable",
     "load_chat_model",
+    "model_reachability",
 ]

@@ -303,6 +303,14 @@ class ServerSettings(BaseModel):
     """Host names the server answers besides the loopback ones, when it has no
     ``authenticate=`` (a page of another site whose name points at this machine gets
     ``421``); e.g. ``LANGMEM_SERVER__ALLOWED_HOSTS='["mybox.lan"]'``."""
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Largest request body the API routes read (bytes; ``413`` beyond it, before the
+    body is parsed)."""
+    max_form_bytes: int = Field(default=262_144, ge=1024)
+    """Largest admin form the server reads (bytes; ``413`` beyond it)."""
+    max_message_chars: int = Field(default=32_000, ge=1)
+    """Longest user message ``/agent`` accepts (characters, all messages of a request
+    together; ``422`` beyond it). An empty message is refused too."""
 
 
 class KnowledgeSettings(BaseModel):

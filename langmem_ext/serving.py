@@ -68,7 +68,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -155,6 +155,28 @@ class AgentInput(BaseModel):
                 m = {"type": "human", "content": m[1]}
             out.append(m)
         return out
+
+    max_chars: ClassVar[int] = 32_000
+    """Longest text of all messages together (the app's ``server.max_message_chars``)."""
+
+    @field_validator("messages")
+    @classmethod
+    def _within_limits(cls, value: list[HumanMessage]) -> list[HumanMessage]:
+        texts = [str(m.text) for m in value]
+        if not any(t.strip() for t in texts):
+            raise ValueError("The message is empty: send what the user said.")
+        size = sum(len(t) for t in texts)
+        if size > cls.max_chars:
+            raise ValueError(
+                f"The message is {size:,} characters long; this server accepts at most "
+                f"{cls.max_chars:,} (server.max_message_chars)."
+            )
+        return value
+
+
+def agent_input(max_chars: int) -> type[AgentInput]:
+    """:class:`AgentInput` refusing messages longer than ``max_chars`` in total."""
+    return type("AgentInput", (AgentInput,), {"max_chars": max_chars, "__module__": __name__})
 
 
 class _ServedGraph(RunnableBinding[Any, Any]):
@@ -513,6 +535,8 @@ def create_app(
         RequestGuard,
         check_host=authenticate is None,
         allowed_hosts=[h for h in allowed if h not in ("0.0.0.0", "::", "")],
+        max_body_bytes=settings.server.max_body_bytes,
+        max_form_bytes=settings.server.max_form_bytes,
     )
     if isinstance(chat, str):
         model_name = chat
@@ -571,17 +595,24 @@ def create_app(
 
     @app.get("/healthz", response_model=None)
     async def healthz() -> JSONResponse:
-        """``200`` once started (``503`` before): status, checkpointer, chat model."""
+        """``200`` once started (``503`` before): status, checkpointer, chat model and
+        whether it is reachable (``null``: not known before a call). Memory routes
+        work without the model, so an unreachable model does not make it ``503``."""
+        from langmem_ext.chat_models import model_reachability
+
+        reachable, why = await asyncio.to_thread(model_reachability, chat, settings)
         body = {
             "status": "ok" if state.started else "starting",
             "checkpointer": state.checkpointer,
             "chat_model": model_name,
+            "chat_model_reachable": reachable,
+            "chat_model_detail": why,
         }
         return JSONResponse(body, status_code=200 if state.started else 503)
 
     run_kwargs = {"durability": durability} if durability else {}
     served_graph = _ServedGraph(bound=graph, kwargs=run_kwargs, config={}).with_types(
-        input_type=AgentInput
+        input_type=agent_input(settings.server.max_message_chars)
     )
     add_routes(
         app,

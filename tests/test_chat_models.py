@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from langmem_ext import Settings
@@ -22,3 +24,25 @@ def test_ollama_chat_model_uses_the_checked_address(monkeypatch: pytest.MonkeyPa
     assert getattr(model, "model", None) == "qwen2.5:7b"
     with pytest.raises(ModelUnavailableError, match=r"127\.0\.0\.1:1"):
         check_model_reachable(settings)
+
+
+def test_reachability_checks_ollama_and_knows_in_process_models(tmp_path: Path) -> None:
+    import socket
+
+    from langmem_ext.chat_models import model_reachability
+    from langmem_ext.scripted import ScriptedChatModel, offline_policy
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = Settings(workspace=tmp_path / "ws")
+    settings.embeddings.ollama_base_url = f"http://127.0.0.1:{port}"
+    reachable, why = model_reachability("ollama:qwen2.5:7b", settings)
+    assert reachable is False and str(port) in why
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        settings.embeddings.ollama_base_url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        assert model_reachability("ollama:qwen2.5:7b", settings)[0] is True
+    assert model_reachability(ScriptedChatModel(policy=offline_policy), settings)[0] is True
+    assert model_reachability("openai:gpt-4o-mini", settings)[0] is None

@@ -110,6 +110,8 @@ def test_healthz_reports_the_async_sqlite_checkpointer(client: httpx.Client) -> 
         "status": "ok",
         "checkpointer": "AsyncSqliteSaver",
         "chat_model": "ScriptedChatModel",
+        "chat_model_reachable": True,
+        "chat_model_detail": "ScriptedChatModel runs in this process.",
     }
 
 

@@ -13,6 +13,10 @@
   client sends, so it answers only requests whose ``Host`` is a loopback name or a
   name the operator allowed (``allowed_hosts``); a page whose name was rebound to
   127.0.0.1 gets ``421``.
+- **Sizes.** A request body larger than ``max_body_bytes`` (``max_form_bytes`` for
+  the admin's forms) is refused with ``413`` before the application reads any of
+  it: the declared ``Content-Length`` is checked first, and a body sent without one
+  is counted as it arrives.
 - **Headers.** Every response says ``X-Content-Type-Options: nosniff``,
   ``Referrer-Policy: same-origin`` (a same-origin form still sends its ``Origin``)
   and a ``Content-Security-Policy`` that allows the package's own files only (no
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from html import escape
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -68,6 +73,8 @@ class RequestGuard:
         allowed_hosts: Extra host names to answer (e.g. the name of this machine).
         json_only_outside: Path prefixes whose writes may use other content types
             (HTML forms with their own CSRF tokens).
+        max_body_bytes: Largest body of a request outside those prefixes.
+        max_form_bytes: Largest body of a request under them.
     """
 
     def __init__(
@@ -77,8 +84,12 @@ class RequestGuard:
         check_host: bool,
         allowed_hosts: Collection[str] = (),
         json_only_outside: Collection[str] = ("/admin",),
+        max_body_bytes: int = 1_048_576,
+        max_form_bytes: int = 262_144,
     ) -> None:
         self.app = app
+        self.max_body = max_body_bytes
+        self.max_form = max_form_bytes
         self.check_host = check_host
         self.allowed = LOOPBACK_NAMES | {_host_name(h) for h in allowed_hosts}
         self.forms = tuple(json_only_outside)
@@ -91,8 +102,21 @@ class RequestGuard:
         refusal = self._refusal(scope, headers)
         if refusal is not None:
             status, detail = refusal
-            await _json_error(send, status, detail)
+            await _error(send, status, detail, html=self._wants_html(scope, headers))
             return
+
+        limit = self.max_form if self._is_form_path(scope) else self.max_body
+        declared = headers.get("content-length", "").strip()
+        html = self._wants_html(scope, headers)
+        if declared.isdigit() and int(declared) > limit:
+            await _error(send, 413, _too_large(limit), html=html)
+            return
+        if scope.get("method", "GET").upper() in WRITE_METHODS:
+            body = await _read_body(receive, limit)
+            if body is None:
+                await _error(send, 413, _too_large(limit), html=html)
+                return
+            receive = _replay(body, receive)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -118,8 +142,7 @@ class RequestGuard:
         origin = headers.get("origin")
         if origin is not None and not self._same_origin(origin, host):
             return 403, f"Requests from {origin[:100]!r} cannot change this server's state."
-        path = str(scope.get("path", ""))
-        if not any(path == p or path.startswith(p + "/") for p in self.forms):
+        if not self._is_form_path(scope):
             kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if kind != "application/json":
                 return 415, (
@@ -127,6 +150,15 @@ class RequestGuard:
                     f"got {kind or 'no Content-Type'!r}."
                 )
         return None
+
+    def _wants_html(self, scope: Scope, headers: dict[str, str]) -> bool:
+        """Whether the refusal should be a page (a browser on the admin's paths)."""
+        return self._is_form_path(scope) and "text/html" in headers.get("accept", "")
+
+    def _is_form_path(self, scope: Scope) -> bool:
+        """Whether the request goes to a path whose writes are HTML forms."""
+        path = str(scope.get("path", ""))
+        return any(path == p or path.startswith(p + "/") for p in self.forms)
 
     @staticmethod
     def _same_origin(origin: str, host: str) -> bool:
@@ -137,14 +169,62 @@ class RequestGuard:
         return bool(parts.netloc) and parts.netloc.lower() == host.strip().lower()
 
 
-async def _json_error(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode("utf-8")
+def _too_large(limit: int) -> str:
+    return (
+        f"The request body is larger than this server accepts ({limit:,} bytes); "
+        "send less, or raise the server's limit (server.max_body_bytes / "
+        "server.max_form_bytes)."
+    )
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or ``None`` as soon as it passes ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away
+            return b"".join(chunks)
+        chunk = bytes(message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` once, then waits on the real one (disconnects)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _error(send: Send, status: int, detail: str, *, html: bool = False) -> None:
+    """Answer ``status`` with ``detail``: JSON, or a small page for a browser."""
+    if html:
+        body = (
+            "<!doctype html><html><head><meta charset=utf-8><title>Refused</title></head>"
+            f"<body><h1>{status}</h1><p>{escape(detail)}</p></body></html>"
+        ).encode()
+        kind = b"text/html; charset=utf-8"
+    else:
+        body = json.dumps({"detail": detail}).encode("utf-8")
+        kind = b"application/json"
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", kind),
                 (b"content-length", str(len(body)).encode()),
                 *SECURITY_HEADERS,
             ],
