@@ -162,7 +162,7 @@ class AgentInput(BaseModel):
     @field_validator("messages")
     @classmethod
     def _within_limits(cls, value: list[HumanMessage]) -> list[HumanMessage]:
-        texts = [str(m.text) for m in value]
+        texts = [_message_text(m) for m in value]
         if not any(t.strip() for t in texts):
             raise ValueError("The message is empty: send what the user said.")
         size = sum(len(t) for t in texts)
@@ -171,7 +171,40 @@ class AgentInput(BaseModel):
                 f"The message is {size:,} characters long; this server accepts at most "
                 f"{cls.max_chars:,} (server.max_message_chars)."
             )
-        return value
+        # Only what the user said reaches the thread: other fields a client sends
+        # (additional_kwargs, response_metadata, ...) are dropped.
+        return [HumanMessage(content=t, id=m.id, name=m.name) for m, t in zip(value, texts, strict=True)]
+
+
+def _message_text(message: HumanMessage) -> str:
+    """The text of a user message; refuses non-text parts and lone surrogates."""
+    content = message.content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and part.get("type") == "text":
+                parts.append(str(part.get("text", "")))
+            else:
+                raise ValueError("Only text messages are accepted (a part is not text).")
+        content = "".join(parts)
+    for what, value in (("message", content), ("id", message.id), ("name", message.name)):
+        if value is None:
+            continue
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"The {what} contains a lone surrogate at character {e.start}: it is not "
+                "valid Unicode."
+            ) from None
+    return str(content)
+
+
+def _printable(text: str) -> str:
+    """``text`` with characters UTF-8 cannot carry (lone surrogates) escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def agent_input(max_chars: int) -> type[AgentInput]:
@@ -463,6 +496,7 @@ def create_app(
     """
     try:
         from fastapi import FastAPI
+        from fastapi.exceptions import RequestValidationError
         from fastapi.responses import JSONResponse
         from langserve import add_routes
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -583,6 +617,19 @@ def create_app(
             status_code=500,
         )
 
+    async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+        errors = getattr(exc, "errors", lambda: [])()
+        detail = [
+            {
+                "loc": [_printable(str(part)) for part in e.get("loc", ())],
+                "msg": _printable(str(e.get("msg", ""))),
+                "type": str(e.get("type", "")),
+            }
+            for e in errors
+        ]
+        return JSONResponse({"detail": detail, "error": "InvalidRequest"}, status_code=422)
+
+    app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(LangmemError, typed_error)
     app.add_exception_handler(UnicodeDecodeError, not_utf8)
     app.add_exception_handler(Exception, internal)

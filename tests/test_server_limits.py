@@ -6,6 +6,7 @@ written, and is JSON (a page for a browser on the admin's paths).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,3 +116,28 @@ def test_a_message_within_the_limit_is_answered(client: TestClient) -> None:
     r = _say(client, "hello there")
     assert r.status_code == 200, r.text
     assert r.json()["output"]["messages"][-1]["content"]
+
+
+def test_a_message_with_a_lone_surrogate_or_odd_fields_never_reaches_the_thread(
+    client: TestClient,
+) -> None:
+    body = b'{"input": {"messages": [{"type": "human", "content": "hi \\ud800"}]}, "config": '
+    body += json.dumps(CONFIG).encode()
+    body += b"}"
+    r = client.post("/agent/invoke", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and "surrogate" in r.text
+    odd = {
+        "type": "human",
+        "content": "hello",
+        "additional_kwargs": {"x\ud800": [1, {"y": None}]},
+        "extra": [1],
+    }
+    r = client.post(
+        "/agent/invoke",
+        content=json.dumps({"input": {"messages": [odd]}, "config": CONFIG}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert r.status_code == 200, r.text
+    image = {"type": "human", "content": [{"type": "image_url", "image_url": "data:,"}]}
+    r = client.post("/agent/invoke", json={"input": {"messages": [image]}, "config": CONFIG})
+    assert r.status_code == 422 and "text" in r.text
