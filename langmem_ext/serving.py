@@ -618,7 +618,7 @@ def create_app(
         )
 
     async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
-        errors = getattr(exc, "errors", lambda: [])()
+        errors: list[dict[str, Any]] = list(getattr(exc, "errors", list)())
         detail = [
             {
                 "loc": [_printable(str(part)) for part in e.get("loc", ())],
