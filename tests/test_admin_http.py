@@ -514,3 +514,18 @@ def test_chinese_pages_translate_values_not_only_headings(
     csrf = token(client, "/admin/maintenance")
     report = client.post("/admin/maintenance", data={"csrf": csrf}).text
     assert '<tr data-key="decayed"><th scope="row">重要性衰减</th>' in report
+
+
+def test_a_list_field_is_split_by_the_profiles_own_separators(
+    client: TestClient, memory: Memory
+) -> None:
+    login(client, "alice")
+    csrf = token(client, "/admin/profile")
+    r = client.post(
+        "/admin/profile/field",
+        data={"csrf": csrf, "field": "allergies", "value": "花生、青霉素；乳糖"},
+    )
+    assert r.status_code == 200 and "confirm it in the pending queue" in r.text
+    [item] = memory.list_pending(scope="user_alice")
+    assert post(client, f"/admin/pending/{item.id}/confirm", {"csrf": csrf}) == 303
+    assert memory.profile(scope="user_alice").allergies == ["花生", "青霉素", "乳糖"]

@@ -299,7 +299,7 @@ def _changes(items: list[PendingItem], profile: Profile | None) -> dict[str, dic
             continue
         try:
             op = FieldOp.from_pending(item.text)
-        except (InvalidInputError, ValueError):  # not a change this version reads: its text
+        except ValueError:  # not a change this version reads (InvalidInputError): its text
             continue
         before, after = op.before_after(profile)
         out[item.id] = {"field": op.field, "before": before, "after": after}
