@@ -61,7 +61,7 @@ def run(n: int, trials: int, views: list[str]) -> list[tuple[str, float, float]]
         memory = build(Path(tmp) / "ws", n)
         model = ScriptedChatModel(policy=lambda messages: AIMessage("ok"))
         out = []
-        with TestClient(create_app(memory, model)) as client:
+        with TestClient(create_app(memory, model), base_url="http://127.0.0.1") as client:
             client.cookies.set("langmem_admin_user", "alice")
             for name, url in VARIANTS.items():
                 if views and not any(v in name for v in views):

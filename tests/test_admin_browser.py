@@ -2,9 +2,10 @@
 
 Debian's ``chromium`` (``/usr/bin/chromium``; ``.ci/run`` installs it) is driven by
 Playwright's Python package with that system browser (Playwright's own browsers are
-never downloaded). The workspace is seeded before the server starts; the test adds,
-edits, confirms a pending item, reads the search's score stages, bulk-deletes (core
-skipped) and exports, and saves a screenshot of each page under its tmp dir.
+never downloaded). The workspace is seeded before the server starts; the test opens
+the default scope without signing in, adds, edits, confirms a pending item, reads the
+search's score stages, bulk-deletes (core skipped) and exports, checks that the pages
+fit a 420 px wide phone screen, and saves a screenshot of each page under its tmp dir.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ def find_chromium() -> str | None:
 
 
 def seed(workspace: Path) -> None:
-    """A few memories of alice (one core), one pending save, one of bob's."""
+    """A few memories of alice (one core), one pending save, one of bob's, one in the
+    default scope (written as the Python API writes when no scope is named)."""
     settings = Settings(workspace=workspace)
     settings.embeddings.provider = "fake"
     with Memory(settings=settings) as m:
+        m.add("Tea with the neighbours on Sundays")
         m.add_many(
             [
                 "Alice likes green tea",
@@ -89,9 +92,16 @@ def test_admin_in_a_real_browser(browser: Any, admin_server: str, tmp_path: Path
     def flash() -> str:
         return str(page.inner_text("#flash"))
 
-    # who: no authentication on 127.0.0.1, the user id is chosen
+    # who: no authentication on 127.0.0.1; not signed in, the default scope is shown
     page.goto(f"{base}/admin/")
-    assert page.url.endswith("/admin/login")
+    assert page.url.endswith("/admin/memories")
+    assert page.inner_text("#who") == "this computer (not signed in)"
+    assert page.input_value("#scope-select") == "main"
+    texts = page.locator("#memories td.text").all_inner_texts()
+    assert texts == ["Tea with the neighbours on Sundays"]
+    # then a user id is chosen
+    page.click("header >> text=Act as user")
+    page.wait_for_url("**/admin/login")
     shot("login")
     page.fill("#user", "alice")
     page.keyboard.press("Enter")
@@ -188,6 +198,19 @@ def test_admin_in_a_real_browser(browser: Any, admin_server: str, tmp_path: Path
     assert page.locator("html").get_attribute("lang") == "zh-CN"
     assert "统计" in page.inner_text("h1")
     page.goto(f"{base}/admin/memories")
+    assert page.locator("#memories td.category").all_inner_texts() == ["核心", "核心"]
     shot("memories-zh")
+
+    # a phone: every page fits 420 px without scrolling sideways
+    page.set_viewport_size({"width": 420, "height": 900})
+    for lang in ("zh", "en"):
+        for path in ("memories", "memories?scope=main", "pending", "profile", "stats"):
+            page.goto(f"{base}/admin/{path}")
+            width = page.evaluate("document.scrollingElement.scrollWidth")
+            assert width <= 420, (lang, path, width)
+        if lang == "zh":
+            page.click("#lang-switch")
+    page.goto(f"{base}/admin/memories")
+    shot("memories-narrow")
     for name in ("login", "memories", "memory-edit", "pending", "search", "profile", "stats"):
         assert (shots / f"{name}.png").stat().st_size > 5000, name

@@ -62,4 +62,30 @@ def bar_chart(
     return "".join(parts)
 
 
-__all__ = ["bar_chart"]
+def histogram_bars(
+    counts: Sequence[int], *, low: float = 0.0, high: float = 1.0
+) -> list[tuple[str, float]]:
+    """The bars of a histogram of equal bins from ``low`` to ``high``, each labelled
+    with the two edges of its bin (``0.9–1.0``), not one number a reader takes for
+    the bin's value.
+
+    Args:
+        counts: How many values fell in each bin, lowest bin first.
+        low: The lower edge of the first bin.
+        high: The upper edge of the last bin.
+
+    Returns:
+        ``(label, count)`` pairs for :func:`bar_chart`.
+
+    Example:
+        >>> histogram_bars([2, 0, 5])
+        [('0.0–0.3', 2.0), ('0.3–0.7', 0.0), ('0.7–1.0', 5.0)]
+    """
+    width = (high - low) / max(len(counts), 1)
+    return [
+        (f"{low + i * width:.1f}–{low + (i + 1) * width:.1f}", float(n))
+        for i, n in enumerate(counts)
+    ]
+
+
+__all__ = ["bar_chart", "histogram_bars"]

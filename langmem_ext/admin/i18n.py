@@ -37,4 +37,24 @@ def t(lang: str, key: str, **values: object) -> str:
     return text.format(**values) if values else text
 
 
-__all__ = ["LANGS", "labels", "t"]
+def value(lang: str, kind: str, raw: str) -> str:
+    """A stored value in words: the label ``<kind>_<raw>`` (a category, a source, a
+    profile field ...) in ``lang``, or ``raw`` itself when it has none.
+
+    Args:
+        lang: ``en`` or ``zh``.
+        kind: What the value is: ``cat``, ``src``, ``field``, ``target``, ``op`` or
+            ``m`` (a kind of maintenance change).
+        raw: The value as stored.
+
+    Returns:
+        The label, or ``raw``.
+
+    Example:
+        >>> value("zh", "cat", "fact"), value("zh", "src", "my-importer")
+        ('事实', 'my-importer')
+    """
+    return t(lang, f"{kind}_{raw}") if f"{kind}_{raw}" in labels() else raw
+
+
+__all__ = ["LANGS", "labels", "t", "value"]

@@ -8,10 +8,18 @@ Who and what:
   are answered (:func:`~langmem_ext.admin.refusal.refused_router` replaces the admin when the server
   listens elsewhere without authentication).
 * **The scope** is :func:`~langmem_ext.serving.resolve_caller`'s: the caller's own
-  scope, or a shared scope the server lists (``?scope=``). Ids of another scope are
-  unknown ids: ``404``, nothing changed.
+  scope (``scope_for_user(user_id)``, as the server and the LangChain surfaces name
+  it), or a shared scope the server lists (``?scope=``). Without ``authenticate=``
+  and before a user id is chosen, the caller is the person at this computer and sees
+  the scope the command line and the Python API use when none is named (the
+  server's ``default_scope``, else ``settings.default_scope``: ``main``); that scope
+  stays selectable after choosing a user id. Ids of another scope are unknown ids:
+  ``404``, nothing changed.
 * **CSRF**: every ``POST`` form carries ``csrf``, an HMAC of the caller under a key
   made when the app is created; a missing or wrong token gets ``403``.
+* **Errors** are HTML pages in the reader's language and words
+  (:class:`AdminProblem`: a label of ``labels.json``), never an exception's text;
+  an unknown ``/admin`` address gets the admin's ``404`` page.
 """
 
 from __future__ import annotations
@@ -21,12 +29,14 @@ import hashlib
 import hmac
 import inspect
 import json
+import logging
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, unquote, urlencode
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import (
@@ -37,20 +47,42 @@ from fastapi.responses import (
 )
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from langmem_ext._scoping import scope_for_user
-from langmem_ext.admin.charts import bar_chart
-from langmem_ext.admin.i18n import LANGS, t
+from langmem_ext._scoping import check_scope, scope_for_user
+from langmem_ext.admin.charts import bar_chart, histogram_bars
+from langmem_ext.admin.i18n import LANGS, t, value
 from langmem_ext.admin.refusal import refused_router
 from langmem_ext.config import CATEGORIES
-from langmem_ext.errors import LangmemError, NotFoundError
-from langmem_ext.memory import Memory, MemoryEntry
+from langmem_ext.errors import (
+    EmptyTextError,
+    EntrySupersededError,
+    InvalidCategoryError,
+    InvalidInputError,
+    InvalidScopeError,
+    LangmemError,
+    NoiseTextError,
+    NotFoundError,
+    PendingAlreadyResolvedError,
+    PendingExpiredError,
+    PendingNotFoundError,
+    PendingStateError,
+    TextTooLongError,
+)
+from langmem_ext.memory import Memory, MemoryEntry, PendingItem
 from langmem_ext.memory.models import PAGE_SORTS
-from langmem_ext.memory.profile import IDENTITY_FIELDS, LIST_FIELDS, SAFETY_FIELDS
+from langmem_ext.memory.profile import (
+    IDENTITY_FIELDS,
+    LIST_FIELDS,
+    PREFERENCE_PREFIX,
+    SAFETY_FIELDS,
+    FieldOp,
+    Profile,
+)
 
 if TYPE_CHECKING:
     from langmem_ext._callers import Authenticate, Caller, ServingState
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 PREFIX = "/admin"
 USER_COOKIE = "langmem_admin_user"
@@ -65,15 +97,34 @@ _LOCAL_CLIENTS = {"127.0.0.1", "::1", "localhost", "testclient"}
 """Client hosts answered without ``authenticate=`` (``testclient``: Starlette's in-process client)."""
 _HERE = Path(__file__).parent
 _STATIC = {"admin.css": "text/css", "admin.js": "text/javascript"}
+_ID_SEPARATORS = re.compile(r"[\s,，、;；]+")
+"""What separates the ids of a pasted list (commas, spaces, new lines ...)."""
+_REFUSALS: tuple[tuple[type[LangmemError], int, str], ...] = (
+    (EmptyTextError, 400, "err_empty"),
+    (TextTooLongError, 400, "err_too_long"),
+    (NoiseTextError, 400, "err_noise"),
+    (InvalidCategoryError, 400, "err_category"),
+    (PendingNotFoundError, 404, "err_no_pending"),
+    (NotFoundError, 404, "err_no_memory"),
+    (EntrySupersededError, 409, "err_superseded"),
+    (PendingExpiredError, 409, "err_expired"),
+    (PendingAlreadyResolvedError, 409, "err_resolved"),
+    (PendingStateError, 409, "err_resolved"),
+    (InvalidInputError, 400, "err_invalid"),
+)
+"""How the admin words the memory service's errors: ``(type, status, label)``, the
+first matching type wins."""
 
 
 class AdminProblem(Exception):
-    """A request the admin refuses: shown as an HTML page with ``status``."""
+    """A request the admin refuses: an HTML page with ``status`` saying why in the
+    reader's language (the label ``key`` of ``labels.json``, formatted with ``values``)."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, key: str, **values: object) -> None:
+        super().__init__(t("en", key, **values))
         self.status = status
-        self.message = message
+        self.key = key
+        self.values = values
 
 
 class _Admin:
@@ -83,6 +134,15 @@ class _Admin:
         self.state = state
         self.authenticate = authenticate
         self.key = secrets.token_bytes(32)
+        self.local_scope: str | None = None
+        """Scope of the person at this computer before a user id is chosen (no
+        ``authenticate=``): the one the command line and the Python API use."""
+        self.shared = state.shared_scopes
+        if authenticate is None:
+            self.local_scope = state.default_scope or check_scope(
+                state.memory.settings.default_scope
+            )
+            self.shared = state.shared_scopes | {self.local_scope}
         self.env = Environment(
             loader=FileSystemLoader(_HERE / "templates"),
             autoescape=select_autoescape(["html"]),
@@ -100,34 +160,29 @@ class _Admin:
             found = self.authenticate(request)
             who = await found if inspect.isawaitable(found) else found
             if not who:
-                raise AdminProblem(401, "Not authenticated.")
+                raise AdminProblem(401, "err_not_signed_in")
             return str(who)
         host = request.client.host if request.client else ""
         if host not in _LOCAL_CLIENTS:
-            raise AdminProblem(
-                403,
-                "The admin answers only loopback clients when the server has no authenticate=.",
-            )
-        return request.cookies.get(USER_COOKIE) or None
+            raise AdminProblem(403, "err_loopback")
+        return unquote(request.cookies.get(USER_COOKIE, "")) or None
 
     async def caller(self, request: Request) -> Caller:
         """The caller and its scope (``?scope=``: a shared scope), or a refusal."""
         from langmem_ext._callers import resolve_caller
 
         user = await self.user(request)
+        wanted = request.query_params.get("scope") or None
         try:
             return resolve_caller(
-                user,
-                request.query_params.get("scope") or None,
-                shared_scopes=self.state.shared_scopes,
-                default_scope=self.state.default_scope,
+                user, wanted, shared_scopes=self.shared, default_scope=self.local_scope
             )
         except PermissionError as e:
-            if "no user" in str(e) and self.authenticate is None:
-                raise _LoginNeeded from e
-            raise AdminProblem(401 if "no user" in str(e) else 403, str(e)) from e
-        except LangmemError as e:
-            raise AdminProblem(422, str(e)) from e
+            if wanted is None:
+                raise AdminProblem(401, "err_not_signed_in") from e
+            raise AdminProblem(403, "err_scope_forbidden", scope=wanted) from e
+        except InvalidScopeError as e:
+            raise AdminProblem(400, "err_bad_scope", scope=wanted or user or "") from e
 
     def csrf(self, caller: Caller) -> str:
         """The CSRF token of a caller's forms (an HMAC of who it is)."""
@@ -144,22 +199,28 @@ class _Admin:
         data = parse_qs(body, keep_blank_values=True)
         sent = (data.get("csrf") or [""])[0]
         if not hmac.compare_digest(sent.encode(), self.csrf(caller).encode()):
-            raise AdminProblem(403, "Missing or wrong CSRF token: reload the page and retry.")
+            raise AdminProblem(403, "err_csrf")
         return data
 
     def scopes(self, caller: Caller) -> list[str]:
         """The scopes the caller may open: its own, then the shared ones."""
         own = scope_for_user(caller.user_id) if caller.user_id else caller.owner
-        return [own, *sorted(s for s in self.state.shared_scopes if s != own)]
+        return [own, *sorted(s for s in self.shared if s != own)]
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """A ``Memory`` call in a worker thread; its errors as refusals."""
+        """A ``Memory`` call in a worker thread; its errors as refusals in words."""
         try:
             return await asyncio.to_thread(fn, *args, **kwargs)
-        except NotFoundError as e:
-            raise AdminProblem(404, str(e)) from e
         except LangmemError as e:
-            raise AdminProblem(400, str(e)) from e
+            raise self.refusal(e) from e
+
+    def refusal(self, error: LangmemError) -> AdminProblem:
+        """The page saying why the memory service refused (see ``_REFUSALS``)."""
+        for kind, status, key in _REFUSALS:
+            if isinstance(error, kind):
+                return AdminProblem(status, key, limit=self.memory.settings.max_text_chars)
+        logger.warning("admin: the memory service refused: %s", error)
+        return AdminProblem(500, "err_failed")
 
     def page(self, request: Request, caller: Caller | None, name: str, **ctx: Any) -> HTMLResponse:
         """Render a template with what every page shows."""
@@ -175,9 +236,19 @@ class _Admin:
         def tr(key: str, **values: object) -> str:
             return t(lang, key, **values)
 
+        def words(kind: str, raw: str) -> str:
+            return value(lang, kind, raw)
+
+        def field_label(field: str) -> str:
+            if field.startswith(PREFERENCE_PREFIX):
+                return t(lang, "preference", name=field.removeprefix(PREFERENCE_PREFIX))
+            return value(lang, "field", field)
+
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         html = self.env.get_template(name).render(
             t=tr,
+            v=words,
+            field_label=field_label,
             url=url,
             lang=lang,
             other_lang="en" if lang == "zh" else "zh",
@@ -188,14 +259,11 @@ class _Admin:
             csrf=self.csrf(caller) if caller else "",
             categories=CATEGORIES,
             login=self.authenticate is None,
+            local_scope=self.local_scope,
             done=dict(request.query_params),
             **ctx,
         )
         return HTMLResponse(html, status_code=ctx.get("status", 200))
-
-
-class _LoginNeeded(Exception):
-    """No user yet, without authentication: the login page answers."""
 
 
 def lang_of(request: Request) -> str:
@@ -210,6 +278,32 @@ def lang_of(request: Request) -> str:
 def _one(form: Mapping[str, list[str]], key: str, default: str = "") -> str:
     values = form.get(key) or [default]
     return values[0].strip()
+
+
+def _whole(raw: str, default: int, problem: str) -> int:
+    """A whole number from a query parameter (``default`` when empty), else a refusal."""
+    if not raw.strip():
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise AdminProblem(400, problem) from None
+
+
+def _changes(items: list[PendingItem], profile: Profile | None) -> dict[str, dict[str, Any]]:
+    """What each pending profile change does: ``{pending id: {field, before, after}}``
+    (``before``: the field now; ``after``: once confirmed)."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if item.target != "profile" or profile is None:
+            continue
+        try:
+            op = FieldOp.from_pending(item.text)
+        except ValueError:  # not a change this version reads (InvalidInputError): its text
+            continue
+        before, after = op.before_after(profile)
+        out[item.id] = {"field": op.field, "before": before, "after": after}
+    return out
 
 
 def _back(path: str, caller: Caller, **params: Any) -> RedirectResponse:
@@ -243,8 +337,7 @@ def _charts(spread: dict[str, Any], lang: str) -> dict[str, str]:
     """The stats page's two scope charts: importance histogram, memories added per day
     (from :meth:`Memory.stats <langmem_ext.Memory.stats>`, counted without reading a
     memory)."""
-    tenths = spread["importance_histogram"]
-    hist = [(f"{i / 10:.1f}", float(tenths[i])) for i in range(10)]
+    hist = histogram_bars(spread["importance_histogram"])
     daily = [
         (f"{date.fromisoformat(d):%m-%d}", float(n)) for d, n in spread["added_per_day"].items()
     ]
@@ -286,7 +379,7 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
     @router.get("/static/{name}")
     async def static(name: str) -> FileResponse:
         if name not in _STATIC:
-            raise AdminProblem(404, "No such file.")
+            raise AdminProblem(404, "err_no_page")
         return FileResponse(_HERE / "static" / name, media_type=_STATIC[name])
 
     @router.get("/lang")
@@ -318,12 +411,13 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         sent = (data.get("token") or [""])[0]
         nonce = request.cookies.get(LOGIN_COOKIE, "")
         if not nonce or not hmac.compare_digest(sent, admin.login_token(nonce)):
-            raise AdminProblem(403, "Missing or wrong sign-in token: reload the page and retry.")
+            raise AdminProblem(403, "err_csrf")
         user = (data.get("user") or [""])[0].strip()
-        if not user:
-            return RedirectResponse(PREFIX + "/login", status_code=303)
         response = RedirectResponse(PREFIX + "/memories", status_code=303)
-        response.set_cookie(USER_COOKIE, user, samesite="strict", httponly=True)
+        if user:  # quoted: a cookie holds Latin-1 only, a user id may be 小明
+            response.set_cookie(USER_COOKIE, quote(user, safe=""), samesite="strict", httponly=True)
+        else:  # no user id: back to this computer's default scope
+            response.delete_cookie(USER_COOKIE, samesite="strict", httponly=True)
         return response
 
     # -- memories ----------------------------------------------------------------------
@@ -335,12 +429,12 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         q: str = "",
         sort: str = "created_at",
         order: str = "desc",
-        page: int = 1,
-        per: int = PER_PAGE,
+        page: str = "",
+        per: str = "",
     ) -> HTMLResponse:
         caller = await admin.caller(request)
-        per = min(max(per, 1), MAX_PER_PAGE)
-        page = max(page, 1)
+        size = min(max(_whole(per, PER_PAGE, "err_page_size"), 1), MAX_PER_PAGE)
+        number = max(_whole(page, 1, "err_page_number"), 1)
         sort = sort if sort in PAGE_SORTS else "created_at"
         query = dict(
             scope=caller.scope,
@@ -348,14 +442,14 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
             text=q or None,
             sort=sort,
             descending=order == "desc",
-            limit=per,
+            limit=size,
         )
-        result = await admin.run(admin.memory.list_page, offset=(page - 1) * per, **query)
-        if page > 1 and not result.entries and result.total:  # past the end: the last page
-            page = -(-result.total // per)
-            result = await admin.run(admin.memory.list_page, offset=(page - 1) * per, **query)
-        view = dict(result=result, category=category, q=q, sort=sort, order=order, per=per)
-        view.update(page_no=page, pages=max(1, -(-result.total // per)), sorts=PAGE_SORTS)
+        result = await admin.run(admin.memory.list_page, offset=(number - 1) * size, **query)
+        if number > 1 and not result.entries and result.total:  # past the end: the last page
+            number = -(-result.total // size)
+            result = await admin.run(admin.memory.list_page, offset=(number - 1) * size, **query)
+        view = dict(result=result, category=category, q=q, sort=sort, order=order, per=size)
+        view.update(page_no=number, pages=max(1, -(-result.total // size)), sorts=PAGE_SORTS)
         return admin.page(request, caller, "memories.html", **view)
 
     @router.get("/memories/{entry_id}")
@@ -363,7 +457,17 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         caller = await admin.caller(request)
         entry = await admin.run(admin.memory.get_entry, entry_id, scope=caller.scope)
         history = await admin.run(admin.memory.history, entry_id, scope=caller.scope)
-        return admin.page(request, caller, "memory.html", entry=entry, history=history)
+        current: str | None = entry.id
+        if not entry.current:  # an old version: only a way to its current one
+            newest = history[-1]["id"]  # the chain, oldest first
+            try:
+                found = await asyncio.to_thread(admin.memory.get_entry, newest, scope=caller.scope)
+                current = found.id if found.current else None
+            except NotFoundError:  # the newest version was deleted
+                current = None
+        return admin.page(
+            request, caller, "memory.html", entry=entry, history=history, current_id=current
+        )
 
     @router.post("/memories/add")
     async def add(request: Request) -> RedirectResponse:
@@ -384,6 +488,8 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         caller = await admin.caller(request)
         form = await admin.form(request, caller)
         entry = await admin.run(admin.memory.get_entry, entry_id, scope=caller.scope)
+        if not entry.current:
+            raise AdminProblem(409, "err_superseded")
         text, category = _one(form, "text", entry.text), _one(form, "category", entry.category)
         current = entry.id
         if text != entry.text:
@@ -396,14 +502,18 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
     async def delete(request: Request, entry_id: str) -> RedirectResponse:
         caller = await admin.caller(request)
         await admin.form(request, caller)
-        await admin.run(admin.memory.delete, entry_id, scope=caller.scope)
+        entry = await admin.run(admin.memory.get_entry, entry_id, scope=caller.scope)
+        if not entry.current:
+            raise AdminProblem(409, "err_superseded")
+        await admin.run(admin.memory.delete, entry.id, scope=caller.scope)
         return _back("/memories", caller, done="deleted")
 
     @router.post("/bulk-delete")
     async def bulk_delete(request: Request) -> RedirectResponse:
         caller = await admin.caller(request)
         form = await admin.form(request, caller)
-        if _one(form, "mode") == "filter":
+        mode = _one(form, "mode")
+        if mode == "filter":
             category = _one(form, "category")
             picked = await admin.run(
                 admin.memory.list_page,
@@ -413,12 +523,22 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
                 limit=None,
             )
             entries = picked.entries
+        elif mode == "ids":
+            listed = [*form.get("ids", []), *form.get("id_list", [])]
+            ids = [i for text in listed for i in _ID_SEPARATORS.split(text) if i]
+            if not ids:
+                raise AdminProblem(400, "err_bulk_empty")
+            entries = []  # every id is checked before anything is deleted: one bad id refuses all
+            for i in dict.fromkeys(ids):
+                try:
+                    entry = await asyncio.to_thread(admin.memory.get_entry, i, scope=caller.scope)
+                except NotFoundError:
+                    raise AdminProblem(404, "err_bulk_unknown", id=i) from None
+                if not entry.current:
+                    raise AdminProblem(409, "err_bulk_old", id=i)
+                entries.append(entry)
         else:
-            ids = [i.strip() for i in form.get("ids", []) + _one(form, "id_list").split() if i]
-            entries = [
-                await admin.run(admin.memory.get_entry, i, scope=caller.scope)
-                for i in dict.fromkeys(ids)
-            ]  # every id is checked before anything is deleted: one unknown id refuses all
+            raise AdminProblem(400, "err_bulk_mode", mode=mode)
         skipped = [e for e in entries if e.category in PROTECTED]
         doomed = [e for e in entries if e.category not in PROTECTED]
         for e in doomed:
@@ -431,7 +551,11 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
     async def pending(request: Request) -> HTMLResponse:
         caller = await admin.caller(request)
         items = await admin.run(admin.memory.list_pending, scope=caller.scope)
-        return admin.page(request, caller, "pending.html", items=items)
+        prof = None
+        if any(i.target == "profile" for i in items):
+            prof = await admin.run(admin.memory.profile, scope=caller.scope)
+        changes = _changes(items, prof)
+        return admin.page(request, caller, "pending.html", items=items, changes=changes)
 
     @router.post("/pending/all")
     async def pending_all(request: Request) -> RedirectResponse:
@@ -439,7 +563,7 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         form = await admin.form(request, caller)
         action = _one(form, "action")
         if action not in ("confirm", "reject"):
-            raise AdminProblem(400, "action must be confirm or reject.")
+            raise AdminProblem(400, "err_pending_action")
         fn = admin.memory.confirm if action == "confirm" else admin.memory.reject
         items = await admin.run(admin.memory.list_pending, scope=caller.scope)
         for item in items:
@@ -451,7 +575,7 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         caller = await admin.caller(request)
         await admin.form(request, caller)
         if action not in ("confirm", "reject"):
-            raise AdminProblem(404, "No such action.")
+            raise AdminProblem(404, "err_no_page")
         fn = admin.memory.confirm if action == "confirm" else admin.memory.reject
         await admin.run(fn, pending_id, scope=caller.scope)
         return _back("/pending", caller, done=f"{action}ed", n=1)
@@ -469,6 +593,7 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         caller = await admin.caller(request)
         prof = await admin.run(admin.memory.profile, scope=caller.scope)
         items = await admin.run(admin.memory.list_pending, scope=caller.scope)
+        proposals = [i for i in items if i.target == "profile"]
         return admin.page(
             request,
             caller,
@@ -477,7 +602,8 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
             identity=IDENTITY_FIELDS,
             safety=SAFETY_FIELDS,
             list_fields=LIST_FIELDS,
-            proposals=[i for i in items if i.target == "profile"],
+            proposals=proposals,
+            changes=_changes(proposals, prof),
         )
 
     @router.post("/profile/field")
@@ -486,11 +612,10 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         form = await admin.form(request, caller)
         field, value = _one(form, "field"), _one(form, "value")
         if field not in IDENTITY_FIELDS + SAFETY_FIELDS:
-            raise AdminProblem(400, f"Unknown profile field {field!r}.")
+            raise AdminProblem(400, "err_unknown_field", field=field)
         safety = field in SAFETY_FIELDS
-        data: Any = [v for v in value.replace("，", ",").split(",") if v.strip()]
-        if field not in LIST_FIELDS:
-            data = value or None
+        # a list field's text is split into items by the profile's own separators
+        data = value if field in LIST_FIELDS else value or None
         # a safety-critical change is proposed, as the model's are: it waits for confirmation
         update = await admin.run(
             admin.memory.upsert_facts,
@@ -508,12 +633,15 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         form = await admin.form(request, caller)
         key = _one(form, "key")
         if not key:
-            raise AdminProblem(400, "A preference needs a key.")
-        await admin.run(
-            admin.memory.upsert_preferences,
-            {key: _one(form, "value") or None},
-            scope=caller.scope,
-        )
+            raise AdminProblem(400, "err_pref_key")
+        try:
+            await asyncio.to_thread(
+                admin.memory.upsert_preferences,
+                {key: _one(form, "value") or None},
+                scope=caller.scope,
+            )
+        except InvalidInputError as e:  # the key itself: the only value checked here
+            raise AdminProblem(400, "err_pref_key") from e
         return _back("/profile", caller, done="profile")
 
     # -- stats, export, maintenance ----------------------------------------------------
@@ -542,7 +670,7 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
             entries = await admin.run(admin.memory.list, scope=caller.scope)
             body, media = _markdown(entries, caller.scope), "text/markdown; charset=utf-8"
         else:
-            raise AdminProblem(404, "Export formats: json, md.")
+            raise AdminProblem(404, "err_export_format")
         name = f"memories-{caller.scope}.{fmt}"
         disposition = {"Content-Disposition": f'attachment; filename="{name}"'}
         return Response(body, media_type=media, headers=disposition)
@@ -559,23 +687,25 @@ def admin_router(state: ServingState, authenticate: Authenticate | None) -> APIR
         report = await admin.run(admin.memory.maintain, scope=caller.scope)
         return admin.page(request, caller, "maintenance.html", report=report)
 
+    @router.api_route("/{path:path}", methods=["GET", "POST"])
+    async def unknown(path: str) -> None:
+        """Any other ``/admin`` address: the admin's own ``404`` page."""
+        raise AdminProblem(404, "err_no_page")
+
     router.admin = admin  # type: ignore[attr-defined]
     return router
 
 
 def install_error_pages(app: FastAPI, router: APIRouter) -> None:
-    """Answer the admin's refusals with HTML pages (and a missing user with the login page)."""
+    """Answer the admin's refusals with HTML pages in the reader's language."""
     admin: _Admin = router.admin  # type: ignore[attr-defined]
 
     async def problem(request: Request, exc: Exception) -> HTMLResponse:
         assert isinstance(exc, AdminProblem)
-        return admin.page(request, None, "error.html", status=exc.status, message=exc.message)
-
-    async def login(request: Request, exc: Exception) -> RedirectResponse:
-        return RedirectResponse(PREFIX + "/login", status_code=303)
+        message = t(lang_of(request), exc.key, **exc.values)
+        return admin.page(request, None, "error.html", status=exc.status, message=message)
 
     app.add_exception_handler(AdminProblem, problem)
-    app.add_exception_handler(_LoginNeeded, login)
 
 
 def mount_admin(

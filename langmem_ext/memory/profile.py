@@ -411,6 +411,11 @@ class FieldOp:
             return items + [v for v in self.value if v not in items]
         return [v for v in items if v not in self.value]
 
+    def before_after(self, profile: Profile) -> tuple[Any, Any]:
+        """The field's value in ``profile`` and its value once this change is applied."""
+        before = _get(profile, self.field)
+        return before, self.apply(before)
+
     def pending_text(self) -> str:
         """How the pending item shows it (and how it is read back)."""
         return f"profile: {self.field} {self.op} {_dump(self.value)}"
