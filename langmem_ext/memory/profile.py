@@ -58,7 +58,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from langmem_ext.errors import InvalidInputError
-from langmem_ext.memory._utils import utc
+from langmem_ext.memory._utils import check_unicode, utc
 from langmem_ext.memory.models import PendingItem
 from langmem_ext.memory.safety import item_key
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
@@ -217,6 +217,41 @@ def _field_of(key: str) -> str | None:
     k = key.strip().casefold().replace(" ", "_").replace("-", "_")
     k = _FIELD_ALIASES.get(k, k)
     return k if k in FIELDS else None
+
+
+def one_line(text: str, what: str) -> str:
+    """``text`` when it can be written inside one line of ``PROFILE.md``.
+
+    Args:
+        text: A field name, a value or a list item.
+        what: What it is, for the message.
+
+    Returns:
+        ``text``, unchanged.
+
+    Raises:
+        InvalidInputError: ``text`` holds a lone surrogate, or a line break of any kind
+            (everything ``str.splitlines`` splits on: ``\\n``, ``\\r``, ``\\u2028``,
+            ``\\x0b``, ``\\x1c``, ``\\x85`` …), which would start a line of its own
+            and could rewrite other fields.
+    """
+    check_unicode(text, what)
+    if "".join(text.splitlines()) != text:
+        brk = next(c for c in text if "".join(c.splitlines()) != c)
+        raise InvalidInputError(
+            f"{what} contains a line break ({brk!r}, invisible in some places): PROFILE.md "
+            "keeps one field per line, so a value must be one line; pass it without it."
+        )
+    return text
+
+
+def _one_item(text: str) -> bool:
+    """Whether ``text`` can be written as one item of a list field."""
+    try:
+        one_line(text, "An item")
+    except InvalidInputError:
+        return False
+    return not _SPLIT_RE.search(text)
 
 
 def _split(value: str) -> list[str]:
@@ -411,6 +446,19 @@ class FieldOp:
             return items + [v for v in self.value if v not in items]
         return [v for v in items if v not in self.value]
 
+    def check(self) -> None:
+        """Refuse a value that cannot be written inside its line of ``PROFILE.md``.
+
+        Raises:
+            InvalidInputError: see :func:`one_line`.
+        """
+        what = f"Profile field {self.field!r}"
+        one_line(self.field, "A profile field name")
+        values = self.value if isinstance(self.value, list) else [self.value]
+        for v in values:
+            if v is not None:
+                one_line(str(v), what)
+
     def pending_text(self) -> str:
         """How the pending item shows it (and how it is read back)."""
         return f"profile: {self.field} {self.op} {_dump(self.value)}"
@@ -428,11 +476,12 @@ def fact_ops(facts: Mapping[str, Any], *, replace: bool = False) -> list[FieldOp
     """Validated changes of typed fields (lists are added to unless ``replace``).
 
     Raises:
-        InvalidInputError: an unknown field, or a value of the wrong kind.
+        InvalidInputError: an unknown field, a value of the wrong kind, or a name or
+            value with a line break or a lone surrogate (see :func:`one_line`).
     """
     ops: list[FieldOp] = []
     for key, value in facts.items():
-        field = _field_of(str(key))
+        field = _field_of(one_line(str(key), "A profile field name"))
         if field is None:
             raise InvalidInputError(
                 f"Unknown profile field {key!r}: use one of {', '.join(FIELDS)} "
@@ -444,6 +493,8 @@ def fact_ops(facts: Mapping[str, Any], *, replace: bool = False) -> list[FieldOp
                 items = []
             if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
                 raise InvalidInputError(f"Profile field {field!r} takes a list of texts.")
+            for item in items:
+                one_line(item, f"An item of {field!r}")
             clean = [i.strip() for i in items if i.strip()]
             if any(_SPLIT_RE.search(i) for i in clean):
                 raise InvalidInputError(
@@ -454,7 +505,7 @@ def fact_ops(facts: Mapping[str, Any], *, replace: bool = False) -> list[FieldOp
         else:
             if value is not None and not isinstance(value, str):
                 raise InvalidInputError(f"Profile field {field!r} takes a text (or None).")
-            text = " ".join(value.split()) if value else None
+            text = " ".join(one_line(value, f"Profile field {field!r}").split()) if value else None
             ops.append(FieldOp(field, "=", text or None))
     return ops
 
@@ -463,14 +514,16 @@ def preference_ops(preferences: Mapping[str, str | None]) -> list[FieldOp]:
     """Validated preference changes (``None`` removes one).
 
     Raises:
-        InvalidInputError: an empty key, or one with a colon or a line break.
+        InvalidInputError: an empty key, one with a colon, or a key or value with a
+            line break or a lone surrogate (see :func:`one_line`).
     """
     ops: list[FieldOp] = []
     for key, value in preferences.items():
-        k = " ".join(str(key).split())
-        if not k or re.search(r"[:：\n]", k):
+        k = " ".join(one_line(str(key), "A preference key").split())
+        if not k or re.search(r"[:：]", k):
             raise InvalidInputError(f"Bad preference key {key!r}: a short text without ':'.")
-        v = " ".join(str(value).split()) if value is not None else None
+        shown = f"Preference {k!r}"
+        v = " ".join(one_line(str(value), shown).split()) if value is not None else None
         ops.append(FieldOp(PREFERENCE_PREFIX + k, "=", v or None))
     return ops
 
@@ -614,9 +667,7 @@ class ProfileBook:
                 known = {item_key(v) for v in _get(current, op.field) or []}
                 known |= waiting.get(op.field, set())
                 new = [
-                    v
-                    for v in dict.fromkeys(op.value)
-                    if item_key(v) not in known and not _SPLIT_RE.search(v)  # one item each
+                    v for v in dict.fromkeys(op.value) if item_key(v) not in known and _one_item(v)
                 ]
                 if new:
                     out.append(
@@ -629,6 +680,8 @@ class ProfileBook:
         self, scope: str, current: Profile, ops: Iterable[FieldOp], source: str
     ) -> ProfileUpdate:
         """Apply ``ops`` to ``current`` (the lock is held): file first, then history."""
+        for op in ops:
+            op.check()
         now = self._now()
         new = current
         changes: list[ProfileChange] = []
@@ -716,6 +769,7 @@ __all__ = [
     "ProfileUpdate",
     "Stated",
     "fact_ops",
+    "one_line",
     "parse_profile",
     "preference_ops",
     "render_profile",

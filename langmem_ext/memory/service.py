@@ -46,7 +46,7 @@ from langmem_ext.errors import (
     TextTooLongError,
 )
 from langmem_ext.memory import unconfirmed
-from langmem_ext.memory._utils import async_method, to_epoch, to_epoch_or_none
+from langmem_ext.memory._utils import async_method, check_unicode, to_epoch, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.decay import caught_up
 from langmem_ext.memory.extraction import (
@@ -275,18 +275,6 @@ class Memory:
         """The scope to use: ``None`` means the default; ``""`` is an error, not ``main``."""
         return check_scope(self.settings.default_scope if scope is None else scope)
 
-    @staticmethod
-    def _check_unicode(value: str, what: str) -> None:
-        """Refuse lone surrogates (they cannot be written as UTF-8)."""
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidInputError(
-                f"{what} contains a lone surrogate {value[e.start]!r} at character {e.start}: "
-                "it is not valid Unicode and cannot be stored as UTF-8. Fix the text (for "
-                "example decode the input with errors='replace')."
-            ) from None
-
     def _text(self, text: str, what: str = "Memory text") -> str:
         if not isinstance(text, str):
             raise InvalidInputError(f"{what} must be a string, got {type(text).__name__}.")
@@ -299,7 +287,7 @@ class Memory:
                 f"{self.settings.max_text_chars}: split it into smaller facts or raise "
                 "Settings.max_text_chars."
             )
-        self._check_unicode(clean, what)
+        check_unicode(clean, what)
         if clean.startswith("~~") and clean.endswith("~~"):
             raise InvalidInputError(
                 f"{what} is wrapped in ~~: that marks a superseded version in the Markdown. "
@@ -1144,7 +1132,7 @@ class Memory:
         scope = self._scope(scope)
         cat = self._category(category) if category else None
         if isinstance(query, str):
-            self._check_unicode(query, "Search query")
+            check_unicode(query, "Search query")
         ts = time.time() if now is None else float(to_epoch_or_none(now) or 0.0)
         if intent == "auto":
             intent = (
