@@ -127,6 +127,10 @@ _PREAMBLE = (
     "The user's profile. Edit by hand: one `- field: value` per line, lists "
     "comma-separated. The Safety section is shown to the assistant on every turn.",
 )
+_UNTIL_FIXED = (
+    "the profile's fields are not shown to the model (it is told the safety profile "
+    "could not be read) and changes to the profile are refused"
+)
 SAFETY_TAG = "user_safety_profile"
 """Delimiter of the safety block put in front of the model."""
 UNREADABLE_SAFETY = (
@@ -561,26 +565,39 @@ class ProfileBook:
     def __init__(self, workspace: Workspace, pending_ttl_s: float) -> None:
         self.workspace = workspace
         self.pending_ttl_s = pending_ttl_s
-        self._cache: dict[str, tuple[tuple[int, int, int], Profile]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int] | None, Profile]] = {}
 
     def path(self, scope: str) -> Path:
         """The scope's ``PROFILE.md``."""
         return self.workspace.layout.profile(scope)
 
     def read(self, scope: str) -> Profile:
-        """The scope's profile; a hand edit since the last read is recorded first."""
+        """The scope's profile; a hand edit since the last read is recorded first.
+
+        ``PROFILE.md`` is read the way memory files are
+        (:meth:`Layout.read <langmem_ext.workspace.layout.Layout.read>`): a symlink, or
+        a file in a symlinked folder, is refused (it could show another scope's
+        profile), and so is a file that is not UTF-8.
+
+        Raises:
+            InvalidPathError: ``PROFILE.md`` is a symlink or in a symlinked folder.
+            MemoryFileError: it is not UTF-8 or cannot be read (the message names it).
+        """
         path = self.path(scope)
-        try:
-            st = os.stat(path)
+        layout = self.workspace.layout
+        try:  # the link itself, not what it points to: a new link is a new key
+            st = os.lstat(path)
+            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except FileNotFoundError:
-            return Profile()
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            key = None
         cached = self._cache.get(scope)
         if cached is not None and cached[0] == key:
             return cached[1]
         with self.workspace.lock.hold():
-            profile = parse_profile(path.read_text(encoding="utf-8"), path=path.name)
-            self._reconcile(scope, profile)
+            text = layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
+            profile = parse_profile(text, path=path.name)
+            if key is not None:  # a deleted file is not recorded as a hand edit
+                self._reconcile(scope, profile)
         self._cache[scope] = (key, profile)
         return profile
 
@@ -614,7 +631,13 @@ class ProfileBook:
     ) -> ProfileUpdate:
         """Apply changes: at once, or as pending items for a proposing source's
         changes of safety-critical fields (only those that would change something),
-        proposed in conversation ``thread_id``."""
+        proposed in conversation ``thread_id``.
+
+        Raises:
+            InvalidInputError: a value cannot be written (see :func:`one_line`).
+            InvalidPathError: ``PROFILE.md`` is a symlink (see :meth:`read`).
+            MemoryFileError: ``PROFILE.md`` cannot be read; it is not overwritten.
+        """
         proposing = source in PROPOSING_SOURCES
         with self.workspace.lock.hold():
             current = self.read(scope)
