@@ -49,7 +49,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -57,7 +57,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.errors import InvalidInputError, LangmemError
 from langmem_ext.memory._utils import check_unicode, utc
 from langmem_ext.memory.models import PendingItem
 from langmem_ext.memory.safety import item_key
@@ -127,6 +127,9 @@ _PREAMBLE = (
     "The user's profile. Edit by hand: one `- field: value` per line, lists "
     "comma-separated. The Safety section is shown to the assistant on every turn.",
 )
+_CONFIRM_INTENT = "profile-confirm-intent:"
+"""Ledger ``meta`` key prefix: ``profile-confirm-intent:<pending id>`` = what a confirm
+writes to ``PROFILE.md`` (JSON: scope, source, changes), while it writes it."""
 _UNTIL_FIXED = (
     "the profile's fields are not shown to the model (it is told the safety profile "
     "could not be read) and changes to the profile are refused"
@@ -577,7 +580,8 @@ class ProfileBook:
         ``PROFILE.md`` is read the way memory files are
         (:meth:`Layout.read <langmem_ext.workspace.layout.Layout.read>`): a symlink, or
         a file in a symlinked folder, is refused (it could show another scope's
-        profile), and so is a file that is not UTF-8.
+        profile), and so is a file that is not UTF-8. A confirm a killed process left
+        half done is settled first (see :meth:`confirm`).
 
         Raises:
             InvalidPathError: ``PROFILE.md`` is a symlink or in a symlinked folder.
@@ -596,10 +600,97 @@ class ProfileBook:
         with self.workspace.lock.hold():
             text = layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
             profile = parse_profile(text, path=path.name)
+            self._settle(scope, profile)
             if key is not None:  # a deleted file is not recorded as a hand edit
                 self._reconcile(scope, profile)
         self._cache[scope] = (key, profile)
         return profile
+
+    def _settle(self, scope: str, profile: Profile) -> list[str]:
+        """Finish the scope's confirms a killed process left half done (lock held).
+
+        A confirm records its intent (the changes it writes) before it writes
+        ``PROFILE.md``, and removes it in the ledger transaction that records the
+        changes and marks the pending item confirmed. An intent found here died in
+        between: when the file holds its changes, they are recorded (as the confirm's,
+        not as a hand edit) and the item is marked confirmed, in one transaction;
+        otherwise the file was never written and the item stays pending.
+
+        Returns:
+            The pending ids marked confirmed.
+        """
+        ledger = self.workspace.ledger
+        flat = {k: _json(v) for k, v in profile.flat().items()}
+        done: list[str] = []
+        for key, raw in ledger.meta.with_prefix(_CONFIRM_INTENT).items():
+            intent = json.loads(raw)
+            if intent["scope"] != scope:
+                continue
+            pending_id = key.removeprefix(_CONFIRM_INTENT)
+            changes = [tuple(c) for c in intent["changes"]]
+            written = all(flat.get(field) == new for field, _old, new in changes)
+            now = self._now()
+            with ledger.transaction():
+                ledger.meta.delete(key)
+                row = ledger.pending.get(pending_id, scope=scope)
+                if written and row is not None and row.status == "pending":
+                    ledger.profile.record(
+                        [
+                            ProfileChangeRow(scope, f, o, n, intent["source"], now)
+                            for f, o, n in changes
+                        ]
+                    )
+                    ledger.pending.resolve(pending_id, "confirmed", now)
+                    done.append(pending_id)
+            outcome = "written: marked confirmed" if done[-1:] == [pending_id] else "not written"
+            logger.info("interrupted profile confirm %s of %s: %s", pending_id, scope, outcome)
+        return done
+
+    def settle(self, scope: str, pending_ids: Sequence[str]) -> set[str]:
+        """Settle the interrupted confirms of these pending profile changes.
+
+        Cheap when none was interrupted (one ledger read per id).
+
+        Args:
+            scope: Their scope.
+            pending_ids: Pending profile changes.
+
+        Returns:
+            Those of ``pending_ids`` found confirmed (their change is in ``PROFILE.md``).
+
+        Raises:
+            InvalidPathError: ``PROFILE.md`` is a symlink (see :meth:`read`).
+            MemoryFileError: it cannot be read, so whether the change was written is
+                unknown.
+        """
+        meta = self.workspace.ledger.meta
+        if not any(meta.get(_CONFIRM_INTENT + i) is not None for i in pending_ids):
+            return set()
+        with self.workspace.lock.hold():
+            self._cache.pop(scope, None)
+            self.read(scope)
+            return self.workspace.ledger.pending.ids_with_status(pending_ids, "confirmed")
+
+    def recover(self) -> None:
+        """Settle every interrupted confirm (a workspace opening calls it).
+
+        Done only while no other writer holds the lock (a confirm holds it from its
+        intent to its ledger transaction); otherwise the next read of the profile
+        does it. A profile that cannot be read keeps its intent until it can.
+        """
+        intents = self.workspace.ledger.meta.with_prefix(_CONFIRM_INTENT)
+        if not intents:
+            return
+        scopes = sorted({json.loads(v)["scope"] for v in intents.values()})
+        with self.workspace.lock.try_hold() as held:
+            if not held:
+                return
+            for scope in scopes:
+                self._cache.pop(scope, None)
+                try:
+                    self.read(scope)
+                except LangmemError as e:
+                    logger.warning("an interrupted profile confirm waits: %s", e)
 
     def _reconcile(self, scope: str, profile: Profile) -> None:
         """Record as ``hand-edit`` every field whose file value differs from the ledger's."""
@@ -700,9 +791,19 @@ class ProfileBook:
         return out
 
     def _write(
-        self, scope: str, current: Profile, ops: Iterable[FieldOp], source: str
+        self,
+        scope: str,
+        current: Profile,
+        ops: Sequence[FieldOp],
+        source: str,
+        confirming: str | None = None,
     ) -> ProfileUpdate:
-        """Apply ``ops`` to ``current`` (the lock is held): file first, then history."""
+        """Apply ``ops`` to ``current`` (the lock is held): file first, then history.
+
+        ``confirming``: the pending item these ops confirm; it is marked confirmed in
+        the ledger transaction that records the history, and an intent recorded
+        before the file is written lets :meth:`_settle` finish a killed confirm.
+        """
         for op in ops:
             op.check()
         now = self._now()
@@ -717,16 +818,30 @@ class ProfileBook:
             changes.append(
                 ProfileChange(field=op.field, old=old, new=value, source=source, at=utc(now))
             )
-        if changes:
+        ledger = self.workspace.ledger
+        rows = [
+            ProfileChangeRow(scope, c.field, _json(c.old), _json(c.new), source, now)
+            for c in changes
+        ]
+        intent = None if confirming is None else _CONFIRM_INTENT + confirming
+        if rows:
+            if intent is not None:
+                what = {
+                    "scope": scope,
+                    "source": source,
+                    "changes": [[r.field, r.old_value, r.new_value] for r in rows],
+                }
+                ledger.meta.set(intent, _dump(what))
             path = self.path(scope)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, render_profile(new))
-            self.workspace.ledger.profile.record(
-                [
-                    ProfileChangeRow(scope, c.field, _json(c.old), _json(c.new), source, now)
-                    for c in changes
-                ]
-            )
+        if rows or confirming is not None:
+            with ledger.transaction():
+                ledger.profile.record(rows)
+                if intent is not None and confirming is not None:  # both or neither
+                    ledger.meta.delete(intent)
+                    ledger.pending.resolve(confirming, "confirmed", now)
+        if rows:
             self._cache.pop(scope, None)
             new = self.read(scope)
         return ProfileUpdate(profile=new, changed=changes)
@@ -755,9 +870,24 @@ class ProfileBook:
         return PendingItem.from_row(row)
 
     def confirm(self, row: PendingRow) -> ProfileUpdate:
-        """Apply a confirmed proposal (the caller holds the lock and resolves the row)."""
+        """Apply a confirmed proposal and mark it confirmed (the caller holds the lock).
+
+        Its intent is recorded in the ledger, then ``PROFILE.md`` is written, then one
+        ledger transaction records the history, marks the item confirmed and drops
+        the intent: a process killed after the file write leaves the intent, and the
+        next read of the profile (or the next open) records the change as this
+        confirm's and marks the item confirmed (:meth:`_settle`), so a later reject
+        cannot report ``rejected`` for an applied change.
+
+        Raises:
+            InvalidInputError: the proposal's value cannot be written (see
+                :func:`one_line`); nothing is written and it stays pending.
+            InvalidPathError: ``PROFILE.md`` is a symlink (see :meth:`read`).
+            MemoryFileError: ``PROFILE.md`` cannot be read; it is not overwritten.
+        """
         op = FieldOp.from_pending(row.text)
-        return self._write(row.scope, self.read(row.scope), [op], row.source + "+confirmed")
+        current = self.read(row.scope)
+        return self._write(row.scope, current, [op], row.source + "+confirmed", row.id)
 
     def history(self, scope: str, field: str | None = None) -> list[ProfileChange]:
         """The scope's changes (of one field when given), oldest first."""

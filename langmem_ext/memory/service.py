@@ -173,6 +173,7 @@ class Memory:
         self.engine = SearchEngine(self.workspace, inner, settings)
         self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)
         """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
+        self.profiles.recover()  # profile confirms a killed process left half done
         self.safety = SafetyLinks(self.workspace, self.profiles)
         """Links between memories and the profiles' safety fields (see :meth:`safety_recall`)."""
         self._closed = False
@@ -418,9 +419,14 @@ class Memory:
                 "list_pending() (or `langmem-ext pending`)."
             )
         if row.status == "pending" and self._settle([row], scope):
+            stored = (
+                "its change is in PROFILE.md"
+                if row.target == PROFILE_TARGET
+                else f"its entry {row.entry_id} is stored"
+            )
             raise PendingAlreadyResolvedError(
-                f"Pending memory {row.id!r} was already confirmed (its entry {row.entry_id} "
-                "is stored; an earlier confirm was interrupted); nothing to do."
+                f"Pending memory {row.id!r} was already confirmed ({stored}; an earlier "
+                "confirm was interrupted); nothing to do."
             )
         if row.status == "pending" and row.expires_at <= time.time():
             unconfirmed.expire(self, [row], time.time())
@@ -441,18 +447,26 @@ class Memory:
         return row
 
     def _settle(self, rows: Sequence[PendingRow], scope: str) -> set[str]:
-        """Confirm the pending items whose entry is already in the files.
+        """Confirm the pending items whose entry (or profile change) is already written.
 
         A confirm killed after its Markdown write leaves its item ``pending``: the
         files the items target are synced (a ``stat`` each when unchanged) and every
-        item whose entry they hold is marked confirmed.
+        item whose entry they hold is marked confirmed; a profile change is settled
+        by the profile (:meth:`ProfileBook.settle
+        <langmem_ext.memory.profile.ProfileBook.settle>`).
 
         Returns:
             The ids of ``rows`` found confirmed.
+
+        Raises:
+            MemoryFileError: an interrupted profile confirm cannot be settled because
+                ``PROFILE.md`` cannot be read.
         """
+        profile_ids = [r.id for r in rows if r.target == PROFILE_TARGET]
+        settled = self.profiles.settle(scope, profile_ids) if profile_ids else set()
         rows = [r for r in rows if r.target != PROFILE_TARGET]  # no file entry to find
         if not rows:
-            return set()
+            return settled
         ws = self.workspace
         paths = {self._file_for(scope, self._target(r.target), r.said_at)[0] for r in rows}
         with ws.lock.hold():
@@ -461,7 +475,7 @@ class Memory:
             done = ws.ledger.pending.ids_with_status([r.id for r in rows], "confirmed")
         if done:
             logger.info("pending item(s) %s were already written: marked confirmed", done)
-        return done
+        return done | settled
 
     def _expire_due(
         self, scope: str, now: float, thread_id: str | None = None
@@ -587,10 +601,8 @@ class Memory:
         )
         with ws.lock.hold():
             row = self._load_pending(pending_id, scope)
-            if row.target == PROFILE_TARGET:
-                update = self.profiles.confirm(row)
-                ws.ledger.pending.resolve(row.id, "confirmed", time.time())
-                return update
+            if row.target == PROFILE_TARGET:  # marks the row confirmed with the history
+                return self.profiles.confirm(row)
             if row.supersedes is None or not self._confirm_version(row, scope):
                 path, title = self._file_for(scope, self._target(row.target), row.said_at)
                 ws.write_entries(
