@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,10 @@ import pytest
 import time_machine
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# hypothesis keeps its caches in ./.hypothesis (of the checkout) unless told otherwise
+os.environ.setdefault(
+    "HYPOTHESIS_STORAGE_DIRECTORY", str(Path(tempfile.gettempdir()) / "langmem-ext-hypothesis")
+)
 
 from langmem_ext import Memory, Settings
 
@@ -106,7 +111,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"tests wrote into the checkout (use tmp_path): {listing}", red=True
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -252,6 +252,22 @@ def test_a_safety_field_edit_waits_for_confirmation(client: TestClient, memory: 
     assert f'<a href="/admin/memories/{entry_id}">{entry_id}</a>' in r.text
 
 
+def test_a_profile_edit_with_a_line_break_is_refused(client: TestClient, memory: Memory) -> None:
+    memory.upsert_facts({"allergies": ["花生"]}, scope="user_alice")
+    login(client, "alice")
+    csrf = token(client, "/admin/profile")
+    for field, value in (("medications", "aspirin\n- allergies:"), ("name", "Ann\u2028x")):
+        r = client.post("/admin/profile/field", data={"csrf": csrf, "field": field, "value": value})
+        assert r.status_code == 400 and "line break" in r.text
+    r = client.post(
+        "/admin/profile/preference", data={"csrf": csrf, "key": "tea", "value": "a\x85b"}
+    )
+    assert r.status_code == 400
+    assert memory.list_pending(scope="user_alice") == []
+    p = memory.profile(scope="user_alice")
+    assert p.allergies == ["花生"] and p.name is None and p.preferences == {}
+
+
 def test_stats_draw_svg_and_exports(client: TestClient, memory: Memory) -> None:
     login(client, "alice")
     memory.add_many(["tea", "coffee"], scope="user_alice")

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
-from langmem_ext.errors import InvalidTimeError
+from langmem_ext.errors import InvalidInputError, InvalidTimeError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -34,6 +34,26 @@ def async_method(
     wrapper.__qualname__ = fn.__qualname__.rpartition(".")[0] + ".a" + fn.__name__
     wrapper.__doc__ = f"Async version of :meth:`{fn.__name__}` (runs it in a worker thread)."
     return wrapper
+
+
+def check_unicode(value: str, what: str) -> None:
+    """Refuse a text with a lone surrogate (it cannot be written as UTF-8).
+
+    Args:
+        value: The text.
+        what: What it is, for the message (``"Memory text"``).
+
+    Raises:
+        InvalidInputError: ``value`` holds a lone surrogate.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInputError(
+            f"{what} contains a lone surrogate {value[e.start]!r} at character {e.start}: "
+            "it is not valid Unicode and cannot be stored as UTF-8. Fix the text (for "
+            "example decode the input with errors='replace')."
+        ) from None
 
 
 def utc(ts: float) -> datetime:

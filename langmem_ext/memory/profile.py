@@ -49,7 +49,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -57,8 +57,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from langmem_ext.errors import InvalidInputError
-from langmem_ext.memory._utils import utc
+from langmem_ext.errors import InvalidInputError, LangmemError
+from langmem_ext.memory._utils import check_unicode, utc
 from langmem_ext.memory.models import PendingItem
 from langmem_ext.memory.safety import item_key
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
@@ -126,6 +126,13 @@ _PREAMBLE = (
     "",
     "The user's profile. Edit by hand: one `- field: value` per line, lists "
     "comma-separated. The Safety section is shown to the assistant on every turn.",
+)
+_CONFIRM_INTENT = "profile-confirm-intent:"
+"""Ledger ``meta`` key prefix: ``profile-confirm-intent:<pending id>`` = what a confirm
+writes to ``PROFILE.md`` (JSON: scope, source, changes), while it writes it."""
+_UNTIL_FIXED = (
+    "the profile's fields are not shown to the model (it is told the safety profile "
+    "could not be read) and changes to the profile are refused"
 )
 SAFETY_TAG = "user_safety_profile"
 """Delimiter of the safety block put in front of the model."""
@@ -217,6 +224,41 @@ def _field_of(key: str) -> str | None:
     k = key.strip().casefold().replace(" ", "_").replace("-", "_")
     k = _FIELD_ALIASES.get(k, k)
     return k if k in FIELDS else None
+
+
+def one_line(text: str, what: str) -> str:
+    """``text`` when it can be written inside one line of ``PROFILE.md``.
+
+    Args:
+        text: A field name, a value or a list item.
+        what: What it is, for the message.
+
+    Returns:
+        ``text``, unchanged.
+
+    Raises:
+        InvalidInputError: ``text`` holds a lone surrogate, or a line break of any kind
+            (everything ``str.splitlines`` splits on: ``\\n``, ``\\r``, ``\\u2028``,
+            ``\\x0b``, ``\\x1c``, ``\\x85`` …), which would start a line of its own
+            and could rewrite other fields.
+    """
+    check_unicode(text, what)
+    if "".join(text.splitlines()) != text:
+        brk = next(c for c in text if "".join(c.splitlines()) != c)
+        raise InvalidInputError(
+            f"{what} contains a line break ({brk!r}, invisible in some places): PROFILE.md "
+            "keeps one field per line, so a value must be one line; pass it without it."
+        )
+    return text
+
+
+def _one_item(text: str) -> bool:
+    """Whether ``text`` can be written as one item of a list field."""
+    try:
+        one_line(text, "An item")
+    except InvalidInputError:
+        return False
+    return not _SPLIT_RE.search(text)
 
 
 def _split(value: str) -> list[str]:
@@ -416,6 +458,19 @@ class FieldOp:
         before = _get(profile, self.field)
         return before, self.apply(before)
 
+    def check(self) -> None:
+        """Refuse a value that cannot be written inside its line of ``PROFILE.md``.
+
+        Raises:
+            InvalidInputError: see :func:`one_line`.
+        """
+        what = f"Profile field {self.field!r}"
+        one_line(self.field, "A profile field name")
+        values = self.value if isinstance(self.value, list) else [self.value]
+        for v in values:
+            if v is not None:
+                one_line(str(v), what)
+
     def pending_text(self) -> str:
         """How the pending item shows it (and how it is read back)."""
         return f"profile: {self.field} {self.op} {_dump(self.value)}"
@@ -433,11 +488,12 @@ def fact_ops(facts: Mapping[str, Any], *, replace: bool = False) -> list[FieldOp
     """Validated changes of typed fields (lists are added to unless ``replace``).
 
     Raises:
-        InvalidInputError: an unknown field, or a value of the wrong kind.
+        InvalidInputError: an unknown field, a value of the wrong kind, or a name or
+            value with a line break or a lone surrogate (see :func:`one_line`).
     """
     ops: list[FieldOp] = []
     for key, value in facts.items():
-        field = _field_of(str(key))
+        field = _field_of(one_line(str(key), "A profile field name"))
         if field is None:
             raise InvalidInputError(
                 f"Unknown profile field {key!r}: use one of {', '.join(FIELDS)} "
@@ -449,6 +505,8 @@ def fact_ops(facts: Mapping[str, Any], *, replace: bool = False) -> list[FieldOp
                 items = []
             if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
                 raise InvalidInputError(f"Profile field {field!r} takes a list of texts.")
+            for item in items:
+                one_line(item, f"An item of {field!r}")
             clean = [i.strip() for i in items if i.strip()]
             if any(_SPLIT_RE.search(i) for i in clean):
                 raise InvalidInputError(
@@ -459,7 +517,7 @@ def fact_ops(facts: Mapping[str, Any], *, replace: bool = False) -> list[FieldOp
         else:
             if value is not None and not isinstance(value, str):
                 raise InvalidInputError(f"Profile field {field!r} takes a text (or None).")
-            text = " ".join(value.split()) if value else None
+            text = " ".join(one_line(value, f"Profile field {field!r}").split()) if value else None
             ops.append(FieldOp(field, "=", text or None))
     return ops
 
@@ -468,14 +526,16 @@ def preference_ops(preferences: Mapping[str, str | None]) -> list[FieldOp]:
     """Validated preference changes (``None`` removes one).
 
     Raises:
-        InvalidInputError: an empty key, or one with a colon or a line break.
+        InvalidInputError: an empty key, one with a colon, or a key or value with a
+            line break or a lone surrogate (see :func:`one_line`).
     """
     ops: list[FieldOp] = []
     for key, value in preferences.items():
-        k = " ".join(str(key).split())
-        if not k or re.search(r"[:：\n]", k):
+        k = " ".join(one_line(str(key), "A preference key").split())
+        if not k or re.search(r"[:：]", k):
             raise InvalidInputError(f"Bad preference key {key!r}: a short text without ':'.")
-        v = " ".join(str(value).split()) if value is not None else None
+        shown = f"Preference {k!r}"
+        v = " ".join(one_line(str(value), shown).split()) if value is not None else None
         ops.append(FieldOp(PREFERENCE_PREFIX + k, "=", v or None))
     return ops
 
@@ -513,28 +573,129 @@ class ProfileBook:
     def __init__(self, workspace: Workspace, pending_ttl_s: float) -> None:
         self.workspace = workspace
         self.pending_ttl_s = pending_ttl_s
-        self._cache: dict[str, tuple[tuple[int, int, int], Profile]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int] | None, Profile]] = {}
 
     def path(self, scope: str) -> Path:
         """The scope's ``PROFILE.md``."""
         return self.workspace.layout.profile(scope)
 
     def read(self, scope: str) -> Profile:
-        """The scope's profile; a hand edit since the last read is recorded first."""
+        """The scope's profile; a hand edit since the last read is recorded first.
+
+        ``PROFILE.md`` is read the way memory files are
+        (:meth:`Layout.read <langmem_ext.workspace.layout.Layout.read>`): a symlink, or
+        a file in a symlinked folder, is refused (it could show another scope's
+        profile), and so is a file that is not UTF-8. A confirm a killed process left
+        half done is settled first (see :meth:`confirm`).
+
+        Raises:
+            InvalidPathError: ``PROFILE.md`` is a symlink or in a symlinked folder.
+            MemoryFileError: it is not UTF-8 or cannot be read (the message names it).
+        """
         path = self.path(scope)
-        try:
-            st = os.stat(path)
+        layout = self.workspace.layout
+        try:  # the link itself, not what it points to: a new link is a new key
+            st = os.lstat(path)
+            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except FileNotFoundError:
-            return Profile()
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            key = None
         cached = self._cache.get(scope)
         if cached is not None and cached[0] == key:
             return cached[1]
         with self.workspace.lock.hold():
-            profile = parse_profile(path.read_text(encoding="utf-8"), path=path.name)
-            self._reconcile(scope, profile)
+            text = layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
+            profile = parse_profile(text, path=path.name)
+            self._settle(scope, profile)
+            if key is not None:  # a deleted file is not recorded as a hand edit
+                self._reconcile(scope, profile)
         self._cache[scope] = (key, profile)
         return profile
+
+    def _settle(self, scope: str, profile: Profile) -> list[str]:
+        """Finish the scope's confirms a killed process left half done (lock held).
+
+        A confirm records its intent (the changes it writes) before it writes
+        ``PROFILE.md``, and removes it in the ledger transaction that records the
+        changes and marks the pending item confirmed. An intent found here died in
+        between: when the file holds its changes, they are recorded (as the confirm's,
+        not as a hand edit) and the item is marked confirmed, in one transaction;
+        otherwise the file was never written and the item stays pending.
+
+        Returns:
+            The pending ids marked confirmed.
+        """
+        ledger = self.workspace.ledger
+        flat = {k: _json(v) for k, v in profile.flat().items()}
+        done: list[str] = []
+        for key, raw in ledger.meta.with_prefix(_CONFIRM_INTENT).items():
+            intent = json.loads(raw)
+            if intent["scope"] != scope:
+                continue
+            pending_id = key.removeprefix(_CONFIRM_INTENT)
+            changes = [tuple(c) for c in intent["changes"]]
+            written = all(flat.get(field) == new for field, _old, new in changes)
+            now = self._now()
+            with ledger.transaction():
+                ledger.meta.delete(key)
+                row = ledger.pending.get(pending_id, scope=scope)
+                if written and row is not None and row.status == "pending":
+                    ledger.profile.record(
+                        [
+                            ProfileChangeRow(scope, f, o, n, intent["source"], now)
+                            for f, o, n in changes
+                        ]
+                    )
+                    ledger.pending.resolve(pending_id, "confirmed", now)
+                    done.append(pending_id)
+            outcome = "written: marked confirmed" if done[-1:] == [pending_id] else "not written"
+            logger.info("interrupted profile confirm %s of %s: %s", pending_id, scope, outcome)
+        return done
+
+    def settle(self, scope: str, pending_ids: Sequence[str]) -> set[str]:
+        """Settle the interrupted confirms of these pending profile changes.
+
+        Cheap when none was interrupted (one ledger read per id).
+
+        Args:
+            scope: Their scope.
+            pending_ids: Pending profile changes.
+
+        Returns:
+            Those of ``pending_ids`` found confirmed (their change is in ``PROFILE.md``).
+
+        Raises:
+            InvalidPathError: ``PROFILE.md`` is a symlink (see :meth:`read`).
+            MemoryFileError: it cannot be read, so whether the change was written is
+                unknown.
+        """
+        meta = self.workspace.ledger.meta
+        if not any(meta.get(_CONFIRM_INTENT + i) is not None for i in pending_ids):
+            return set()
+        with self.workspace.lock.hold():
+            self._cache.pop(scope, None)
+            self.read(scope)
+            return self.workspace.ledger.pending.ids_with_status(pending_ids, "confirmed")
+
+    def recover(self) -> None:
+        """Settle every interrupted confirm (a workspace opening calls it).
+
+        Done only while no other writer holds the lock (a confirm holds it from its
+        intent to its ledger transaction); otherwise the next read of the profile
+        does it. A profile that cannot be read keeps its intent until it can.
+        """
+        intents = self.workspace.ledger.meta.with_prefix(_CONFIRM_INTENT)
+        if not intents:
+            return
+        scopes = sorted({json.loads(v)["scope"] for v in intents.values()})
+        with self.workspace.lock.try_hold() as held:
+            if not held:
+                return
+            for scope in scopes:
+                self._cache.pop(scope, None)
+                try:
+                    self.read(scope)
+                except LangmemError as e:
+                    logger.warning("an interrupted profile confirm waits: %s", e)
 
     def _reconcile(self, scope: str, profile: Profile) -> None:
         """Record as ``hand-edit`` every field whose file value differs from the ledger's."""
@@ -566,7 +727,13 @@ class ProfileBook:
     ) -> ProfileUpdate:
         """Apply changes: at once, or as pending items for a proposing source's
         changes of safety-critical fields (only those that would change something),
-        proposed in conversation ``thread_id``."""
+        proposed in conversation ``thread_id``.
+
+        Raises:
+            InvalidInputError: a value cannot be written (see :func:`one_line`).
+            InvalidPathError: ``PROFILE.md`` is a symlink (see :meth:`read`).
+            MemoryFileError: ``PROFILE.md`` cannot be read; it is not overwritten.
+        """
         proposing = source in PROPOSING_SOURCES
         with self.workspace.lock.hold():
             current = self.read(scope)
@@ -619,9 +786,7 @@ class ProfileBook:
                 known = {item_key(v) for v in _get(current, op.field) or []}
                 known |= waiting.get(op.field, set())
                 new = [
-                    v
-                    for v in dict.fromkeys(op.value)
-                    if item_key(v) not in known and not _SPLIT_RE.search(v)  # one item each
+                    v for v in dict.fromkeys(op.value) if item_key(v) not in known and _one_item(v)
                 ]
                 if new:
                     out.append(
@@ -631,9 +796,21 @@ class ProfileBook:
         return out
 
     def _write(
-        self, scope: str, current: Profile, ops: Iterable[FieldOp], source: str
+        self,
+        scope: str,
+        current: Profile,
+        ops: Sequence[FieldOp],
+        source: str,
+        confirming: str | None = None,
     ) -> ProfileUpdate:
-        """Apply ``ops`` to ``current`` (the lock is held): file first, then history."""
+        """Apply ``ops`` to ``current`` (the lock is held): file first, then history.
+
+        ``confirming``: the pending item these ops confirm; it is marked confirmed in
+        the ledger transaction that records the history, and an intent recorded
+        before the file is written lets :meth:`_settle` finish a killed confirm.
+        """
+        for op in ops:
+            op.check()
         now = self._now()
         new = current
         changes: list[ProfileChange] = []
@@ -646,16 +823,30 @@ class ProfileBook:
             changes.append(
                 ProfileChange(field=op.field, old=old, new=value, source=source, at=utc(now))
             )
-        if changes:
+        ledger = self.workspace.ledger
+        rows = [
+            ProfileChangeRow(scope, c.field, _json(c.old), _json(c.new), source, now)
+            for c in changes
+        ]
+        intent = None if confirming is None else _CONFIRM_INTENT + confirming
+        if rows:
+            if intent is not None:
+                what = {
+                    "scope": scope,
+                    "source": source,
+                    "changes": [[r.field, r.old_value, r.new_value] for r in rows],
+                }
+                ledger.meta.set(intent, _dump(what))
             path = self.path(scope)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, render_profile(new))
-            self.workspace.ledger.profile.record(
-                [
-                    ProfileChangeRow(scope, c.field, _json(c.old), _json(c.new), source, now)
-                    for c in changes
-                ]
-            )
+        if rows or confirming is not None:
+            with ledger.transaction():
+                ledger.profile.record(rows)
+                if intent is not None and confirming is not None:  # both or neither
+                    ledger.meta.delete(intent)
+                    ledger.pending.resolve(confirming, "confirmed", now)
+        if rows:
             self._cache.pop(scope, None)
             new = self.read(scope)
         return ProfileUpdate(profile=new, changed=changes)
@@ -684,9 +875,24 @@ class ProfileBook:
         return PendingItem.from_row(row)
 
     def confirm(self, row: PendingRow) -> ProfileUpdate:
-        """Apply a confirmed proposal (the caller holds the lock and resolves the row)."""
+        """Apply a confirmed proposal and mark it confirmed (the caller holds the lock).
+
+        Its intent is recorded in the ledger, then ``PROFILE.md`` is written, then one
+        ledger transaction records the history, marks the item confirmed and drops
+        the intent: a process killed after the file write leaves the intent, and the
+        next read of the profile (or the next open) records the change as this
+        confirm's and marks the item confirmed (:meth:`_settle`), so a later reject
+        cannot report ``rejected`` for an applied change.
+
+        Raises:
+            InvalidInputError: the proposal's value cannot be written (see
+                :func:`one_line`); nothing is written and it stays pending.
+            InvalidPathError: ``PROFILE.md`` is a symlink (see :meth:`read`).
+            MemoryFileError: ``PROFILE.md`` cannot be read; it is not overwritten.
+        """
         op = FieldOp.from_pending(row.text)
-        return self._write(row.scope, self.read(row.scope), [op], row.source + "+confirmed")
+        current = self.read(row.scope)
+        return self._write(row.scope, current, [op], row.source + "+confirmed", row.id)
 
     def history(self, scope: str, field: str | None = None) -> list[ProfileChange]:
         """The scope's changes (of one field when given), oldest first."""
@@ -721,6 +927,7 @@ __all__ = [
     "ProfileUpdate",
     "Stated",
     "fact_ops",
+    "one_line",
     "parse_profile",
     "preference_ops",
     "render_profile",

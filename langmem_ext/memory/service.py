@@ -46,7 +46,7 @@ from langmem_ext.errors import (
     TextTooLongError,
 )
 from langmem_ext.memory import unconfirmed
-from langmem_ext.memory._utils import async_method, to_epoch, to_epoch_or_none
+from langmem_ext.memory._utils import async_method, check_unicode, to_epoch, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.decay import caught_up
 from langmem_ext.memory.extraction import (
@@ -173,6 +173,7 @@ class Memory:
         self.engine = SearchEngine(self.workspace, inner, settings)
         self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)
         """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
+        self.profiles.recover()  # profile confirms a killed process left half done
         self.safety = SafetyLinks(self.workspace, self.profiles)
         """Links between memories and the profiles' safety fields (see :meth:`safety_recall`)."""
         self._closed = False
@@ -275,18 +276,6 @@ class Memory:
         """The scope to use: ``None`` means the default; ``""`` is an error, not ``main``."""
         return check_scope(self.settings.default_scope if scope is None else scope)
 
-    @staticmethod
-    def _check_unicode(value: str, what: str) -> None:
-        """Refuse lone surrogates (they cannot be written as UTF-8)."""
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidInputError(
-                f"{what} contains a lone surrogate {value[e.start]!r} at character {e.start}: "
-                "it is not valid Unicode and cannot be stored as UTF-8. Fix the text (for "
-                "example decode the input with errors='replace')."
-            ) from None
-
     def _text(self, text: str, what: str = "Memory text") -> str:
         if not isinstance(text, str):
             raise InvalidInputError(f"{what} must be a string, got {type(text).__name__}.")
@@ -299,7 +288,7 @@ class Memory:
                 f"{self.settings.max_text_chars}: split it into smaller facts or raise "
                 "Settings.max_text_chars."
             )
-        self._check_unicode(clean, what)
+        check_unicode(clean, what)
         if clean.startswith("~~") and clean.endswith("~~"):
             raise InvalidInputError(
                 f"{what} is wrapped in ~~: that marks a superseded version in the Markdown. "
@@ -430,9 +419,14 @@ class Memory:
                 "list_pending() (or `langmem-ext pending`)."
             )
         if row.status == "pending" and self._settle([row], scope):
+            stored = (
+                "its change is in PROFILE.md"
+                if row.target == PROFILE_TARGET
+                else f"its entry {row.entry_id} is stored"
+            )
             raise PendingAlreadyResolvedError(
-                f"Pending memory {row.id!r} was already confirmed (its entry {row.entry_id} "
-                "is stored; an earlier confirm was interrupted); nothing to do."
+                f"Pending memory {row.id!r} was already confirmed ({stored}; an earlier "
+                "confirm was interrupted); nothing to do."
             )
         if row.status == "pending" and row.expires_at <= time.time():
             unconfirmed.expire(self, [row], time.time())
@@ -453,18 +447,26 @@ class Memory:
         return row
 
     def _settle(self, rows: Sequence[PendingRow], scope: str) -> set[str]:
-        """Confirm the pending items whose entry is already in the files.
+        """Confirm the pending items whose entry (or profile change) is already written.
 
         A confirm killed after its Markdown write leaves its item ``pending``: the
         files the items target are synced (a ``stat`` each when unchanged) and every
-        item whose entry they hold is marked confirmed.
+        item whose entry they hold is marked confirmed; a profile change is settled
+        by the profile (:meth:`ProfileBook.settle
+        <langmem_ext.memory.profile.ProfileBook.settle>`).
 
         Returns:
             The ids of ``rows`` found confirmed.
+
+        Raises:
+            MemoryFileError: an interrupted profile confirm cannot be settled because
+                ``PROFILE.md`` cannot be read.
         """
+        profile_ids = [r.id for r in rows if r.target == PROFILE_TARGET]
+        settled = self.profiles.settle(scope, profile_ids) if profile_ids else set()
         rows = [r for r in rows if r.target != PROFILE_TARGET]  # no file entry to find
         if not rows:
-            return set()
+            return settled
         ws = self.workspace
         paths = {self._file_for(scope, self._target(r.target), r.said_at)[0] for r in rows}
         with ws.lock.hold():
@@ -473,7 +475,7 @@ class Memory:
             done = ws.ledger.pending.ids_with_status([r.id for r in rows], "confirmed")
         if done:
             logger.info("pending item(s) %s were already written: marked confirmed", done)
-        return done
+        return done | settled
 
     def _expire_due(
         self, scope: str, now: float, thread_id: str | None = None
@@ -599,10 +601,8 @@ class Memory:
         )
         with ws.lock.hold():
             row = self._load_pending(pending_id, scope)
-            if row.target == PROFILE_TARGET:
-                update = self.profiles.confirm(row)
-                ws.ledger.pending.resolve(row.id, "confirmed", time.time())
-                return update
+            if row.target == PROFILE_TARGET:  # marks the row confirmed with the history
+                return self.profiles.confirm(row)
             if row.supersedes is None or not self._confirm_version(row, scope):
                 path, title = self._file_for(scope, self._target(row.target), row.said_at)
                 ws.write_entries(
@@ -1144,7 +1144,7 @@ class Memory:
         scope = self._scope(scope)
         cat = self._category(category) if category else None
         if isinstance(query, str):
-            self._check_unicode(query, "Search query")
+            check_unicode(query, "Search query")
         ts = time.time() if now is None else float(to_epoch_or_none(now) or 0.0)
         if intent == "auto":
             intent = (

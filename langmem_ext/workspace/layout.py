@@ -73,12 +73,17 @@ def _is_scope_name(name: str) -> bool:
         return False
 
 
-def decode_memory_file(data: bytes, name: str) -> str:
+_UNTIL_FIXED = "sync skips it and writes to it are refused"
+"""What happens to a memory file that is not UTF-8 until it is fixed (said in the error)."""
+
+
+def decode_memory_file(data: bytes, name: str, until: str = _UNTIL_FIXED) -> str:
     """Decode a memory file's bytes as UTF-8, or raise an error naming the file.
 
     Args:
         data: The file's bytes.
         name: How to name the file in the message (workspace-relative path).
+        until: What happens to the file until it is fixed (said in the message).
 
     Raises:
         MemoryFileError: when the bytes are not valid UTF-8.
@@ -89,8 +94,7 @@ def decode_memory_file(data: bytes, name: str) -> str:
         line = data.count(b"\n", 0, e.start) + 1
         msg = (
             f"{name} is not valid UTF-8 (byte 0x{data[e.start]:02x} on line {line}): "
-            "re-save it as UTF-8 or fix that line by hand; until then sync skips it "
-            "and writes to it are refused."
+            f"re-save it as UTF-8 or fix that line by hand; until then {until}."
         )
         raise MemoryFileError(msg) from None
 
@@ -256,8 +260,14 @@ class Layout:
             logger.warning("refusing memory file %s: %s", rel, problem)
             raise InvalidPathError(f"{rel} is {problem}; refused.")
 
-    def read(self, path: Path, scope: str) -> str:
-        """Read one of the scope's memory files ("" when it does not exist).
+    def read(self, path: Path, scope: str, *, until: str = _UNTIL_FIXED) -> str:
+        """Read one of the scope's files ("" when it does not exist).
+
+        Args:
+            path: The file (a memory file, or the scope's ``PROFILE.md``).
+            scope: The scope it must belong to.
+            until: What happens to the file until it is fixed, said when it is
+                not UTF-8.
 
         Raises:
             InvalidPathError: see :meth:`check_own`.
@@ -272,7 +282,7 @@ class Layout:
         except OSError as e:
             msg = f"{self.rel(path)} cannot be read ({e.strerror or e}); check the file."
             raise MemoryFileError(msg) from None
-        return decode_memory_file(data, self.rel(path))
+        return decode_memory_file(data, self.rel(path), until)
 
     @staticmethod
     def _iter(folder: Path) -> list[Path]:
@@ -281,7 +291,7 @@ class Layout:
     def scope_of_rel(self, rel: str) -> str | None:
         """Which scope a workspace-relative memory path belongs to (or ``None``)."""
         parts = PurePosixPath(rel).parts
-        if parts == ("MEMORY.md",) or (
+        if parts in (("MEMORY.md",), ("PROFILE.md",)) or (
             len(parts) >= 2 and parts[0] == "memory" and parts[1] != "scopes"
         ):
             return MAIN_SCOPE

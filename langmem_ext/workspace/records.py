@@ -276,6 +276,10 @@ class MetaRepository(Protocol):
         """Write ``key`` (replacing its value)."""
         ...
 
+    def with_prefix(self, prefix: str) -> dict[str, str]:
+        """Every key starting with ``prefix``, with its value."""
+        ...
+
     def delete(self, key: str) -> None:
         """Remove ``key`` (nothing when it is not there)."""
         ...

@@ -17,6 +17,14 @@ class SqliteMeta(SqliteRepo):
         """Write ``key`` (replacing its value)."""
         self._run("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    def with_prefix(self, prefix: str) -> dict[str, str]:
+        """Every key starting with ``prefix``, with its value."""
+        rows = self._all(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
+            (len(prefix), prefix),
+        )
+        return {str(k): str(v) for k, v in rows}
+
     def delete(self, key: str) -> None:
         """Remove ``key`` (nothing when it is not there)."""
         self._run("DELETE FROM meta WHERE key = ?", (key,))
