@@ -20,12 +20,16 @@ from langmem_ext.errors import (
     IndexUnavailableError,
     InvalidCategoryError,
     InvalidInputError,
+    InvalidMessageListError,
     InvalidMessagesError,
     InvalidPathError,
+    InvalidReviewError,
     InvalidScopeError,
     InvalidTimeError,
     LangmemError,
+    LineBreakError,
     MemoryFileError,
+    ModelUnavailableError,
     NoiseTextError,
     NotFoundError,
     PendingAlreadyResolvedError,
@@ -38,7 +42,11 @@ from langmem_ext.errors import (
     WorkspaceLockTimeout,
 )
 from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit, Triple
+from langmem_ext.memory.extraction import ExtractionReport
+from langmem_ext.memory.maintenance import MaintenanceReport
+from langmem_ext.memory.profile import Profile, ProfileUpdate
 from langmem_ext.tokens import count_tokens, truncate_by_tokens
+from langmem_ext.workspace.store import SyncReport
 
 if TYPE_CHECKING:
     from langmem_ext.graph import MemoryState, build_memory_graph
@@ -80,21 +88,27 @@ __all__ = [
     "EmptyTextError",
     "EntryNotFoundError",
     "EntrySupersededError",
+    "ExtractionReport",
     "GetResult",
     "IndexUnavailableError",
     "InvalidCategoryError",
     "InvalidInputError",
+    "InvalidMessageListError",
     "InvalidMessagesError",
     "InvalidPathError",
+    "InvalidReviewError",
     "InvalidScopeError",
     "InvalidTimeError",
     "LangmemError",
+    "LineBreakError",
+    "MaintenanceReport",
     "Memory",
     "MemoryEntry",
     "MemoryFileError",
     "MemoryMiddleware",
     "MemoryRetriever",
     "MemoryState",
+    "ModelUnavailableError",
     "NoiseTextError",
     "NotFoundError",
     "PendingAlreadyResolvedError",
@@ -102,11 +116,14 @@ __all__ = [
     "PendingItem",
     "PendingNotFoundError",
     "PendingStateError",
+    "Profile",
+    "ProfileUpdate",
     "SchemaVersionError",
     "SearchHit",
     "SessionLog",
     "SessionManager",
     "Settings",
+    "SyncReport",
     "TextTooLongError",
     "ThreadConflictError",
     "Triple",

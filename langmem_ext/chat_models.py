@@ -8,11 +8,7 @@ from urllib.parse import urlparse
 from langchain_core.language_models import BaseChatModel
 
 from langmem_ext.config import Settings
-from langmem_ext.errors import LangmemError
-
-
-class ModelUnavailableError(LangmemError):
-    """No chat model can be reached; memory-only commands still work."""
+from langmem_ext.errors import ModelUnavailableError
 
 
 def _port_open(url: str, timeout: float = 0.3) -> bool:

@@ -11,18 +11,25 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     │   ├── InvalidCategoryError
     │   ├── NoiseTextError          (greetings, refusals, ... proposed as memories)
     │   ├── InvalidMessagesError    (not a conversation LangChain can read)
-    │   └── InvalidPathError        (``..``, absolute, symlink out, other scope)
+    │   ├── InvalidMessageListError (a list a strict chat provider would refuse)
+    │   ├── InvalidPathError        (``..``, absolute, symlink out, other scope)
+    │   ├── InvalidTimeError        (not finite, out of range, milliseconds)
+    │   └── LineBreakError          (a line break inside a one-line value)
     ├── NotFoundError (also LookupError)
     │   ├── PendingNotFoundError    (unknown id, or an id of another scope)
     │   └── EntryNotFoundError
+    ├── EntrySupersededError        (an old version was named where the current one is needed)
     ├── PendingStateError
     │   ├── PendingExpiredError
     │   └── PendingAlreadyResolvedError
     ├── MemoryFileError             (a memory file is not UTF-8 or cannot be read)
     ├── WorkspaceLockTimeout
     ├── ThreadConflictError         (a conversation thread kept changing under a run)
+    ├── SchemaVersionError          (the workspace was written by a newer version)
     ├── EmbeddingError
-    └── IndexUnavailableError       (Chroma server down, index unusable)
+    ├── IndexUnavailableError       (Chroma server down, index unusable)
+    ├── ModelUnavailableError       (no chat model can be reached)
+    └── InvalidReviewError          (a reviewer model's answer is not one decision)
 
 Messages say what to do next. Nothing here shadows Python's built-in
 ``MemoryError``.
@@ -71,6 +78,20 @@ class InvalidPathError(InvalidInputError):
 class InvalidTimeError(InvalidInputError):
     """A time argument is not a time, not finite, or out of range (e.g. milliseconds
     where epoch seconds are expected)."""
+
+
+class InvalidMessageListError(InvalidInputError):
+    """A message list would be rejected by a strict chat provider.
+
+    Raised for tool calls without their results, tool results without a call,
+    duplicated tool results or message ids, ``RemoveMessage`` markers in a list to
+    send, system messages after the conversation started, and non-messages.
+    """
+
+
+class LineBreakError(InvalidInputError):
+    """A value that is written inside one line (a profile field, a list item) holds
+    a line break of some kind (``\\n``, ``\\u2028``, ``\\x85`` ...)."""
 
 
 class NotFoundError(LangmemError, LookupError):
@@ -143,6 +164,14 @@ class IndexUnavailableError(LangmemError):
     """
 
 
+class ModelUnavailableError(LangmemError):
+    """No chat model can be reached; memory-only commands still work."""
+
+
+class InvalidReviewError(LangmemError):
+    """The reviewer model's answer was not one valid decision."""
+
+
 __all__ = [
     "EmbeddingError",
     "EmptyTextError",
@@ -151,12 +180,16 @@ __all__ = [
     "IndexUnavailableError",
     "InvalidCategoryError",
     "InvalidInputError",
+    "InvalidMessageListError",
     "InvalidMessagesError",
     "InvalidPathError",
+    "InvalidReviewError",
     "InvalidScopeError",
     "InvalidTimeError",
     "LangmemError",
+    "LineBreakError",
     "MemoryFileError",
+    "ModelUnavailableError",
     "NoiseTextError",
     "NotFoundError",
     "PendingAlreadyResolvedError",

@@ -59,6 +59,7 @@ from langmem_ext.errors import (
     InvalidInputError,
     InvalidScopeError,
     LangmemError,
+    LineBreakError,
     NoiseTextError,
     NotFoundError,
     PendingAlreadyResolvedError,
@@ -110,6 +111,7 @@ _REFUSALS: tuple[tuple[type[LangmemError], int, str], ...] = (
     (PendingExpiredError, 409, "err_expired"),
     (PendingAlreadyResolvedError, 409, "err_resolved"),
     (PendingStateError, 409, "err_resolved"),
+    (LineBreakError, 400, "err_line_break"),
     (InvalidInputError, 400, "err_invalid"),
 )
 """How the admin words the memory service's errors: ``(type, status, label)``, the

@@ -57,7 +57,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from langmem_ext.errors import InvalidInputError, LangmemError
+from langmem_ext.errors import InvalidInputError, LangmemError, LineBreakError
 from langmem_ext.memory._utils import check_unicode, utc
 from langmem_ext.memory.models import PendingItem
 from langmem_ext.memory.safety import item_key
@@ -237,7 +237,8 @@ def one_line(text: str, what: str) -> str:
         ``text``, unchanged.
 
     Raises:
-        InvalidInputError: ``text`` holds a lone surrogate, or a line break of any kind
+        InvalidInputError: ``text`` holds a lone surrogate; :class:`LineBreakError` (an
+            ``InvalidInputError``) when it holds a line break of any kind
             (everything ``str.splitlines`` splits on: ``\\n``, ``\\r``, ``\\u2028``,
             ``\\x0b``, ``\\x1c``, ``\\x85`` …), which would start a line of its own
             and could rewrite other fields.
@@ -245,7 +246,7 @@ def one_line(text: str, what: str) -> str:
     check_unicode(text, what)
     if "".join(text.splitlines()) != text:
         brk = next(c for c in text if "".join(c.splitlines()) != c)
-        raise InvalidInputError(
+        raise LineBreakError(
             f"{what} contains a line break ({brk!r}, invisible in some places): PROFILE.md "
             "keeps one field per line, so a value must be one line; pass it without it."
         )

@@ -44,7 +44,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langmem_ext.errors import EntryNotFoundError, InvalidInputError, LangmemError
+from langmem_ext.errors import EntryNotFoundError, InvalidInputError, InvalidReviewError
 from langmem_ext.memory.decay import NEVER_DECAY, day_of
 from langmem_ext.memory.lifecycle import (
     MemoryHost,
@@ -151,10 +151,6 @@ class ReviewResult:
     used_fallback: bool
     searches: list[str] = field(default_factory=list)
     error: str | None = None
-
-
-class InvalidReviewError(LangmemError):
-    """The reviewer model's answer was not one valid decision."""
 
 
 def review_kind(memory: MemoryHost, state: EntryState) -> ReviewKind | None:

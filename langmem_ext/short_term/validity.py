@@ -28,18 +28,9 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.errors import InvalidInputError, InvalidMessageListError
 
 logger = logging.getLogger(__name__)
-
-
-class InvalidMessageListError(InvalidInputError):
-    """A message list would be rejected by a strict chat provider.
-
-    Raised for tool calls without their results, tool results without a call,
-    duplicated tool results or message ids, ``RemoveMessage`` markers in a list to
-    send, system messages after the conversation started, and non-messages.
-    """
 
 
 def _fail(index: int, message: str) -> InvalidMessageListError:
