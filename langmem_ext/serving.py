@@ -68,14 +68,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import ConfigurableFieldSpec, RunnableBinding
 from langchain_core.runnables.utils import get_unique_config_specs
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from langmem_ext._callers import Authenticate, Caller, ServingState, resolve_caller
 from langmem_ext._scoping import check_scope
@@ -205,6 +205,32 @@ def _message_text(message: HumanMessage) -> str:
 def _printable(text: str) -> str:
     """``text`` with characters UTF-8 cannot carry (lone surrogates) escaped."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def memory_query(max_chars: int) -> Any:
+    """The input type of ``/memory``: a non-empty query of at most ``max_chars``
+    characters, checked before a stream starts (an error inside a stream can only end
+    it)."""
+    from pydantic import AfterValidator
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise ValueError("The query is empty: send what to search for.")
+        if len(text) > max_chars:
+            raise ValueError(
+                f"The query is {len(text):,} characters long; this server accepts at most "
+                f"{max_chars:,} (server.max_message_chars)."
+            )
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"The query contains a lone surrogate at character {e.start}: it is not "
+                "valid Unicode."
+            ) from None
+        return text
+
+    return Annotated[str, AfterValidator(check)]
 
 
 def agent_input(max_chars: int) -> type[AgentInput]:
@@ -630,6 +656,7 @@ def create_app(
         return JSONResponse({"detail": detail, "error": "InvalidRequest"}, status_code=422)
 
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(ValidationError, invalid_request)  # LangServe's batch inputs
     app.add_exception_handler(LangmemError, typed_error)
     app.add_exception_handler(UnicodeDecodeError, not_utf8)
     app.add_exception_handler(Exception, internal)
@@ -672,7 +699,9 @@ def create_app(
     retriever = MemoryRetriever(memory=memory)
     add_routes(
         app,
-        _ServedRetriever(bound=retriever, kwargs={}, config={}),
+        _ServedRetriever(bound=retriever, kwargs={}, config={}).with_types(
+            input_type=memory_query(settings.server.max_message_chars)
+        ),
         path="/memory",
         config_keys=("configurable",),
         disabled_endpoints=["playground"],

@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from html import escape
 from typing import Any
@@ -36,6 +37,8 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+logger = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 """Host names that always reach this machine only."""
@@ -118,14 +121,27 @@ class RequestGuard:
                 return
             receive = _replay(body, receive)
 
+        progress = {"started": False, "ended": False}
+
         async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                progress["ended"] = True
             if message["type"] == "http.response.start":
+                progress["started"] = True
                 names = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [(k, v) for k, v in SECURITY_HEADERS if k not in names]
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not progress["started"] or progress["ended"]:
+                raise
+            # A stream failed after its first bytes (LangServe has sent its error
+            # event): end the response instead of breaking the connection.
+            logger.exception("%s %s failed while streaming", scope.get("method"), scope["path"])
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         host = headers.get("host", "")
