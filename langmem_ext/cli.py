@@ -24,6 +24,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from rich import box
@@ -54,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "chat": "talk to the memory agent (resumes the scope's latest session)",
     "graph": "show the knowledge graph around an entity as a tree",
     "serve": "serve the memory graph and retriever with LangServe on 127.0.0.1",
+    "settings": "show the settings in effect (--reference: every setting, documented)",
 }
 
 
@@ -396,6 +398,38 @@ def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
     out.emit(rep.to_dict(), lambda: _maintenance_table(rep))
 
 
+def _settings(args: argparse.Namespace, out: _Out) -> int:
+    """``langmem-ext settings``: the settings in effect, or the reference page."""
+    from langmem_ext.config import Settings, settings_reference
+
+    if args.reference:
+        print(settings_reference())
+        return 0
+    settings = Settings()
+    if args.workspace:
+        settings.workspace = Path(args.workspace)
+    if args.embedder:
+        settings.embeddings.provider = args.embedder
+    data = settings.model_dump(mode="json")
+    out.emit(data, lambda: _as_toml(data))
+    return 0
+
+
+def _as_toml(data: dict[str, Any]) -> str:
+    """Settings as a TOML file would hold them (unset values as comments)."""
+
+    def line(key: str, value: Any) -> str:
+        if value is None:
+            return f"# {key} = (not set)"
+        return f"{key} = {json.dumps(value, ensure_ascii=False)}"
+
+    lines = [line(k, v) for k, v in data.items() if not isinstance(v, dict)]
+    for name, section in data.items():
+        if isinstance(section, dict):
+            lines += ["", f"[{name}]", *(line(k, v) for k, v in section.items())]
+    return "\n".join(lines)
+
+
 def _run(args: argparse.Namespace) -> int:
     out = _Out(args.json)
     cmd = args.command
@@ -410,6 +444,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     if cmd == "serve":
         return _serve(args)
+    if cmd == "settings":
+        return _settings(args, out)
     mem = _memory(args)
     try:
         scope = args.scope
@@ -606,6 +642,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parsers["graph"].add_argument(
         "--rebuild", action="store_true", help="extract the scope's triples again first"
+    )
+    parsers["settings"].add_argument(
+        "--reference", action="store_true", help="print the settings reference (Markdown)"
     )
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     parsers["maintain"].add_argument(

@@ -17,11 +17,12 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -33,7 +34,36 @@ Category = Literal["system", "core", "fact", "episode"]
 CATEGORIES: tuple[str, ...] = ("system", "core", "fact", "episode")
 
 
-class EmbeddingSettings(BaseModel):
+def _refuse_unknown(model: type[BaseModel], data: Any) -> Any:
+    """Raise for a key ``model`` has no field for, naming the closest valid one."""
+    if not isinstance(data, dict):
+        return data
+    known = set(model.model_fields)
+    for key in data:
+        if isinstance(key, str) and key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = (
+                f"Did you mean {close[0]!r}?"
+                if close
+                else f"Valid: {', '.join(sorted(known))}."
+            )
+            raise ValueError(f"{model.__name__} has no setting {key!r}. {hint}")
+    return data
+
+
+class _Section(BaseModel):
+    """A section of :class:`Settings`: unknown keys are refused, attribute docstrings
+    are the fields' descriptions (in the JSON schema and the reference page)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return _refuse_unknown(cls, data)
+
+
+class EmbeddingSettings(_Section):
     """Which embedder turns text into vectors."""
 
     provider: Literal["use", "e5", "ollama", "fake"] = "use"
@@ -55,7 +85,7 @@ class EmbeddingSettings(BaseModel):
     """Cache embeddings in ``.index/`` keyed by model and text hash."""
 
 
-class IndexSettings(BaseModel):
+class IndexSettings(_Section):
     """Where the derived index lives."""
 
     chroma_url: str | None = None
@@ -79,7 +109,7 @@ class IndexSettings(BaseModel):
     writes; 0: always Chroma."""
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(_Section):
     """Hybrid search and the scoring pipeline."""
 
     mode: Literal["keyword", "fts", "vector", "hybrid"] = "hybrid"
@@ -189,7 +219,7 @@ class RetrievalSettings(BaseModel):
     0.44–0.45 in one language (0.77–0.87 of it)."""
 
 
-class GateSettings(BaseModel):
+class GateSettings(_Section):
     """Adaptive retrieval gate (seeds 000, 003)."""
 
     min_chars: int = 5
@@ -200,7 +230,7 @@ class GateSettings(BaseModel):
     """Skip other queries shorter than this unless they ask a question."""
 
 
-class InjectionSettings(BaseModel):
+class InjectionSettings(_Section):
     """What preflight recall puts in front of the model (seeds 000, 001, 003)."""
 
     top_k: int = 3
@@ -221,7 +251,7 @@ class InjectionSettings(BaseModel):
     """Token budget of the profile's safety-critical fields, sent with every model call."""
 
 
-class LifecycleSettings(BaseModel):
+class LifecycleSettings(_Section):
     """Pending items, decay, boost and promotion (seeds 000, 001)."""
 
     pending_ttl_hours: float = 24.0
@@ -296,7 +326,7 @@ class LifecycleSettings(BaseModel):
         return int(hour), int(minute)
 
 
-class ServerSettings(BaseModel):
+class ServerSettings(_Section):
     """What ``langmem-ext serve`` accepts from clients."""
 
     allowed_hosts: list[str] = Field(default_factory=list)
@@ -313,7 +343,7 @@ class ServerSettings(BaseModel):
     together; ``422`` beyond it). An empty message is refused too."""
 
 
-class KnowledgeSettings(BaseModel):
+class KnowledgeSettings(_Section):
     """The knowledge graph: triples extracted from memories."""
 
     extract: bool = True
@@ -331,7 +361,7 @@ class KnowledgeSettings(BaseModel):
     flood a neighbourhood."""
 
 
-class ShortTermSettings(BaseModel):
+class ShortTermSettings(_Section):
     """Short-term window, checkpoints and session log (seeds 002, 003, 004)."""
 
     context_window: int = 16000
@@ -445,7 +475,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LANGMEM_",
         env_nested_delimiter="__",
-        extra="ignore",
+        extra="forbid",
+        use_attribute_docstrings=True,
     )
 
     workspace: Path = Path("./langmem-workspace")
@@ -469,6 +500,11 @@ class Settings(BaseSettings):
     short_term: ShortTermSettings = Field(default_factory=ShortTermSettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return _refuse_unknown(cls, data)
 
     @classmethod
     def settings_customise_sources(
@@ -494,3 +530,42 @@ class Settings(BaseSettings):
             data = tomllib.load(fh)
         data.update(overrides)
         return cls(**data)
+
+
+def settings_reference() -> str:
+    """The settings reference page (``docs/settings.md``): every setting with its
+    environment variable, default and description, generated from :class:`Settings`.
+
+    Returns:
+        Markdown text.
+    """
+    out = [
+        "# Settings reference",
+        "",
+        "Generated from `langmem_ext.config.Settings` (`langmem-ext settings --reference`).",
+        "Set a value as a keyword argument (`Settings(retrieval={\"top_k\": 8})`), an",
+        "environment variable (below) or a TOML file named by `LANGMEM_CONFIG_FILE`.",
+        "Unknown names are refused with the closest valid one.",
+        "",
+    ]
+
+    def rows(model: type[BaseModel], prefix: str) -> list[str]:
+        lines = ["| Setting | Environment variable | Default | What it does |", "| --- | --- | --- | --- |"]
+        for name, field in model.model_fields.items():
+            annotation = field.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                continue
+            default = field.get_default(call_default_factory=True)
+            shown = f"`{default!s}`" if default not in (None, "") else "—"
+            doc = " ".join((field.description or "").split()).replace("|", "\\|")
+            env = f"`LANGMEM_{prefix}{name.upper()}`"
+            lines.append(f"| `{name}` | {env} | {shown} | {doc} |")
+        return lines
+
+    out += ["## General", "", *rows(Settings, ""), ""]
+    for name, field in Settings.model_fields.items():
+        section = field.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            title = (section.__doc__ or name).strip().splitlines()[0]
+            out += [f"## `{name}`", "", title, "", *rows(section, f"{name.upper()}__"), ""]
+    return "\n".join(out)
