@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -57,11 +56,11 @@ from langmem_ext.memory import Memory
 from langmem_ext.memory.events import NewEvent, SessionLog
 from langmem_ext.memory.session import note_turn
 from langmem_ext.memory.threads import default_saver
+from langmem_ext.memory.threads import sqlite_saver as sqlite_checkpointer
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.window import is_window_mode, window_overflow
 from langmem_ext.tools import create_memory_tools
-from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
 
 
 def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
@@ -124,23 +123,9 @@ def _then(first: Node, second: Node) -> Node:
     return both
 
 
-def sqlite_checkpointer(path: str | Path) -> BaseCheckpointSaver[Any]:
-    """``SqliteSaver`` on ``path`` in WAL mode with ``synchronous=NORMAL`` (sync use).
-
-    A step's checkpoint survives a killed process as soon as it is written; only an
-    OS crash or power loss can lose the last steps, because commits do not wait for
-    the disk (with SQLite's default journal every step would be an fsynced commit).
-    What the user was told was saved lives in the ledger and Markdown, which sync
-    fully.
-    """
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    return SqliteSaver(checkpoint_connection(path))
-
-
 def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
     """The memory's checkpointer (:func:`~langmem_ext.memory.threads.default_saver`: a
-    :func:`sqlite_checkpointer` on ``checkpoints.db`` in the workspace, one per memory),
+    :func:`~langmem_ext.memory.threads.sqlite_saver` on ``checkpoints.db`` in the workspace, one per memory),
     shared with :class:`~langmem_ext.SessionManager`: both see the same threads."""
     return default_saver(memory)
 

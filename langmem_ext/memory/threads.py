@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
@@ -42,16 +43,34 @@ _savers: weakref.WeakKeyDictionary[Memory, BaseCheckpointSaver[Any]] = weakref.W
 _savers_lock = threading.Lock()
 
 
+def sqlite_saver(path: str | Path) -> BaseCheckpointSaver[Any]:
+    """``SqliteSaver`` on ``path`` in WAL mode with ``synchronous=NORMAL`` (sync use).
+
+    A step's checkpoint survives a killed process as soon as it is written; only an
+    OS crash or power loss can lose the last steps, because commits do not wait for
+    the disk (with SQLite's default journal every step would be an fsynced commit).
+    What the user was told was saved lives in the ledger and Markdown, which sync
+    fully.
+
+    Args:
+        path: The database file (created private to the user).
+
+    Returns:
+        The checkpointer.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return SqliteSaver(checkpoint_connection(path))
+
+
 def default_saver(memory: Memory) -> BaseCheckpointSaver[Any]:
     """The checkpointer of ``memory``'s conversations: one ``SqliteSaver`` per memory
     on ``checkpoints.db`` in the workspace (WAL, ``synchronous=NORMAL``), created on
     first use and shared by the memory graph and the Session API."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     with _savers_lock:
         saver = _savers.get(memory)
         if saver is None:
-            saver = SqliteSaver(checkpoint_connection(memory.root / "checkpoints.db"))
+            saver = sqlite_saver(memory.root / "checkpoints.db")
             _savers[memory] = saver
         return saver
 
@@ -171,4 +190,4 @@ class ThreadStore:
         )
 
 
-__all__ = ["ThreadConflict", "ThreadState", "ThreadStore", "default_saver"]
+__all__ = ["ThreadConflict", "ThreadState", "ThreadStore", "default_saver", "sqlite_saver"]
