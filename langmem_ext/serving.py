@@ -600,6 +600,9 @@ def create_app(
         disabled_endpoints=["playground"],
         per_req_config_modifier=_config_modifier(state, authenticate, threads=False),
     )
+    from langmem_ext.web.rest import rest_router
+
+    app.include_router(rest_router(state, authenticate))
     if admin:
         _mount_admin(app, state, authenticate, host)
     return app
