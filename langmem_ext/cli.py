@@ -12,6 +12,7 @@ Examples:
         langmem-ext --workspace ./ws maintain
         langmem-ext --workspace ./ws graph "Lin Wei" --hops 2
         langmem-ext --workspace ./ws serve --scripted
+        langmem-ext --server http://127.0.0.1:8000 --user alice search 拉面
 """
 
 from __future__ import annotations
@@ -98,7 +99,19 @@ class _Out:
             print(human())
 
 
+SERVER_COMMANDS = frozenset(COMMANDS) - {"reindex", "demo", "chat", "serve"}
+"""Commands ``--server`` runs through a running server (the others need the workspace
+here: ``reindex`` rebuilds every scope's index, ``chat`` and ``demo`` run the agent in
+this process)."""
+
+
 def _memory(args: argparse.Namespace) -> Any:
+    """The memory the command works on: a :class:`~langmem_ext.client.MemoryClient` of
+    the server with ``--server``, else the workspace's :class:`~langmem_ext.Memory`."""
+    if args.server:
+        from langmem_ext.client import MemoryClient
+
+        return MemoryClient(args.server, user_id=args.user, scope=args.scope)
     from langmem_ext.config import Settings
     from langmem_ext.memory import Memory
 
@@ -335,13 +348,21 @@ def _graph(mem: Any, args: argparse.Namespace, out: _Out) -> None:
     """``langmem-ext graph ENTITY``: the entity's neighbourhood as a tree."""
     from langmem_ext.memory.triple_extract import normalise_entity
 
-    scope = args.scope if args.scope is not None else mem.settings.default_scope
-    if args.rebuild:
-        mem.knowledge.rebuild(scope)
+    if args.server:
+        if args.rebuild:
+            raise InvalidInputError("--rebuild runs where the workspace is, not with --server.")
+        scope = args.scope
+        profile = mem.profile(scope=scope)
+        names = tuple(n for n in (profile.name, profile.preferred_name) if n)
+    else:
+        scope = args.scope if args.scope is not None else mem.settings.default_scope
+        if args.rebuild:
+            mem.knowledge.rebuild(scope)
+        names = mem.knowledge.user_names(scope)
     found = mem.triples(
         args.entity, scope=scope, hops=args.hops, as_of=_when(args.as_of, "--as-of")
     )
-    key = normalise_entity(args.entity, user_names=mem.knowledge.user_names(scope))
+    key = normalise_entity(args.entity, user_names=names)
     out.emit(
         [{**dataclasses.asdict(t), "text": t.text} for t in found],
         lambda: _graph_tree(args.entity, key, found),
@@ -380,6 +401,15 @@ def _maintenance_table(rep: Any) -> str:
 
 def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
     """``langmem-ext maintain``: one lifecycle run with a progress bar and a table."""
+    if args.server:
+        if args.with_model:
+            raise InvalidInputError(
+                "--with-model runs where the workspace is: the server reviews with its "
+                "deterministic rules."
+            )
+        rep = mem.maintain(scope=args.scope, now=_when(args.now))
+        out.emit(rep.to_dict(), lambda: _maintenance_table(rep))
+        return
     model = None
     if args.with_model:
         from langmem_ext.chat_models import load_chat_model
@@ -408,8 +438,17 @@ def _run(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             scripted=args.scripted,
         )
+    if args.server and cmd not in SERVER_COMMANDS:
+        raise InvalidInputError(
+            f"`{cmd}` runs where the workspace is, not through a server: drop --server "
+            f"(--server runs {', '.join(c for c in COMMANDS if c in SERVER_COMMANDS)})."
+        )
     if cmd == "serve":
         return _serve(args)
+    if args.user is not None and args.scope is None and not args.server:
+        from langmem_ext._scoping import scope_for_user
+
+        args.scope = scope_for_user(args.user)
     mem = _memory(args)
     try:
         scope = args.scope
@@ -539,6 +578,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="workspace folder (default: LANGMEM_WORKSPACE or ./langmem-workspace)",
     )
     p.add_argument("--scope", "-s", default=None, help="memory scope (default: main)")
+    p.add_argument(
+        "--user",
+        "-u",
+        default=None,
+        help="user id: the memory of that user's scope (user_<id>); with --server, who calls",
+    )
+    p.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="run the command through a running `langmem-ext serve` at URL "
+        "(e.g. http://127.0.0.1:8000): the embedder stays loaded there",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.add_argument(
         "--embedder",

@@ -51,11 +51,11 @@ a pending save already settled or expired ``409`` (the app's handlers).
 
 import threading
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messages_to_dict
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from langmem_ext._callers import (
     SCOPE_HEADER,
@@ -69,273 +69,37 @@ from langmem_ext._callers import (
 from langmem_ext.errors import InvalidMessagesError
 from langmem_ext.memory import Memory
 from langmem_ext.memory.extraction import as_messages
-from langmem_ext.memory.models import (
-    PAGE_SORTS,
-    GetResult,
-    MemoryEntry,
-    MemoryPage,
-    PendingItem,
-    SearchHit,
-)
+from langmem_ext.memory.models import GetResult, MemoryEntry, MemoryPage, PendingItem
 from langmem_ext.memory.profile import Profile, ProfileChange, ProfileUpdate
 from langmem_ext.memory.service import GET_MAX_LINES
 from langmem_ext.memory.session import SessionManager
+from langmem_ext.web.schema import (
+    AddRequest,
+    Category,
+    CheckpointRequest,
+    CheckpointResponse,
+    ContextRequest,
+    ContextResponse,
+    Deleted,
+    FactsRequest,
+    Files,
+    FinalizeRequest,
+    FinalizeResponse,
+    HistoryRow,
+    MaintainRequest,
+    PageSort,
+    PreferencesRequest,
+    SaveRequest,
+    SearchRequest,
+    SearchResponse,
+    TripleOut,
+    TurnRequest,
+    TurnResponse,
+    UpdateRequest,
+)
 
 PREFIX = "/v1"
-Category = Literal["system", "core", "fact", "episode"]
-SearchMode = Literal["hybrid", "vector", "fts", "keyword"]
-PageSort = Literal[PAGE_SORTS]  # type: ignore[valid-type]
 _ID = Field(min_length=1, max_length=64, pattern=r"^\S+$")
-_TEXT_MAX = 100_000
-"""Upper bound of a text field (the memory's own ``max_text_chars`` is checked too)."""
-
-
-class _Body(BaseModel):
-    """A request body: unknown fields are refused (``422``), not ignored."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-# -- requests --------------------------------------------------------------------------
-
-
-class AddRequest(_Body):
-    """``POST /v1/memories``: write a memory directly (the caller is trusted)."""
-
-    text: str = Field(min_length=1, max_length=_TEXT_MAX, description="The fact.")
-    category: Category = "fact"
-    target: Literal["long_term", "daily"] = "long_term"
-    importance: float | None = Field(default=None, ge=0.0, le=1.0)
-    created_at: datetime | None = Field(
-        default=None, description="When it was said (an import of older facts); default now."
-    )
-    slot: str | None = Field(
-        default=None, min_length=1, max_length=200, description="e.g. 'user|lives_in'."
-    )
-
-
-class UpdateRequest(_Body):
-    """``PATCH /v1/memories/{id}``: a new version of a memory."""
-
-    text: str = Field(min_length=1, max_length=_TEXT_MAX, description="The new text.")
-    supersede: bool = Field(
-        default=True, description="False edits the text in place (a typo fix: no new version)."
-    )
-
-
-class SaveRequest(_Body):
-    """``POST /v1/pending``: propose a memory; stored once confirmed."""
-
-    text: str = Field(min_length=1, max_length=_TEXT_MAX, description="The fact.")
-    target: Literal["long_term", "daily"] = "long_term"
-    category: Category = "fact"
-    importance: float | None = Field(default=None, ge=0.0, le=1.0)
-    supersedes: str | None = Field(
-        default=None, min_length=1, max_length=64, description="A memory this one replaces."
-    )
-
-
-class SearchRequest(_Body):
-    """``POST /v1/search``."""
-
-    query: str = Field(min_length=1, max_length=_TEXT_MAX, description="What to look for.")
-    k: int | None = Field(default=None, ge=1, le=100, description="Hits wanted.")
-    mode: SearchMode | None = None
-    category: Category | None = None
-    as_of: datetime | None = Field(
-        default=None, description="Search the memory as it was then (versions valid then)."
-    )
-    include_superseded: bool = False
-    explain: bool = Field(default=False, description="Give each hit's score stages (``debug``).")
-
-
-class FactsRequest(_Body):
-    """``POST /v1/profile/facts``: typed profile fields (written at once)."""
-
-    facts: dict[
-        Annotated[str, Field(min_length=1, max_length=100)],
-        list[Annotated[str, Field(max_length=1000)]]
-        | Annotated[str, Field(max_length=1000)]
-        | None,
-    ] = Field(min_length=1, max_length=50, description="e.g. {'allergies': ['peanuts']}.")
-    replace: bool = Field(default=False, description="Replace list fields instead of adding.")
-
-
-class PreferencesRequest(_Body):
-    """``POST /v1/profile/preferences``: free preferences (``null`` removes one)."""
-
-    preferences: dict[
-        Annotated[str, Field(min_length=1, max_length=200)],
-        Annotated[str, Field(max_length=1000)] | None,
-    ] = Field(min_length=1, max_length=50)
-
-
-class MaintainRequest(_Body):
-    """``POST /v1/maintain``."""
-
-    now: datetime | None = Field(default=None, description="The time to run for; default now.")
-
-
-class _Conversation(_Body):
-    thread_id: str = Field(
-        min_length=1,
-        max_length=150,
-        pattern=r"^\S(.*\S)?$",
-        description="The conversation (the caller's own), e.g. 't1'.",
-    )
-
-
-class ContextRequest(_Conversation):
-    """``POST /v1/sessions/context`` (``QueryMemoryContext``)."""
-
-    system_tokens: int = Field(
-        default=0, ge=0, le=10_000_000, description="Tokens sent besides the history."
-    )
-
-
-class TurnRequest(_Conversation):
-    """``POST /v1/sessions/turns`` (``WriteTurn``)."""
-
-    human: str = Field(min_length=1, max_length=_TEXT_MAX, description="The user's message.")
-    ai: str = Field(max_length=_TEXT_MAX, description="The assistant's answer.")
-    tool_messages: list[dict[str, Any]] = Field(
-        default_factory=list,
-        max_length=200,
-        description=(
-            "The turn's tool calls and results, in order, as LangChain reads them: "
-            "{'role': 'assistant', 'content': '', 'tool_calls': [...]}, "
-            "{'role': 'tool', 'content': '...', 'tool_call_id': '...'}."
-        ),
-    )
-    at: datetime | None = Field(default=None, description="When the turn happened; default now.")
-
-
-class CheckpointRequest(_Conversation):
-    """``POST /v1/sessions/checkpoint`` (``CheckpointShortMemory``)."""
-
-    summary: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=_TEXT_MAX,
-        description="The summary, written by the caller; omit it for the server's.",
-    )
-    keep_last_turns: int | None = Field(
-        default=None, ge=1, le=1000, description="Latest turns kept in the history."
-    )
-    force: bool = Field(default=False, description="Checkpoint even under the threshold.")
-    system_tokens: int = Field(default=0, ge=0, le=10_000_000)
-
-
-class FinalizeRequest(_Conversation):
-    """``POST /v1/sessions/finalize`` (``FinalizeSessionMemory``)."""
-
-    summary: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=_TEXT_MAX,
-        description="The summary of the whole conversation; omit it for the server's.",
-    )
-
-
-# -- responses -------------------------------------------------------------------------
-
-
-class Deleted(BaseModel):
-    """A memory forgotten."""
-
-    id: str
-    deleted: bool = True
-
-
-class HistoryRow(BaseModel):
-    """One row of a memory's history."""
-
-    id: str
-    op: str
-    old_text: str | None
-    new_text: str | None
-    at: datetime | None
-
-
-class SearchResponse(BaseModel):
-    """The hits of a search, best first."""
-
-    query: str
-    hits: list[SearchHit]
-
-
-class Files(BaseModel):
-    """The caller's memory files, as ``GET /v1/files/read`` takes them."""
-
-    files: list[str]
-
-
-class TripleOut(BaseModel):
-    """One subject–predicate–object triple with its supporting memories."""
-
-    id: str
-    text: str
-    subject: str
-    predicate: str
-    object: str
-    subject_key: str
-    object_key: str
-    negated: bool
-    frequency: str | None
-    condition: str | None
-    support: list[str]
-    valid_to: float | None
-
-
-class ContextOut(BaseModel):
-    """What to send to the model for one conversation. Messages are LangChain's
-    message dicts (``messages_from_dict`` reads them)."""
-
-    thread_id: str
-    history: list[dict[str, Any]]
-    full_history: list[dict[str, Any]]
-    mode: str
-    estimated_tokens: int
-    ratio: float
-    should_checkpoint: bool
-    summary: str | None
-    budget_tokens: int
-
-
-class TurnOut(BaseModel):
-    """What a turn's write stored."""
-
-    thread_id: str
-    mode: str
-    updated_at: datetime
-    stored: bool
-    first_seq: int
-    last_seq: int
-
-
-class CheckpointOut(BaseModel):
-    """What a checkpoint did (``made`` false: ``reason`` says why)."""
-
-    thread_id: str
-    made: bool
-    reason: str
-    summary: str | None
-    compacted: int
-    cut_seq: int
-    episode_id: str | None
-    flushed: list[str] = Field(description="Pending saves the flush proposed first.")
-    summary_used_fallback: bool
-    error: str | None
-
-
-class FinalizeOut(BaseModel):
-    """The conversation's episode (``episode_id`` null: nothing new to summarise)."""
-
-    thread_id: str
-    summary: str | None = None
-    episode_id: str | None = None
-    compacted: int = 0
-    used_fallback: bool = False
 
 
 # -- the router ------------------------------------------------------------------------
@@ -570,7 +334,7 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
     def triples(
         who: Who,
         entity: Annotated[str, Query(min_length=1, max_length=500)],
-        hops: Literal[1, 2] = 1,
+        hops: Annotated[int, Query(ge=1, le=2, description="1 or 2.")] = 1,
         as_of: datetime | None = None,
         include_closed: bool = False,
     ) -> list[TripleOut]:
@@ -617,13 +381,13 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
         """The caller's own thread (as ``/agent`` keeps it)."""
         return f"{who.owner}/{thread_id}"
 
-    @router.post("/sessions/context", response_model=ContextOut)
-    def query_context(body: ContextRequest, who: Who) -> ContextOut:
+    @router.post("/sessions/context", response_model=ContextResponse)
+    def query_context(body: ContextRequest, who: Who) -> ContextResponse:
         """What to send to the model for a conversation, and whether to checkpoint."""
         ctx = sessions().query_context(
             who.scope, thread(who, body.thread_id), system_tokens=body.system_tokens
         )
-        return ContextOut(
+        return ContextResponse(
             thread_id=body.thread_id,
             history=_messages(ctx.history),
             full_history=_messages(ctx.full_history),
@@ -635,8 +399,8 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             budget_tokens=ctx.budget_tokens,
         )
 
-    @router.post("/sessions/turns", response_model=TurnOut)
-    def write_turn(body: TurnRequest, who: Who) -> TurnOut:
+    @router.post("/sessions/turns", response_model=TurnResponse)
+    def write_turn(body: TurnRequest, who: Who) -> TurnResponse:
         """Store one turn (user message, tool calls and results, answer)."""
         done = sessions().write_turn(
             who.scope,
@@ -646,7 +410,7 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             tool_messages=_tool_messages(body.tool_messages),
             at=body.at,
         )
-        return TurnOut(
+        return TurnResponse(
             thread_id=body.thread_id,
             mode=done.mode.value,
             updated_at=done.updated_at,
@@ -655,8 +419,8 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             last_seq=done.last_seq,
         )
 
-    @router.post("/sessions/checkpoint", response_model=CheckpointOut)
-    def checkpoint(body: CheckpointRequest, who: Who) -> CheckpointOut:
+    @router.post("/sessions/checkpoint", response_model=CheckpointResponse)
+    def checkpoint(body: CheckpointRequest, who: Who) -> CheckpointResponse:
         """Flush, then summarise the old part of the conversation (the caller's summary,
         when given, and its number of kept turns)."""
         done = sessions().checkpoint(
@@ -667,7 +431,7 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             summary=body.summary,
             keep_last_turns=body.keep_last_turns,
         )
-        return CheckpointOut(
+        return CheckpointResponse(
             thread_id=body.thread_id,
             made=done.made,
             reason=done.reason,
@@ -680,15 +444,15 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             error=done.error,
         )
 
-    @router.post("/sessions/finalize", response_model=FinalizeOut)
-    def finalize(body: FinalizeRequest, who: Who) -> FinalizeOut:
+    @router.post("/sessions/finalize", response_model=FinalizeResponse)
+    def finalize(body: FinalizeRequest, who: Who) -> FinalizeResponse:
         """Summarise what is not yet in an episode into the conversation's episode."""
         done = sessions().finalize_session(
             who.scope, thread(who, body.thread_id), summary=body.summary
         )
         if done is None:
-            return FinalizeOut(thread_id=body.thread_id)
-        return FinalizeOut(
+            return FinalizeResponse(thread_id=body.thread_id)
+        return FinalizeResponse(
             thread_id=body.thread_id,
             summary=done.summary,
             episode_id=done.episode_id,
@@ -699,18 +463,4 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
     return router
 
 
-__all__ = [
-    "PREFIX",
-    "AddRequest",
-    "CheckpointRequest",
-    "ContextRequest",
-    "FactsRequest",
-    "FinalizeRequest",
-    "MaintainRequest",
-    "PreferencesRequest",
-    "SaveRequest",
-    "SearchRequest",
-    "TurnRequest",
-    "UpdateRequest",
-    "rest_router",
-]
+__all__ = ["PREFIX", "rest_router"]
