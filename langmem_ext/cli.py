@@ -55,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "chat": "talk to the memory agent (resumes the scope's latest session)",
     "graph": "show the knowledge graph around an entity as a tree",
     "serve": "serve the memory graph and retriever with LangServe on 127.0.0.1",
+    "mcp": "serve the memory to an MCP client over stdio (Claude Desktop, Cursor ...)",
 }
 
 
@@ -99,10 +100,10 @@ class _Out:
             print(human())
 
 
-SERVER_COMMANDS = frozenset(COMMANDS) - {"reindex", "demo", "chat", "serve"}
+SERVER_COMMANDS = frozenset(COMMANDS) - {"reindex", "demo", "chat", "serve", "mcp"}
 """Commands ``--server`` runs through a running server (the others need the workspace
 here: ``reindex`` rebuilds every scope's index, ``chat`` and ``demo`` run the agent in
-this process)."""
+this process, ``mcp`` serves it; a running server has ``/mcp`` itself)."""
 
 
 def _memory(args: argparse.Namespace) -> Any:
@@ -259,6 +260,36 @@ def _serve(args: argparse.Namespace) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        mem.close()
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """``langmem-ext mcp``: the MCP server over stdio for one user (or scope) until the
+    client closes it. Nothing but the protocol goes to stdout."""
+    import asyncio
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        print("langmem-ext mcp: needs the mcp package: pip install 'langmem-ext[serve]'",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    from langmem_ext._callers import resolve_caller
+    from langmem_ext._scoping import check_scope
+    from langmem_ext.web.mcp_server import run_stdio
+
+    mem = _memory(args)
+    try:
+        if args.user is not None:  # the user's scope, or the one --scope names for it
+            shared = [args.scope] if args.scope else []
+            caller = resolve_caller(args.user, args.scope, shared_scopes=shared)
+        else:
+            scope = check_scope(args.scope or mem.settings.default_scope)
+            caller = resolve_caller(None, None, default_scope=scope)
+        asyncio.run(run_stdio(mem, caller))
+    except KeyboardInterrupt:
+        pass
+    finally:
         mem.close()
     return 0
 
@@ -445,6 +476,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     if cmd == "serve":
         return _serve(args)
+    if cmd == "mcp":
+        return _mcp(args)
     if args.user is not None and args.scope is None and not args.server:
         from langmem_ext._scoping import scope_for_user
 
