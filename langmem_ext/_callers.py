@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from langmem_ext._scoping import check_scope, scope_for_user
 from langmem_ext.errors import LangmemError
-from langmem_ext.memory import Memory
 
 if TYPE_CHECKING:
     from fastapi import Request
+
+    from langmem_ext.memory import Memory
 
 Authenticate = Callable[["Request"], "str | Awaitable[str | None] | None"]
 """``authenticate(request) -> user id | None`` (sync or async)."""

@@ -19,20 +19,16 @@ import builtins
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
-from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from langmem_ext import errors
 from langmem_ext._callers import SCOPE_HEADER, USER_HEADER
 from langmem_ext.errors import InvalidInputError, LangmemError, ServiceError
-from langmem_ext.memory.knowledge import Triple
-from langmem_ext.memory.maintenance import MaintenanceReport
 from langmem_ext.memory.models import GetResult, MemoryEntry, MemoryPage, PendingItem, SearchHit
-from langmem_ext.memory.profile import Profile, ProfileChange, ProfileUpdate
 from langmem_ext.web.schema import (
     CheckpointResponse,
     ContextResponse,
@@ -42,7 +38,14 @@ from langmem_ext.web.schema import (
     TripleOut,
     TurnResponse,
 )
-from langmem_ext.workspace.store import SyncReport
+
+if TYPE_CHECKING:  # heavier modules, imported when an answer of theirs is read
+    from langchain_core.messages import BaseMessage
+
+    from langmem_ext.memory.knowledge import Triple
+    from langmem_ext.memory.maintenance import MaintenanceReport
+    from langmem_ext.memory.profile import Profile, ProfileChange, ProfileUpdate
+    from langmem_ext.workspace.store import SyncReport
 
 T = TypeVar("T")
 When = datetime | date | float | None
@@ -71,11 +74,42 @@ def _params(**values: Any) -> dict[str, Any]:
     return {k: to_jsonable_python(v) for k, v in values.items() if v is not None}
 
 
+def _profile(data: Any) -> Profile:
+    from langmem_ext.memory.profile import Profile
+
+    return Profile.model_validate(data)
+
+
+def _profile_update(data: Any) -> ProfileUpdate:
+    from langmem_ext.memory.profile import ProfileUpdate
+
+    return ProfileUpdate.model_validate(data)
+
+
+def _profile_changes(data: Any) -> builtins.list[ProfileChange]:
+    from langmem_ext.memory.profile import ProfileChange
+
+    return _list_of(ProfileChange)(data)
+
+
+def _sync_report(data: Any) -> SyncReport:
+    from langmem_ext.workspace.store import SyncReport
+
+    return SyncReport(**data)
+
+
+def _maintenance_report(data: Any) -> MaintenanceReport:
+
+    return _maintenance_report(data)
+
+
 def _confirmed(data: Any) -> MemoryEntry | ProfileUpdate:
-    return ProfileUpdate.model_validate(data) if "profile" in data else MemoryEntry(**data)
+    return _profile_update(data) if "profile" in data else MemoryEntry(**data)
 
 
 def _triples(data: Any) -> builtins.list[Triple]:
+    from langmem_ext.memory.knowledge import Triple
+
     found = _list_of(TripleOut)(data)
     return [
         Triple(
@@ -100,6 +134,8 @@ def _message(message: BaseMessage | Mapping[str, Any]) -> dict[str, Any]:
     """A tool-call or tool-result message as a role dict the server reads."""
     if isinstance(message, Mapping):
         return dict(message)
+    from langchain_core.messages import ToolMessage
+
     if isinstance(message, ToolMessage):
         return {"role": "tool", "content": message.content, "tool_call_id": message.tool_call_id}
     out: dict[str, Any] = {"role": message.type, "content": message.content}
@@ -258,22 +294,22 @@ class _Requests:
 
     @staticmethod
     def profile() -> _Call[Profile]:
-        return _Call("GET", "/profile", Profile.model_validate)
+        return _Call("GET", "/profile", _profile)
 
     @staticmethod
     def profile_history(field_name: str | None) -> _Call[builtins.list[ProfileChange]]:
         params = _params(field=field_name)
-        return _Call("GET", "/profile/history", _list_of(ProfileChange), params=params)
+        return _Call("GET", "/profile/history", _profile_changes, params=params)
 
     @staticmethod
     def upsert_facts(facts: Mapping[str, Any], replace: bool) -> _Call[ProfileUpdate]:
         body = {"facts": dict(facts), "replace": replace}
-        return _Call("POST", "/profile/facts", ProfileUpdate.model_validate, body=body)
+        return _Call("POST", "/profile/facts", _profile_update, body=body)
 
     @staticmethod
     def upsert_preferences(preferences: Mapping[str, str | None]) -> _Call[ProfileUpdate]:
         body = {"preferences": dict(preferences)}
-        return _Call("POST", "/profile/preferences", ProfileUpdate.model_validate, body=body)
+        return _Call("POST", "/profile/preferences", _profile_update, body=body)
 
     @staticmethod
     def triples(
@@ -292,11 +328,11 @@ class _Requests:
 
     @staticmethod
     def sync() -> _Call[SyncReport]:
-        return _Call("POST", "/sync", lambda d: SyncReport(**d), body={})
+        return _Call("POST", "/sync", _sync_report, body={})
 
     @staticmethod
     def maintain(now: When) -> _Call[MaintenanceReport]:
-        return _Call("POST", "/maintain", MaintenanceReport.from_dict, body={"now": now})
+        return _Call("POST", "/maintain", _maintenance_report, body={"now": now})
 
     @staticmethod
     def query_context(thread_id: str, system_tokens: int) -> _Call[ContextResponse]:

@@ -7,12 +7,14 @@ Shared by the server (:mod:`langmem_ext.web.rest`) and the client
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from langchain_core.messages import BaseMessage, messages_from_dict
 from pydantic import BaseModel, ConfigDict, Field
 
 from langmem_ext.memory.models import PAGE_SORTS, SearchHit
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
 
 Category = Literal["system", "core", "fact", "episode"]
 SearchMode = Literal["hybrid", "vector", "fts", "keyword"]
@@ -234,6 +236,8 @@ class ContextResponse(BaseModel):
 
     def messages(self) -> list[BaseMessage]:
         """``history`` as LangChain messages, ready for the model."""
+        from langchain_core.messages import messages_from_dict
+
         return messages_from_dict(self.history)
 
 
