@@ -684,6 +684,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="offline scripted model (no LLM needed): saves on 'remember', answers from memory",
     )
+    # a desktop client's config lists the command first: `mcp --workspace W --user U`
+    parsers["mcp"].add_argument("--workspace", "-w", default=argparse.SUPPRESS)
+    parsers["mcp"].add_argument("--user", "-u", default=argparse.SUPPRESS)
     parsers["graph"].add_argument("entity", help="a name, e.g. 'Lin Wei' ('I' is the user)")
     parsers["graph"].add_argument("--hops", type=int, choices=[1, 2], default=1)
     parsers["graph"].add_argument(

@@ -4,6 +4,7 @@ by ``langchain-mcp-adapters`` into a LangGraph agent that saves, confirms and re
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -24,6 +25,7 @@ from langmem_ext import Memory, Settings
 from langmem_ext.tools import TOOL_NAMES
 
 pytestmark = pytest.mark.slow
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _seed(workspace: Path) -> None:
@@ -97,9 +99,15 @@ async def read_files(session: ClientSession, path: str) -> None:
 
 async def test_stdio_through_the_sdks_client(tmp_path: Path) -> None:
     _seed(tmp_path / "ws")
+    # the README's configuration for a desktop client, with this test's workspace and user
+    [config] = re.findall(r"```json\n(\{\n  \"mcpServers\".*?)```", README.read_text(), re.S)
+    entry = json.loads(config)["mcpServers"]["memory"]
+    assert entry["command"] == "langmem-ext"
+    args = [str(tmp_path / "ws") if a.startswith("/home/") else a for a in entry["args"]]
+    args = ["alice" if a == "me" else a for a in args]
     params = StdioServerParameters(
         command=CLI[0],
-        args=[*CLI[1:], "--workspace", str(tmp_path / "ws"), "--user", "alice", "mcp"],
+        args=[*CLI[1:], *args],
         env=checkout_env(),
         cwd=str(tmp_path),
     )

@@ -6,8 +6,11 @@ its own users, so tests do not see each other's memories.
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +18,7 @@ import pytest
 from _serve_helpers import served
 
 pytestmark = pytest.mark.slow
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -267,3 +271,28 @@ def test_written_through_rest_is_recalled_by_the_langserve_retriever(url: str) -
         timeout=60,
     )
     assert "Rob keeps bees on his roof" in [d["page_content"] for d in ok(r)["output"]]
+
+
+def test_the_readmes_curls_and_client_snippet_work(url: str) -> None:
+    text = README.read_text()
+    curls = re.findall(
+        r"^curl -X POST localhost:8000(/v1/\S+) (.*?)-d '([^']+)'$",
+        text.replace("\\\n  ", ""),
+        re.M,
+    )
+    assert [path for path, _, _ in curls] == ["/v1/memories", "/v1/search"]
+    for path, flags, body in curls:
+        words = shlex.split(flags)
+        headers = dict(w.split(": ", 1) for w in words[1::2])
+        r = httpx.post(f"{url}{path}", content=body, headers=headers, timeout=120)
+        assert r.status_code in (200, 201), r.text
+    assert r.json()["hits"][0]["text"] == "Alice is allergic to peanuts"
+    assert "final" in r.json()["hits"][0]["debug"]
+    [snippet] = re.findall(
+        r"```python\n(from langmem_ext.client import MemoryClient\n.*?)```", text, re.S
+    )
+    printed: list[str] = []
+    exec(  # the README's snippet, against this server
+        snippet.replace('"http://127.0.0.1:8000"', repr(url)), {"print": printed.append}
+    )
+    assert printed == ["Alice likes oolong tea"]
