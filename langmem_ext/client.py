@@ -99,8 +99,9 @@ def _sync_report(data: Any) -> SyncReport:
 
 
 def _maintenance_report(data: Any) -> MaintenanceReport:
+    from langmem_ext.memory.maintenance import MaintenanceReport
 
-    return _maintenance_report(data)
+    return MaintenanceReport.from_dict(data)
 
 
 def _confirmed(data: Any) -> MemoryEntry | ProfileUpdate:
