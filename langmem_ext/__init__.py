@@ -8,10 +8,9 @@ connection.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from langmem_ext.config import Settings
+from langmem_ext._lazy import lazy_getattr
 from langmem_ext.errors import (
     EmbeddingError,
     EmptyTextError,
@@ -37,49 +36,63 @@ from langmem_ext.errors import (
     PendingNotFoundError,
     PendingStateError,
     SchemaVersionError,
+    ServiceError,
     TextTooLongError,
     ThreadConflictError,
     WorkspaceLockTimeout,
 )
-from langmem_ext.memory import GetResult, Memory, MemoryEntry, PendingItem, SearchHit, Triple
-from langmem_ext.memory.extraction import ExtractionReport
-from langmem_ext.memory.maintenance import MaintenanceReport
-from langmem_ext.memory.profile import Profile, ProfileUpdate
-from langmem_ext.tokens import count_tokens, truncate_by_tokens
-from langmem_ext.workspace.store import SyncReport
 
 if TYPE_CHECKING:
+    from langmem_ext.config import Settings
     from langmem_ext.graph import MemoryState, build_memory_graph
     from langmem_ext.memory.events import SessionLog
+    from langmem_ext.memory.extraction import ExtractionReport
+    from langmem_ext.memory.knowledge import Triple
+    from langmem_ext.memory.maintenance import MaintenanceReport
+    from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
+    from langmem_ext.memory.profile import Profile, ProfileUpdate
+    from langmem_ext.memory.service import Memory
     from langmem_ext.memory.session import SessionManager
     from langmem_ext.middleware import MemoryMiddleware
     from langmem_ext.retrievers import MemoryRetriever
     from langmem_ext.store import ChromaMemoryStore, create_memory_store
+    from langmem_ext.tokens import count_tokens, truncate_by_tokens
     from langmem_ext.tools import create_memory_tools
+    from langmem_ext.workspace.store import SyncReport
 
 __version__ = "0.1.0"
 
-# The LangChain / LangGraph surfaces load on first use: `import langmem_ext` stays
-# light (no tool, graph or middleware module, and never a model or a connection).
-_LAZY: dict[str, str] = {
-    "ChromaMemoryStore": "langmem_ext.store",
-    "MemoryMiddleware": "langmem_ext.middleware",
-    "MemoryRetriever": "langmem_ext.retrievers",
-    "MemoryState": "langmem_ext.graph",
-    "SessionLog": "langmem_ext.memory.events",
-    "SessionManager": "langmem_ext.memory.session",
-    "build_memory_graph": "langmem_ext.graph",
-    "create_memory_store": "langmem_ext.store",
-    "create_memory_tools": "langmem_ext.tools",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'langmem_ext' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+# Everything but the errors loads on first use: `import langmem_ext` stays light (no
+# LangChain model class, tool, graph or middleware module, and never a model or a
+# connection), so a CLI command sent to a server starts fast.
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "ChromaMemoryStore": "langmem_ext.store",
+        "ExtractionReport": "langmem_ext.memory.extraction",
+        "MaintenanceReport": "langmem_ext.memory.maintenance",
+        "Profile": "langmem_ext.memory.profile",
+        "ProfileUpdate": "langmem_ext.memory.profile",
+        "SyncReport": "langmem_ext.workspace.store",
+        "GetResult": "langmem_ext.memory.models",
+        "Memory": "langmem_ext.memory.service",
+        "MemoryEntry": "langmem_ext.memory.models",
+        "MemoryMiddleware": "langmem_ext.middleware",
+        "MemoryRetriever": "langmem_ext.retrievers",
+        "MemoryState": "langmem_ext.graph",
+        "PendingItem": "langmem_ext.memory.models",
+        "SearchHit": "langmem_ext.memory.models",
+        "SessionLog": "langmem_ext.memory.events",
+        "SessionManager": "langmem_ext.memory.session",
+        "Settings": "langmem_ext.config",
+        "Triple": "langmem_ext.memory.knowledge",
+        "build_memory_graph": "langmem_ext.graph",
+        "count_tokens": "langmem_ext.tokens",
+        "create_memory_store": "langmem_ext.store",
+        "create_memory_tools": "langmem_ext.tools",
+        "truncate_by_tokens": "langmem_ext.tokens",
+    },
+)
 
 
 __all__ = [
@@ -120,6 +133,7 @@ __all__ = [
     "ProfileUpdate",
     "SchemaVersionError",
     "SearchHit",
+    "ServiceError",
     "SessionLog",
     "SessionManager",
     "Settings",

@@ -1,17 +1,20 @@
 """Who a served request is and which scope it may use (shared by ``/agent``,
-``/memory`` and ``/admin``; see :mod:`langmem_ext.serving`)."""
+``/memory``, ``/admin``, ``/v1`` and ``/mcp``; see :mod:`langmem_ext.serving`)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext._scoping import check_scope, scope_for_user
-from langmem_ext.memory import Memory
+from langmem_ext.errors import LangmemError
 
 if TYPE_CHECKING:
     from fastapi import Request
+
+    from langmem_ext.memory import Memory
 
 Authenticate = Callable[["Request"], "str | Awaitable[str | None] | None"]
 """``authenticate(request) -> user id | None`` (sync or async)."""
@@ -92,4 +95,94 @@ def resolve_caller(
     raise PermissionError(msg)
 
 
-__all__ = ["Authenticate", "Caller", "ServingState", "resolve_caller"]
+USER_HEADER = "X-User-Id"
+"""The header an API client names its user in (checked against ``authenticate=``)."""
+SCOPE_HEADER = "X-Scope"
+"""The header an API client names a shared scope in (default: the caller's own)."""
+LOOPBACK_CLIENTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
+"""Client addresses a server without ``authenticate=`` answers on ``/v1`` and ``/mcp``
+(``testclient``: Starlette's in-process client)."""
+
+
+class CallerRefused(Exception):
+    """A request whose caller may not be served: its HTTP ``status`` and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def request_caller(
+    request: Request,
+    state: ServingState,
+    authenticate: Authenticate | None,
+    *,
+    user_id: str | None,
+    scope: str | None,
+) -> Caller:
+    """The caller of an API request (``/v1``, ``/mcp``) and the scope it may use.
+
+    With ``authenticate`` its result alone is the user (a sent ``user_id`` must be
+    the same); without it only loopback clients are answered and the sent
+    ``user_id`` is trusted (the server listens on 127.0.0.1, or behind a gateway on
+    this machine that checks it).
+
+    Args:
+        request: The HTTP request.
+        state: The app's serving state (shared scopes, default scope).
+        authenticate: The app's ``authenticate=``, or ``None``.
+        user_id: The user id the client sent, if any.
+        scope: The scope the client asked for, if any.
+
+    Returns:
+        The caller.
+
+    Raises:
+        CallerRefused: ``401`` (not authenticated, no user), ``403`` (another
+            user's id, a scope it may not use, a client off loopback without
+            ``authenticate``) or ``422`` (an invalid user id or scope).
+    """
+    sent = None if user_id is None or not str(user_id).strip() else str(user_id).strip()
+    if authenticate is not None:
+        found = authenticate(request)
+        who = await found if inspect.isawaitable(found) else found
+        if not who:
+            raise CallerRefused(401, "Not authenticated.")
+        if sent is not None and sent != str(who):
+            raise CallerRefused(403, "The user id sent is not the caller's.")
+        user: str | None = str(who)
+    else:
+        host = request.client.host if request.client else ""
+        if host not in LOOPBACK_CLIENTS:
+            raise CallerRefused(
+                403,
+                "This server has no authenticate=: it answers API requests from this "
+                "machine only (127.0.0.1 / ::1).",
+            )
+        user = sent
+    try:
+        return resolve_caller(
+            user, scope, shared_scopes=state.shared_scopes, default_scope=state.default_scope
+        )
+    except PermissionError as e:
+        if "no user" in str(e):
+            raise CallerRefused(
+                401, f"No user: send the user id in the {USER_HEADER} header."
+            ) from e
+        raise CallerRefused(403, str(e).replace("config.configurable.user_id", USER_HEADER)) from e
+    except LangmemError as e:
+        raise CallerRefused(422, str(e)) from e
+
+
+__all__ = [
+    "LOOPBACK_CLIENTS",
+    "SCOPE_HEADER",
+    "USER_HEADER",
+    "Authenticate",
+    "Caller",
+    "CallerRefused",
+    "ServingState",
+    "request_caller",
+    "resolve_caller",
+]

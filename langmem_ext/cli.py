@@ -12,6 +12,7 @@ Examples:
         langmem-ext --workspace ./ws maintain
         langmem-ext --workspace ./ws graph "Lin Wei" --hops 2
         langmem-ext --workspace ./ws serve --scripted
+        langmem-ext --server http://127.0.0.1:8000 --user alice search 拉面
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "graph": "show the knowledge graph around an entity as a tree",
     "serve": "serve the memory graph and retriever with LangServe on 127.0.0.1",
     "settings": "show the settings in effect (--reference: every setting, documented)",
+    "mcp": "serve the memory to an MCP client over stdio (Claude Desktop, Cursor ...)",
 }
 
 
@@ -100,7 +102,19 @@ class _Out:
             print(human())
 
 
+SERVER_COMMANDS = frozenset(COMMANDS) - {"reindex", "demo", "chat", "serve", "mcp", "settings"}
+"""Commands ``--server`` runs through a running server (the others need the workspace
+here: ``reindex`` rebuilds every scope's index, ``chat`` and ``demo`` run the agent in
+this process, ``mcp`` serves it; a running server has ``/mcp`` itself)."""
+
+
 def _memory(args: argparse.Namespace) -> Any:
+    """The memory the command works on: a :class:`~langmem_ext.client.MemoryClient` of
+    the server with ``--server``, else the workspace's :class:`~langmem_ext.Memory`."""
+    if args.server:
+        from langmem_ext.client import MemoryClient
+
+        return MemoryClient(args.server, user_id=args.user, scope=args.scope)
     from langmem_ext.config import Settings
     from langmem_ext.memory import Memory
 
@@ -252,6 +266,36 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """``langmem-ext mcp``: the MCP server over stdio for one user (or scope) until the
+    client closes it. Nothing but the protocol goes to stdout."""
+    import asyncio
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        print("langmem-ext mcp: needs the mcp package: pip install 'langmem-ext[serve]'",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    from langmem_ext._callers import resolve_caller
+    from langmem_ext._scoping import check_scope
+    from langmem_ext.web.mcp_server import run_stdio
+
+    mem = _memory(args)
+    try:
+        if args.user is not None:  # the user's scope, or the one --scope names for it
+            shared = [args.scope] if args.scope else []
+            caller = resolve_caller(args.user, args.scope, shared_scopes=shared)
+        else:
+            scope = check_scope(args.scope or mem.settings.default_scope)
+            caller = resolve_caller(None, None, default_scope=scope)
+        asyncio.run(run_stdio(mem, caller))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mem.close()
+    return 0
+
+
 def _hits_table(hits: Sequence[Any], debug: bool = False) -> str:
     if not hits:
         return "No memories found."
@@ -337,13 +381,21 @@ def _graph(mem: Any, args: argparse.Namespace, out: _Out) -> None:
     """``langmem-ext graph ENTITY``: the entity's neighbourhood as a tree."""
     from langmem_ext.memory.triple_extract import normalise_entity
 
-    scope = args.scope if args.scope is not None else mem.settings.default_scope
-    if args.rebuild:
-        mem.knowledge.rebuild(scope)
+    if args.server:
+        if args.rebuild:
+            raise InvalidInputError("--rebuild runs where the workspace is, not with --server.")
+        scope = args.scope
+        profile = mem.profile(scope=scope)
+        names = tuple(n for n in (profile.name, profile.preferred_name) if n)
+    else:
+        scope = args.scope if args.scope is not None else mem.settings.default_scope
+        if args.rebuild:
+            mem.knowledge.rebuild(scope)
+        names = mem.knowledge.user_names(scope)
     found = mem.triples(
         args.entity, scope=scope, hops=args.hops, as_of=_when(args.as_of, "--as-of")
     )
-    key = normalise_entity(args.entity, user_names=mem.knowledge.user_names(scope))
+    key = normalise_entity(args.entity, user_names=names)
     out.emit(
         [{**dataclasses.asdict(t), "text": t.text} for t in found],
         lambda: _graph_tree(args.entity, key, found),
@@ -382,6 +434,15 @@ def _maintenance_table(rep: Any) -> str:
 
 def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
     """``langmem-ext maintain``: one lifecycle run with a progress bar and a table."""
+    if args.server:
+        if args.with_model:
+            raise InvalidInputError(
+                "--with-model runs where the workspace is: the server reviews with its "
+                "deterministic rules."
+            )
+        rep = mem.maintain(scope=args.scope, now=_when(args.now))
+        out.emit(rep.to_dict(), lambda: _maintenance_table(rep))
+        return
     model = None
     if args.with_model:
         from langmem_ext.chat_models import load_chat_model
@@ -442,10 +503,21 @@ def _run(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             scripted=args.scripted,
         )
+    if args.server and cmd not in SERVER_COMMANDS:
+        raise InvalidInputError(
+            f"`{cmd}` runs where the workspace is, not through a server: drop --server "
+            f"(--server runs {', '.join(c for c in COMMANDS if c in SERVER_COMMANDS)})."
+        )
     if cmd == "serve":
         return _serve(args)
     if cmd == "settings":
         return _settings(args, out)
+    if cmd == "mcp":
+        return _mcp(args)
+    if args.user is not None and args.scope is None and not args.server:
+        from langmem_ext._scoping import scope_for_user
+
+        args.scope = scope_for_user(args.user)
     mem = _memory(args)
     try:
         scope = args.scope
@@ -575,6 +647,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="workspace folder (default: LANGMEM_WORKSPACE or ./langmem-workspace)",
     )
     p.add_argument("--scope", "-s", default=None, help="memory scope (default: main)")
+    p.add_argument(
+        "--user",
+        "-u",
+        default=None,
+        help="user id: the memory of that user's scope (user_<id>); with --server, who calls",
+    )
+    p.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="run the command through a running `langmem-ext serve` at URL "
+        "(e.g. http://127.0.0.1:8000): the embedder stays loaded there",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.add_argument(
         "--embedder",
@@ -635,6 +720,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="offline scripted model (no LLM needed): saves on 'remember', answers from memory",
     )
+    # a desktop client's config lists the command first: `mcp --workspace W --user U`
+    parsers["mcp"].add_argument("--workspace", "-w", default=argparse.SUPPRESS)
+    parsers["mcp"].add_argument("--user", "-u", default=argparse.SUPPRESS)
     parsers["graph"].add_argument("entity", help="a name, e.g. 'Lin Wei' ('I' is the user)")
     parsers["graph"].add_argument("--hops", type=int, choices=[1, 2], default=1)
     parsers["graph"].add_argument(

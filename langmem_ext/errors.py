@@ -29,7 +29,8 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     ├── EmbeddingError
     ├── IndexUnavailableError       (Chroma server down, index unusable)
     ├── ModelUnavailableError       (no chat model can be reached)
-    └── InvalidReviewError          (a reviewer model's answer is not one decision)
+    ├── InvalidReviewError          (a reviewer model's answer is not one decision)
+    └── ServiceError                (a memory server refused a request or is unreachable)
 
 Messages say what to do next. Nothing here shadows Python's built-in
 ``MemoryError``.
@@ -172,6 +173,23 @@ class InvalidReviewError(LangmemError):
     """The reviewer model's answer was not one valid decision."""
 
 
+class ServiceError(LangmemError):
+    """A memory server (``langmem-ext serve``) refused a request of
+    :class:`~langmem_ext.client.MemoryClient`, or could not be reached.
+
+    Errors the server names (an unknown id, an invalid text …) are raised as their
+    own class instead; this one is for the rest: not authenticated (``401``), not
+    allowed (``403``), a server error (``5xx``), no connection (``status`` 0).
+
+    Attributes:
+        status: The HTTP status (``0``: no answer).
+    """
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 __all__ = [
     "EmbeddingError",
     "EmptyTextError",
@@ -197,6 +215,7 @@ __all__ = [
     "PendingNotFoundError",
     "PendingStateError",
     "SchemaVersionError",
+    "ServiceError",
     "TextTooLongError",
     "ThreadConflictError",
     "WorkspaceLockTimeout",

@@ -9,6 +9,9 @@
 * ``/memory/invoke`` (...) — :class:`~langmem_ext.retrievers.MemoryRetriever`;
   input is the query string, output a list of documents.
 * ``/healthz`` — ``200 {"status": "ok", ...}`` once the app has started.
+* ``/v1/...`` — the REST API over the memory (:mod:`langmem_ext.web.rest`): memories,
+  pending saves, search, files, profile, knowledge graph, session engine.
+* ``/mcp`` — the MCP server, streamable HTTP (:mod:`langmem_ext.web.mcp_server`).
 * ``/admin`` — the admin web UI (:mod:`langmem_ext.admin`): memories, pending
   queue, search with score stages, profile, statistics, export, maintenance.
 
@@ -66,7 +69,12 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
@@ -565,6 +573,8 @@ def create_app(
                 )
                 graph.checkpointer = saver
             state.checkpointer = type(graph.checkpointer).__name__
+            if mcp_running is not None:
+                await stack.enter_async_context(mcp_running())
             state.started = True
             daily = DailyJobs(memory, model=jobs_model) if jobs else None
             if daily is not None:
@@ -707,9 +717,25 @@ def create_app(
         disabled_endpoints=["playground"],
         per_req_config_modifier=_config_modifier(state, authenticate, threads=False),
     )
+    from langmem_ext.web.rest import rest_router
+
+    app.include_router(rest_router(state, authenticate))
+    mcp_running = _mount_mcp(app, state, authenticate)
     if admin:
         _mount_admin(app, state, authenticate, host)
     return app
+
+
+def _mount_mcp(
+    app: FastAPI, state: ServingState, authenticate: Authenticate | None
+) -> Callable[[], AbstractAsyncContextManager[None]] | None:
+    """``/mcp``: the MCP server (streamable HTTP); ``None`` without the ``mcp`` package."""
+    try:
+        from langmem_ext.web.mcp_server import mount_mcp
+    except ImportError as e:  # pragma: no cover - mcp comes with the serve extra
+        logger.warning("/mcp is off: the mcp package is missing (pip install mcp): %s", e)
+        return None
+    return mount_mcp(app, state, authenticate)
 
 
 def _mount_admin(

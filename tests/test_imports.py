@@ -45,6 +45,7 @@ EXPECTED_ALL = [
     "ProfileUpdate",
     "SchemaVersionError",
     "SearchHit",
+    "ServiceError",
     "SessionLog",
     "SessionManager",
     "Settings",
@@ -86,3 +87,17 @@ def test_errors_share_one_base() -> None:
     errors = [getattr(langmem_ext, n) for n in EXPECTED_ALL if n.endswith(("Error", "Timeout"))]
     assert all(issubclass(e, langmem_ext.LangmemError) for e in errors)
     assert not issubclass(langmem_ext.LangmemError, MemoryError)
+
+
+def test_the_client_and_the_cli_import_no_model_store_or_tokenizer() -> None:
+    """``langmem-ext --server`` starts fast: it loads what an HTTP client needs."""
+    code = (
+        "import sys\n"
+        "import langmem_ext.cli, langmem_ext.client\n"
+        "heavy = [m for m in ('chromadb', 'tiktoken', 'numpy', 'langchain_core.language_models',"
+        " 'langmem_ext.memory.service', 'langmem_ext.workspace.store', 'fastapi')"
+        " if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

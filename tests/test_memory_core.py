@@ -288,3 +288,16 @@ def test_a_line_typed_below_the_last_bullet_continues_it(fake_memory: Memory) ->
     assert [h["op"] for h in fake_memory.history(tea)] == ["add", "hand-edit"]
     fake_memory.update(tea, "I like oolong tea, especially Dong Ding")
     assert path.read_text().count("^m-") == 2  # the old version struck, the new one
+
+
+def test_get_entry_by_anchor_and_the_scopes_files(fake_memory: Memory) -> None:
+    entry = fake_memory.get_entry(fake_memory.add("User likes ramen", scope="u1"), scope="u1")
+    assert fake_memory.get_entry(entry.anchor, scope="u1").id == entry.id
+    with pytest.raises(EntryNotFoundError):
+        fake_memory.get_entry(entry.anchor, scope="u2")  # another scope: unknown
+    with pytest.raises(EntryNotFoundError):
+        fake_memory.get_entry(f"MEMORY.md#^{entry.id}", scope="u1")  # not in that file
+    assert fake_memory.files(scope="u1") == ["memory/scopes/u1/LONG_TERM.md"]
+    fake_memory.upsert_facts({"name": "Ann"}, scope="u1")
+    assert fake_memory.files(scope="u1")[-1] == "memory/scopes/u1/PROFILE.md"
+    assert fake_memory.files(scope="u2") == []

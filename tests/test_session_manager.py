@@ -19,6 +19,7 @@ from langchain_core.runnables import Runnable
 
 import langmem_ext.memory.session as session_module
 from langmem_ext import Memory, Settings
+from langmem_ext.errors import InvalidInputError
 from langmem_ext.memory.session import SessionManager
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER, MemoryMode
 from langmem_ext.short_term.content import message_text
@@ -459,6 +460,36 @@ def test_finalize_session_makes_one_episode(mem: Memory) -> None:
     assert sm.finalize_session("main", "t1") is None  # nothing new
     assert [e.role for e in sm.log.recent("main")][-1] == "summary"
     assert sm.finalize_session("main", "unknown") is None
+
+
+def test_checkpoint_and_finalize_with_the_callers_summary_and_kept_turns(mem: Memory) -> None:
+    sm = SessionManager(mem)
+    for i in range(4):
+        sm.write_turn("main", "t1", f"question {i} about the garden", f"answer {i}")
+    done = sm.checkpoint("main", "t1", force=True, summary="Four garden questions.", keep_last_turns=1)
+    assert done.made and done.summary == "Four garden questions." and done.compacted == 6
+    assert not done.summary_used_fallback
+    ctx = sm.query_context("main", "t1")
+    assert ctx.summary == "Four garden questions."
+    assert [message_text(m) for m in ctx.history[1:]] == ["question 3 about the garden", "answer 3"]
+    assert "Four garden questions." in mem.get_entry(done.episode_id).text
+    final = sm.finalize_session("main", "t1", summary="The whole garden talk.")
+    assert final is not None and final.summary == "The whole garden talk."
+
+
+def test_a_bad_callers_summary_or_turn_count_changes_nothing(mem: Memory) -> None:
+    sm = SessionManager(mem)
+    for i in range(4):
+        sm.write_turn("main", "t1", f"question {i} about the garden", f"answer {i}")
+    too_long = "x" * (mem.settings.max_text_chars + 1)
+    for kwargs in ({"summary": "  "}, {"summary": too_long}, {"keep_last_turns": 0}):
+        with pytest.raises(InvalidInputError):
+            sm.checkpoint("main", "t1", force=True, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        sm.finalize_session("main", "t1", summary="")
+    ctx = sm.query_context("main", "t1")
+    assert ctx.summary is None and len(ctx.history) == 8
+    assert mem.list(scope="main", category="episode") == []
 
 
 def test_idle_sessions_become_episodes_once(mem: Memory) -> None:

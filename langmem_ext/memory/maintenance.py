@@ -137,6 +137,22 @@ class MaintenanceReport:
         data["summary"] = self.summary()
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MaintenanceReport:
+        """The report :meth:`to_dict` gave (e.g. read back from the REST API)."""
+        return cls(
+            day=date.fromisoformat(data["day"]),
+            scopes=list(data.get("scopes", [])),
+            changes=[MaintenanceChange(**c) for c in data.get("changes", [])],
+            decay_already_done=list(data.get("decay_already_done", [])),
+            reviews=[ReviewResult(**r) for r in data.get("reviews", [])],
+            reviews_deferred=int(data.get("reviews_deferred", 0)),
+            events_purged=int(data.get("events_purged", 0)),
+            temp_files_removed=int(data.get("temp_files_removed", 0)),
+            index_repaired=int(data.get("index_repaired", 0)),
+            errors=list(data.get("errors", [])),
+        )
+
 
 class _Ticker:
     """``progress(done, total)`` over steps whose total grows as they are planned."""

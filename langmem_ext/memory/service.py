@@ -1007,10 +1007,34 @@ class Memory:
         return [_to_entry(docs[s.id], s) for s in states if s.id in docs]
 
     def get_entry(self, entry_id: str, *, scope: str | None = None) -> MemoryEntry:
-        """One entry by id."""
+        """One entry by id, or by its anchor (``path#^m-…``, see :attr:`MemoryEntry.anchor`).
+
+        Raises:
+            EntryNotFoundError: No such memory in the scope (an anchor whose file
+                does not hold the entry, too).
+        """
         scope = self._scope(scope)
+        ref = str(entry_id).strip()
+        anchored = _PATH_ANCHOR_RE.match(ref)
         self._maybe_sync(scope)
-        return self._entry(str(entry_id).strip(), scope)
+        if anchored is None:
+            return self._entry(ref, scope)
+        entry = self._entry(anchored.group(2), scope)
+        if entry.path != anchored.group(1):
+            raise EntryNotFoundError(f"No memory {ref!r} in this scope.")
+        return entry
+
+    def files(self, *, scope: str | None = None) -> builtins.list[str]:
+        """The scope's memory files (long-term file, then daily notes by day), as the
+        workspace-relative paths :meth:`get` reads; the profile (``PROFILE.md``) last
+        when the scope has one."""
+        scope = self._scope(scope)
+        layout = self.workspace.layout
+        paths = [layout.rel(p) for p in layout.memory_files(scope)]
+        profile = layout.profile(scope)
+        if profile.is_file() and layout.link_problem(profile) is None:
+            paths.append(layout.rel(profile))
+        return paths
 
     def list(
         self,
@@ -1657,6 +1681,7 @@ class Memory:
     adelete = async_method(delete)
     aget = async_method(get)
     aget_entry = async_method(get_entry)
+    afiles = async_method(files)
     alist = async_method(list)
     alist_page = async_method(list_page)
     aset_category = async_method(set_category)

@@ -103,7 +103,7 @@ from langmem_ext.short_term.checkpoint import (
 from langmem_ext.short_term.checkpoint import finalize_session as finalize_checkpoint
 from langmem_ext.short_term.content import clip, leading_system_count, message_text
 from langmem_ext.short_term.flush import is_flush_message, is_no_reply
-from langmem_ext.short_term.summarizer import Summarizer, summarizer_within
+from langmem_ext.short_term.summarizer import GivenSummary, Summarizer, summarizer_within
 from langmem_ext.short_term.validity import safe_cut_index, validate_messages
 from langmem_ext.workspace.layout import check_scope
 from langmem_ext.workspace.records import CheckpointRow, SessionRow, StoredMessage
@@ -810,6 +810,8 @@ class SessionManager:
         *,
         force: bool = False,
         system_tokens: int = 0,
+        summary: str | None = None,
+        keep_last_turns: int | None = None,
     ) -> CheckpointResult:
         """Flush, then summarise the old part of the conversation (``CheckpointShortMemory``).
 
@@ -828,12 +830,23 @@ class SessionManager:
             force: Checkpoint even when the history is under the threshold.
             system_tokens: Tokens sent besides the history (as in
                 :meth:`query_context`).
+            summary: The summary, written by the caller (an agent that summarised
+                the conversation itself): it becomes the running summary and the
+                episode, and no summary is written here. ``None``: the engine's
+                summarizer writes it.
+            keep_last_turns: How many of the latest turns stay in the history
+                (default ``short_term.keep_last_turns``).
 
         Returns:
             What was done; ``made`` is False when nothing was due or it failed.
+
+        Raises:
+            InvalidInputError: an empty or too long ``summary`` (over
+                ``max_text_chars``), or ``keep_last_turns`` under 1.
         """
         scope, thread_id = self._ids(scope, thread_id)
-        st = self.settings.short_term
+        st = self._short_term(keep_last_turns)
+        summarizer = self._summarizer(summary)
         with self._conversation(scope, thread_id):
             state = self._load(scope, thread_id)
             messages = state.messages
@@ -855,7 +868,7 @@ class SessionManager:
                 done = run_checkpoint(
                     messages,
                     state.summary,
-                    self.summarizer,
+                    summarizer,
                     st,
                     target,
                     system_tokens=system_tokens,
@@ -985,7 +998,30 @@ class SessionManager:
 
     # -- finalize / idle -----------------------------------------------------------
 
-    def finalize_session(self, scope: str | None, thread_id: str) -> EpisodeResult | None:
+    def _short_term(self, keep_last_turns: int | None) -> ShortTermSettings:
+        """The short-term settings, with the caller's ``keep_last_turns`` when given."""
+        st = self.settings.short_term
+        if keep_last_turns is None:
+            return st
+        if isinstance(keep_last_turns, bool) or int(keep_last_turns) < 1:
+            raise InvalidInputError(f"keep_last_turns must be at least 1, got {keep_last_turns!r}.")
+        return st.model_copy(update={"keep_last_turns": int(keep_last_turns)})
+
+    def _summarizer(self, summary: str | None) -> Summarizer:
+        """The engine's summarizer, or one answering with the caller's ``summary``."""
+        if summary is None:
+            return self.summarizer
+        limit = self.settings.max_text_chars
+        if len(summary) > limit:
+            raise InvalidInputError(
+                f"The summary has {len(summary)} characters, over max_text_chars ({limit}): "
+                "shorten it."
+            )
+        return GivenSummary(summary)
+
+    def finalize_session(
+        self, scope: str | None, thread_id: str, *, summary: str | None = None
+    ) -> EpisodeResult | None:
         """Summarise what is not yet in an episode into one (``FinalizeSessionMemory``).
 
         The summary covers the whole conversation (running summary rolled in);
@@ -996,18 +1032,24 @@ class SessionManager:
         Args:
             scope: Whose conversation.
             thread_id: The conversation.
+            summary: The summary of the whole conversation, written by the caller;
+                ``None``: the engine's summarizer writes it.
 
         Returns:
             The episode, or ``None`` when everything was already summarised.
+
+        Raises:
+            InvalidInputError: an empty or too long ``summary``.
         """
         scope, thread_id = self._ids(scope, thread_id)
+        summarizer = self._summarizer(summary)
         with self._conversation(scope, thread_id):
             row = self._ledger.sessions.get(scope, thread_id)
             state = self._load(scope, thread_id)
             if not state.live or state.total <= (row.summarized_seq if row else 0):
                 return None
             cp = finalize_checkpoint(
-                state.messages, state.summary, self.summarizer, self.settings.short_term
+                state.messages, state.summary, summarizer, self.settings.short_term
             )
             if not cp.summary.strip():
                 return None

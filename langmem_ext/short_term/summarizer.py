@@ -423,6 +423,39 @@ async def asummarize_message(
     return (await summarizer.asummarize_message(message)).text
 
 
+class GivenSummary(Summarizer):
+    """A summarizer that answers with a summary written elsewhere (by the calling agent).
+
+    The session engine's checkpoint and finalize take it when their caller supplies
+    the summary: every call returns that text, so the summary of what is removed
+    (and the running summary after it) is exactly the caller's.
+
+    Args:
+        text: The summary.
+
+    Raises:
+        InvalidInputError: ``text`` is empty.
+    """
+
+    def __init__(self, text: str) -> None:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError("The summary is empty: pass the text of the summary.")
+        super().__init__(None)
+        self.text = text.strip()
+
+    def summarize(
+        self, messages: Sequence[BaseMessage], previous_summary: str | None = None
+    ) -> SummaryResult:
+        """The given summary (``messages`` and ``previous_summary`` are what it covers)."""
+        return SummaryResult(self.text, False)
+
+    async def asummarize(
+        self, messages: Sequence[BaseMessage], previous_summary: str | None = None
+    ) -> SummaryResult:
+        """The given summary."""
+        return SummaryResult(self.text, False)
+
+
 def summarizer_within(model: BaseChatModel | None, settings: ShortTermSettings) -> Summarizer:
     """The checkpoint summariser whose model calls fit one call's budget.
 
@@ -454,6 +487,7 @@ __all__ = [
     "DEFAULT_MESSAGE_MAX_CHARS",
     "MESSAGE_SUMMARY_PROMPT",
     "SUMMARY_KEYWORDS_RE",
+    "GivenSummary",
     "Summarizer",
     "SummaryResult",
     "asummarize_message",
