@@ -11,7 +11,7 @@ from fastapi import Request
 from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage
 
-from langmem_ext import Memory
+from langmem_ext import EntryNotFoundError, Memory
 from langmem_ext.scripted import ScriptedChatModel, offline_policy
 from langmem_ext.serving import create_app
 
@@ -111,3 +111,20 @@ def test_every_response_carries_the_security_headers(client: TestClient) -> None
         csp = r.headers["content-security-policy"]
         assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
         assert "unsafe-inline" not in csp
+
+
+def test_a_bodiless_delete_needs_no_content_type_but_a_bodiless_post_does(
+    client: TestClient, fake_memory: Memory
+) -> None:
+    entry = fake_memory.add("Alice likes tea", scope="user_alice")
+    who = {"X-User-Id": "alice"}
+    r = client.delete(f"/v1/memories/{entry}", headers=who)
+    assert r.status_code == 200, r.text
+    with pytest.raises(EntryNotFoundError):
+        fake_memory.get_entry(entry, scope="user_alice")
+    r = client.post("/v1/pending/p-1/confirm", headers=who)
+    assert r.status_code == 415
+    r = client.request(
+        "DELETE", f"/v1/memories/{entry}", content=b"x", headers={**who, "Content-Type": "text/plain"}
+    )
+    assert r.status_code == 415

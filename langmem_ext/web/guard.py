@@ -160,7 +160,15 @@ class RequestGuard:
             return 403, f"Requests from {origin[:100]!r} cannot change this server's state."
         if not self._is_form_path(scope):
             kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if kind != "application/json":
+            # A DELETE without a body is safe: browsers preflight every cross-origin
+            # DELETE, and this server answers no preflight.
+            bodiless_delete = (
+                scope.get("method", "").upper() == "DELETE"
+                and not kind
+                and headers.get("content-length", "0").strip() in ("", "0")
+                and "transfer-encoding" not in headers
+            )
+            if kind != "application/json" and not bodiless_delete:
                 return 415, (
                     f"Send the request body as JSON (Content-Type: application/json), "
                     f"got {kind or 'no Content-Type'!r}."
