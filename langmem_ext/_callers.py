@@ -118,8 +118,10 @@ async def request_caller(
     state: ServingState,
     authenticate: Authenticate | None,
     *,
-    user_id: str | None,
+    user_id: str | int | None,
     scope: str | None,
+    loopback_only: bool = True,
+    user_field: str = USER_HEADER,
 ) -> Caller:
     """The caller of an API request (``/v1``, ``/mcp``) and the scope it may use.
 
@@ -134,6 +136,9 @@ async def request_caller(
         authenticate: The app's ``authenticate=``, or ``None``.
         user_id: The user id the client sent, if any.
         scope: The scope the client asked for, if any.
+        loopback_only: Without ``authenticate``, answer only clients on this machine
+            (the ``/agent`` and ``/memory`` routes rely on the host check alone).
+        user_field: Where the client sends its user id, for the messages.
 
     Returns:
         The caller.
@@ -150,11 +155,11 @@ async def request_caller(
         if not who:
             raise CallerRefused(401, "Not authenticated.")
         if sent is not None and sent != str(who):
-            raise CallerRefused(403, "The user id sent is not the caller's.")
+            raise CallerRefused(403, f"{user_field} is not the caller's.")
         user: str | None = str(who)
     else:
         host = request.client.host if request.client else ""
-        if host not in LOOPBACK_CLIENTS:
+        if loopback_only and host not in LOOPBACK_CLIENTS:
             raise CallerRefused(
                 403,
                 "This server has no authenticate=: it answers API requests from this "
@@ -167,10 +172,8 @@ async def request_caller(
         )
     except PermissionError as e:
         if "no user" in str(e):
-            raise CallerRefused(
-                401, f"No user: send the user id in the {USER_HEADER} header."
-            ) from e
-        raise CallerRefused(403, str(e).replace("config.configurable.user_id", USER_HEADER)) from e
+            raise CallerRefused(401, f"No user: send the user id in {user_field}.") from e
+        raise CallerRefused(403, str(e).replace("config.configurable.user_id", user_field)) from e
     except LangmemError as e:
         raise CallerRefused(422, str(e)) from e
 

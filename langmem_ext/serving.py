@@ -66,7 +66,6 @@ examples. Importing this module loads neither FastAPI, LangServe, uvicorn nor a 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from contextlib import (
@@ -85,7 +84,14 @@ from langchain_core.runnables.utils import get_unique_config_specs
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from langmem_ext._callers import Authenticate, Caller, ServingState, resolve_caller
+from langmem_ext._callers import (
+    Authenticate,
+    Caller,
+    CallerRefused,
+    ServingState,
+    request_caller,
+    resolve_caller,
+)
 from langmem_ext._scoping import check_scope
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError, ThreadConflictError
@@ -294,26 +300,18 @@ def _config_modifier(
                 "so its lifespan opens the checkpointer.",
             )
         sent = dict(config.get("configurable") or {})
-        user: Any = sent.get("user_id")
-        if authenticate is not None:
-            found = authenticate(request)
-            who = await found if inspect.isawaitable(found) else found
-            if not who:
-                raise HTTPException(401, "Not authenticated.")
-            if user not in (None, "") and str(user) != str(who):
-                raise HTTPException(403, "config.configurable.user_id is not the caller's.")
-            user = who
         try:
-            caller = resolve_caller(
-                user,
-                sent.get("scope"),
-                shared_scopes=state.shared_scopes,
-                default_scope=state.default_scope,
+            caller = await request_caller(
+                request,
+                state,
+                authenticate,
+                user_id=sent.get("user_id"),
+                scope=sent.get("scope"),
+                loopback_only=False,
+                user_field="config.configurable.user_id",
             )
-        except PermissionError as e:
-            raise HTTPException(401 if "no user" in str(e) else 403, str(e)) from e
-        except LangmemError as e:
-            raise HTTPException(422, str(e)) from e
+        except CallerRefused as e:
+            raise HTTPException(e.status, e.message) from e
         configurable: dict[str, Any] = {"scope": caller.scope}
         if caller.user_id is not None:
             configurable["user_id"] = caller.user_id
