@@ -58,8 +58,8 @@ if __package__ in (None, ""):
 
 from _common import (
     ALL_OFF,
-    PLAIN,
     EMBEDDERS,
+    PLAIN,
     make_embedder,
     markdown_table,
     percentiles,
@@ -246,14 +246,18 @@ def summarise(rows: list[tuple[PQuestion, dict[str, float]]]) -> dict[str, Any]:
         },
         "wrong_person@1": {"n": len(wrong), "rate": _mean(wrong, "wrong_person@1")},
         "safety_wrong_person@1": {
-            "n": len(safety_wrong), "rate": _mean(safety_wrong, "wrong_person@1")
+            "n": len(safety_wrong),
+            "rate": _mean(safety_wrong, "wrong_person@1"),
         },
         "decoy@1": {"n": len(decoy), "rate": _mean(decoy, "decoy@1")},
     }
 
 
 def run_once(
-    personas: list[Persona], provider: str, workdir: Path, log: Callable[[str], None],
+    personas: list[Persona],
+    provider: str,
+    workdir: Path,
+    log: Callable[[str], None],
     misses: bool = False,
 ) -> dict[str, Any]:
     """Ingest and ask every question with every method once."""
@@ -362,7 +366,7 @@ def render(results: dict[str, Any]) -> str:
         ]  # fmt: skip
         out += [f"{title}:\n", markdown_table(head, rows), ""]
     sw = r[PIPELINE]["safety_wrong_person@1"]
-    out.append(f"Safety questions with another person's look-alike: wrong person at rank 1 "
+    out.append("Safety questions with another person's look-alike: wrong person at rank 1 "
                + ", ".join(f"{n} {r[n]['safety_wrong_person@1']['rate']:.3f}" for n in METHODS)
                + f" (n={sw['n']}).\n")  # fmt: skip
     out.append("**Floors** (median of the runs): " + "; ".join(floors(r)) + ".")
@@ -377,8 +381,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--runs", type=int, default=1, help="ingest and ask this many times; "
                     "the tables show the median of each number")  # fmt: skip
     ap.add_argument("--json", default=None, metavar="PATH", help="also write the results here")
-    ap.add_argument("--misses", action="store_true",
-                    help="print the pipeline's questions without a hit at rank 1 (first run)")
+    ap.add_argument(
+        "--misses",
+        action="store_true",
+        help="print the pipeline's questions without a hit at rank 1 (first run)",
+    )
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args(argv)
 
@@ -402,8 +409,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {
         "dataset": "personal",
         "date": date.today().isoformat(),
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None
-                                                        else sys.argv[1:])]),  # fmt: skip
+        "command": "python " + " ".join([sys.argv[0], *(sys.argv[1:] if argv is None else argv)]),
         "embedder": args.embedder,
         "personas": len(personas),
         "memories": sum(len(p.memories) for p in personas),
