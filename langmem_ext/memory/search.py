@@ -40,7 +40,7 @@ from langmem_ext.retrieval.contextual import (
     unit_query,
 )
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.short_term.statements import question_slots
+from langmem_ext.short_term.statements import question_slots, single_valued
 from langmem_ext.text import query_tokens, speaker_of
 
 if TYPE_CHECKING:
@@ -542,11 +542,21 @@ class SearchEngine:
             )
             or 1.0
         )
+        # of a slot with one current value (where the user lives), the newest statement
+        # is the answer: the older ones, in any language, are versions it replaced
+        newest: dict[str, float] = {}
+        for st in states:
+            if st.slot is not None and single_valued(st.slot):
+                newest[st.slot] = max(newest.get(st.slot, st.created_at), st.created_at)
         for st in states:
             d = docs.get(st.id)
             if d is None or d.scope != scope or (category and d.category != category):
                 continue
             c = first.get(st.id)
+            if st.slot in newest and st.created_at < newest[st.slot]:
+                if c is not None:
+                    c.debug["older_statement"] = 1.0  # a newer one states the slot
+                continue
             if c is None:
                 c = doc_candidate(d)
                 lists[0].append(c)
