@@ -90,6 +90,10 @@ class RetrievalSettings(BaseModel):
     safety_stage: bool = True
     """A question about a safety topic ("Does Lin Wei have any food allergies?",
     "我做过什么手术") ranks the memories stating the fields it asks about first."""
+    person_stage: bool = True
+    """Whom a question asks about against whom each memory is about: the user's own
+    fact for "What is my wife allergic to?", a family member's for "Where do I live?",
+    rank lower (:data:`~langmem_ext.retrieval.pipeline.OTHER_PERSON_FACTOR`)."""
     graph_stage: bool = True
     """The knowledge graph's stage: memories supporting triples of the question's
     entities (one or two hops out) join the candidates, each on its own cosine, and

@@ -163,6 +163,96 @@ def _subject(
     return who
 
 
+_POSSESSED = re.compile(
+    rf"^'s\s+(?:(?:little|older|younger|big|best|elder|new|business)\s+)?({v.REL_EN})\b", re.I
+)
+_NAME_ANYWHERE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*(?![A-Za-z])")
+"""A capitalised name, also right after Chinese text ("我丈夫Mark")."""
+_APPOSITION = 3
+"""Characters between two markers of one noun phrase at most: "my wife Claire", "我丈夫Mark"."""
+
+
+def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """Whom a memory (or a question) is mainly about: the person keys of its first
+    subject phrase, in the keys of :class:`SafetyFact` (:data:`USER`, a relation such
+    as ``wife``, a name such as ``mark``).
+
+    The first person marker of the text opens the phrase; markers right after it name
+    the same person ("my wife Claire" → ``wife``, ``claire``; "我丈夫Mark" →
+    ``husband``, ``mark``), and a relation owned by the one before replaces it ("Wu
+    Lei's wife" → ``wife``). The profile's names are the user. Pronouns alone name
+    nobody; a transcript line (``Name: text``) and a text without a marker give
+    ``()``: whom it is about is unknown.
+
+    Args:
+        text: A memory or a question (any language).
+        names: The profile's name and preferred name.
+
+    Returns:
+        The keys, the main one first; ``()`` when unknown.
+
+    Example:
+        >>> persons("My wife Xu Ting loves shrimp dumplings")
+        ('wife', 'xu ting')
+        >>> persons("我妈妈住在杭州"), persons("I live in Dublin with my wife Claire")
+        (('mother',), ('user',))
+        >>> persons("What does Wu Lei's wife do?"), persons("林伟对花生过敏", ["林伟"])
+        (('wife',), ('user',))
+    """
+    if not isinstance(text, str) or speaker_of(text) is not None:
+        return ()
+    known = _names(names)
+    found: list[tuple[int, int, str]] = []
+    low = text.casefold()
+    for name in known:
+        at = low.find(name)
+        if name and at >= 0:
+            found.append((at, at + len(name), USER))
+    for m in v.MARKERS_EN.finditer(text):
+        kind = m.lastgroup or ""
+        if kind in ("rel", "relpos"):
+            found.append((m.start(), m.end(), _relation_key(m.group(kind))))
+        elif kind in ("user", "mine"):
+            found.append((m.start(), m.end(), USER))
+    for m in v.MARKERS_ZH.finditer(text):
+        kind = m.lastgroup or ""
+        if kind == "rel":
+            found.append((m.start(), m.end(), _relation_key(m.group(kind))))
+        elif kind == "user":
+            found.append((m.start(), m.end(), USER))
+    for m in _NAME_ANYWHERE.finditer(text):
+        words = [w for w in re.split(r"[ -]", m.group(0)) if w.casefold() not in v.NOT_NAME]
+        if not words or (m.start() == 0 and len(words) == 1 and _sentence_word(words[0])):
+            continue
+        key = _norm_name(" ".join(words))
+        found.append((m.end() - len(" ".join(words)), m.end(), USER if key in known else key))
+    if not found:
+        return ()
+    found.sort()
+    start, end, key = found[0]
+    keys = [key]
+    for at, to, k in found[1:]:
+        if at < end:  # overlapping markers of one phrase ("my wife" and "my")
+            if k != USER and keys[-1] == USER and at == start:
+                keys[-1] = k
+            end = max(end, to)
+            continue
+        owned = _POSSESSED.match(text[end:])
+        if owned is not None:  # "Wu Lei's wife": the wife
+            keys = [_relation_key(owned.group(1))]
+            end += owned.end()
+            if at < end:
+                continue
+        if at - end > _APPOSITION or k == USER or k in v.RELATIONS.values():
+            break  # only a name stands next to the person it names
+        keys.append(k)
+        end = to
+    owned = _POSSESSED.match(text[end:])
+    if owned is not None:
+        keys = [_relation_key(owned.group(1))]
+    return tuple(dict.fromkeys(keys))
+
+
 def _sentence_word(word: str) -> bool:
     """Whether a capitalised first word is an ordinary word rather than a name."""
     return word.casefold() in v.NOT_NAME or len(word) <= 2
@@ -417,6 +507,7 @@ __all__ = [
     "SafetyFact",
     "SafetyTopic",
     "item_key",
+    "persons",
     "safety_facts",
     "safety_topic",
     "user_facts",

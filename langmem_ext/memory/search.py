@@ -29,7 +29,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.safety import safety_facts
+from langmem_ext.memory.safety import USER, persons, safety_facts
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
@@ -303,6 +303,8 @@ class SearchEngine:
             vector = self._graph_stage(scope, category, valid, qvecs, vector, keyword, links)
         if valid.as_of is None and rs.safety_stage and self.safety is not None:
             vector, keyword = self._safety_stage(q, scope, category, valid, qvecs, vector, keyword)
+        if rs.person_stage:
+            self._person_stage(q, scope, vector, keyword)
         ranked = rank(
             vector,
             keyword,
@@ -605,10 +607,12 @@ class SearchEngine:
         for c in (*(vector or ()), *(keyword or ())):
             seen.add(c.id)
             fields = set(linked.get(c.id, ()))
+            aliases = subjects if topic.subject == USER else subjects | set(persons(c.text, names))
             fields |= {
                 f.field
                 for f in safety_facts(c.text, names)
-                if f.field in asked and f.subject in subjects
+                if f.field in asked
+                and (f.subject in subjects or (f.subject in aliases and topic.subject in aliases))
             }
             if fields:
                 c.safety = tuple(f for f in topic.fields if f in fields)
@@ -627,6 +631,41 @@ class SearchEngine:
         if into is vector:
             _rerank_vector(vector)
         return vector, keyword
+
+    def _names(self, scope: str) -> tuple[str, ...]:
+        """The profile's names (a memory about them is the user's); none without links."""
+        if self.safety is None:
+            return ()
+        try:
+            return self.safety.names(scope)
+        except Exception as e:  # a profile must never break search
+            self._warn_once(f"names:{type(e).__name__}", "profile unreadable: %s", e)
+            return ()
+
+    def _person_stage(
+        self,
+        q: str,
+        scope: str,
+        vector: list[Candidate] | None,
+        keyword: list[Candidate] | None,
+    ) -> None:
+        """Whom the question asks about against whom each memory is about
+        (:func:`~langmem_ext.memory.safety.persons`): a question about the user ("what
+        am I allergic to?", "我住在哪") and a memory about another person ("My sister
+        is allergic to shellfish", "我妈妈住在杭州"), or a question about another person
+        ("What is my wife allergic to?") and the user's own fact, mark the memory
+        ``other_person``; the pipeline lowers its score. Two other people are never
+        told apart (a name and a relation may be one person), nor is a memory whose
+        wording names nobody."""
+        names = self._names(scope)
+        asked = persons(q, names)
+        if not asked:
+            return
+        mine = asked[0] == USER
+        for c in (*(vector or ()), *(keyword or ())):
+            about = persons(c.text, names)
+            if about and (about[0] != USER if mine else about == (USER,)):
+                c.other_person = True
 
     def _profile_fields(self, scope: str, hits: list[SearchHit]) -> None:
         """Note in each hit's ``debug`` the safety fields of the user's profile its

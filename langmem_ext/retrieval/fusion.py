@@ -175,6 +175,7 @@ def _merge(
         existing.slot_match = existing.slot_match or c.slot_match
         if c.safety:
             existing.safety = tuple(dict.fromkeys((*existing.safety, *c.safety)))
+        existing.other_person = existing.other_person or c.other_person
         if c.graph_score is not None:
             existing.graph_score = max(existing.graph_score or 0.0, c.graph_score)
         for key, dbg in c.debug.items():  # what the keyword side noted

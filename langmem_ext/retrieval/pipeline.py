@@ -76,6 +76,9 @@ class PipelineOptions:
         graph: The graph boost (``Candidate.graph_score``, set by the search's graph
             stage).
         safety: Safety first (``Candidate.safety``, set by the search's safety stage).
+        person: Lower the score of a memory about someone other than whom the
+            question asks about (``Candidate.other_person``, set by the search's
+            person stage).
     """
 
     recency: bool = True
@@ -88,6 +91,36 @@ class PipelineOptions:
     context: bool = True
     graph: bool = True
     safety: bool = True
+    person: bool = True
+
+
+OTHER_PERSON_FACTOR = 0.75
+"""Score factor of a memory about someone other than whom the question asks about
+(``Candidate.other_person``): "What is my wife allergic to?" and the user's own
+allergy, "Where do I live?" and where the user's mother lives. It keeps three
+quarters of its score: whom a memory is about is read from its wording, which can
+miss (a name and a relation that are one person), so it is lowered, never removed."""
+
+
+def person_demote(cands: list[Candidate], factor: float = OTHER_PERSON_FACTOR) -> list[Candidate]:
+    """Multiply the score of the candidates about another person by ``factor``, in
+    place (``debug["other_person"]`` is the factor). Returns them, best first.
+
+    Example:
+        >>> a, b = Candidate("a", "x", "fact", 0.0, 1.0), Candidate("b", "y", "fact", 0.0, 1.0)
+        >>> a.score, b.score, a.other_person = 0.5, 0.45, True
+        >>> [c.id for c in person_demote([a, b])]
+        ['b', 'a']
+    """
+    changed = False
+    for c in cands:
+        if c.other_person:
+            c.score *= factor
+            c.debug["other_person"] = factor
+            changed = True
+    if changed:
+        cands.sort(key=best_first)
+    return cands
 
 
 def safety_first(cands: list[Candidate]) -> list[Candidate]:
@@ -209,6 +242,8 @@ def rank(
         cands = context_boost(cands, context, settings, k=k, copy_inputs=False)
     if opts.graph and settings.graph_weight > 0:
         cands = graph_boost(cands, settings.graph_weight)
+    if opts.person:
+        cands = person_demote(cands)
     # Fusion and context return candidates best first. The later stages only filter
     # and rescale by bounded factors: a candidate far below the k-th cannot reach the
     # top k, and copying it through every stage costs.
@@ -296,4 +331,12 @@ def _stages(
     return cands
 
 
-__all__ = ["WORKING_SET", "PipelineOptions", "graph_boost", "rank", "safety_first"]
+__all__ = [
+    "OTHER_PERSON_FACTOR",
+    "WORKING_SET",
+    "PipelineOptions",
+    "graph_boost",
+    "person_demote",
+    "rank",
+    "safety_first",
+]
