@@ -153,7 +153,11 @@ def _subject(
         tail = span[m.end() :] + rest_of_sentence
         if words and not (first and (_sentence_word(words[0]) or not v.VERB.match(tail))):
             key = _norm_name(" ".join(words))
-            note(m.end(), USER if key in names else key)
+            owned = _POSSESSED.match(span[m.end() :])
+            if owned is not None:  # "Wu Lei's wife is allergic…": the wife's fact
+                note(m.end() + owned.end(), _relation_key(owned.group(1)))
+            else:
+                note(m.end(), USER if key in names else key)
     rest = v.FILLER_ZH.sub("", v.MARKERS_ZH.sub("", re.sub(r"[A-Za-z'\-\s\d.,]+", "", span)))
     if best is None and rest and len(rest) <= 6:  # a Chinese name: 李雷对花生过敏
         best = (len(span), USER if rest in names else rest)

@@ -320,6 +320,9 @@ class SearchEngine:
                 category,
                 self.workspace.vectors.model_name,
                 keeps=valid.keeps,
+                max_gap=(
+                    None if rs.context_max_gap_days is None else rs.context_max_gap_days * 86_400.0
+                ),
             ),
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
