@@ -112,6 +112,71 @@ def _norm_name(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
+_MAX_NAME_CHARS = 4
+_HANZI = re.compile(r"[\u4e00-\u9fff]+")
+
+
+@lru_cache(maxsize=4096)
+def _readings(name: str) -> tuple[frozenset[str], ...] | None:
+    """The toneless pinyin readings of each character of a Chinese name; ``None``
+    for anything else (the reading table is loaded on first use)."""
+    if not name or len(name) > _MAX_NAME_CHARS or not _HANZI.fullmatch(name):
+        return None
+    from pypinyin.contrib.tone_convert import to_normal
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    out: list[frozenset[str]] = []
+    for ch in name:
+        raw = pinyin_dict.get(ord(ch))
+        if not raw:
+            return None
+        out.append(frozenset(to_normal(r) for r in raw.split(",")))
+    return tuple(out)
+
+
+def same_person(a: str, b: str) -> bool:
+    """Whether two person keys name one person: equal, or a Chinese name and its
+    pinyin ("林伟" and "lin wei" / "linwei"; "小雨" and "xiaoyu"), which is how a name
+    is written in the other language.
+
+    Example:
+        >>> same_person("林伟", "lin wei"), same_person("xiaoyu", "小雨"), same_person("林伟", "li wei")
+        (True, True, False)
+    """
+    if a == b:
+        return True
+    for cjk, latin in ((a, b), (b, a)):
+        if not latin.isascii():
+            continue
+        readings = _readings(cjk)
+        if readings is None:
+            continue
+        parts = re.split(r"[\s\-']+", latin.casefold().strip())
+        if len(parts) == len(readings):
+            return all(p in r for p, r in zip(parts, readings, strict=True))
+        joined = "".join(parts)
+        spelled = {""}
+        for r in readings:
+            spelled = {x + y for x in spelled for y in r if joined.startswith(x + y)}
+            if not spelled:
+                return False
+        return joined in spelled
+    return False
+
+
+def is_relation(key: str) -> bool:
+    """Whether a person key is a relation (``wife``, ``mother``), not a name."""
+    return key in _RELATION_KEYS
+
+
+_RELATION_KEYS = frozenset(v.RELATIONS.values())
+
+
+def _is_named(key: str, names: frozenset[str]) -> bool:
+    """Whether ``key`` is one of the profile's ``names`` (in either language)."""
+    return key in names or any(same_person(key, n) for n in names)
+
+
 def _subject(
     before: str, names: frozenset[str], speaker: str | None, rest_of_sentence: str = ""
 ) -> str:
@@ -157,10 +222,10 @@ def _subject(
             if owned is not None:  # "Wu Lei's wife is allergic…": the wife's fact
                 note(m.end() + owned.end(), _relation_key(owned.group(1)))
             else:
-                note(m.end(), USER if key in names else key)
+                note(m.end(), USER if _is_named(key, names) else key)
     rest = v.FILLER_ZH.sub("", v.MARKERS_ZH.sub("", re.sub(r"[A-Za-z'\-\s\d.,]+", "", span)))
     if best is None and rest and len(rest) <= 6:  # a Chinese name: 李雷对花生过敏
-        best = (len(span), USER if rest in names else rest)
+        best = (len(span), USER if _is_named(rest, names) else rest)
     who = USER if best is None else best[1]
     if who == USER and speaker is not None:  # a transcript line speaks for its speaker
         return USER if speaker in names or speaker in v.USER_SPEAKERS else speaker
@@ -229,7 +294,9 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
         if not words or (m.start() == 0 and len(words) == 1 and _sentence_word(words[0])):
             continue
         key = _norm_name(" ".join(words))
-        found.append((m.end() - len(" ".join(words)), m.end(), USER if key in known else key))
+        found.append(
+            (m.end() - len(" ".join(words)), m.end(), USER if _is_named(key, known) else key)
+        )
     if not found:
         return ()
     found.sort()
@@ -510,9 +577,11 @@ __all__ = [
     "USER",
     "SafetyFact",
     "SafetyTopic",
+    "is_relation",
     "item_key",
     "persons",
     "safety_facts",
     "safety_topic",
+    "same_person",
     "user_facts",
 ]

@@ -29,7 +29,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.safety import USER, persons, safety_facts
+from langmem_ext.memory.safety import USER, is_relation, persons, safety_facts, same_person
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
@@ -610,12 +610,16 @@ class SearchEngine:
         for c in (*(vector or ()), *(keyword or ())):
             seen.add(c.id)
             fields = set(linked.get(c.id, ()))
-            aliases = subjects if topic.subject == USER else subjects | set(persons(c.text, names))
+            # a relation and the name next to it are one person ("我丈夫Mark")
+            about = subjects if topic.subject == USER else {*subjects, *persons(c.text, names)}
             fields |= {
                 f.field
                 for f in safety_facts(c.text, names)
                 if f.field in asked
-                and (f.subject in subjects or (f.subject in aliases and topic.subject in aliases))
+                and (
+                    any(same_person(f.subject, s) for s in subjects)
+                    or (f.subject in about and topic.subject in about)
+                )
             }
             if fields:
                 c.safety = tuple(f for f in topic.fields if f in fields)
@@ -659,10 +663,12 @@ class SearchEngine:
         ("What is my wife allergic to?") and the user's own fact, mark the memory
         ``other_person``; the pipeline lowers its score. Two other people are never
         told apart (a name and a relation may be one person), nor is a memory whose
-        wording names nobody."""
+        wording names nobody; and a question naming someone by name may be about the
+        user (whose name the profile may not hold), so only a relation ("my wife",
+        "我妈妈") sets the user's own facts apart."""
         names = self._names(scope)
         asked = persons(q, names)
-        if not asked:
+        if not asked or (asked[0] != USER and not is_relation(asked[0])):
             return
         mine = asked[0] == USER
         for c in (*(vector or ()), *(keyword or ())):

@@ -26,7 +26,10 @@ Order of the stages in :func:`rank` (each can be switched off in
    to?" / "我做过什么手术") go first, in their staged order (:func:`safety_first`);
    they are never cut from the working set nor dropped by the thresholds or the
    noise filter: a safety fact always reaches the model;
-10. the first ``k`` (clamped to ``settings.max_k``).
+10. the first ``k`` (clamped to ``settings.max_k``), their score mapped onto 0..1
+    (:func:`~langmem_ext.retrieval.explain.final_score`; ``debug["ranking"]`` keeps
+    the ranking score). Why each stage acted, in words:
+    :func:`~langmem_ext.retrieval.explain.explain`.
 
 Why the thresholds sit where they do is explained in
 :mod:`langmem_ext.retrieval.scoring`.
@@ -42,6 +45,7 @@ from functools import partial
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.context import NeighbourSource, context_boost
+from langmem_ext.retrieval.explain import final_score
 from langmem_ext.retrieval.fusion import DEFAULT_FULL_MATCH_COSINE, fuse_rrf, fuse_weighted
 from langmem_ext.retrieval.intent import RecallIntent
 from langmem_ext.retrieval.scoring import (
@@ -220,8 +224,10 @@ def rank(
 
     Returns:
         New candidates, best first, at most ``k`` (plus ``extra``). ``debug`` holds
-        every stage's contribution and ``final``, the returned score. The inputs are
-        not changed unless ``copy_inputs`` is ``False``.
+        every stage's contribution, ``ranking`` (the score the stages ranked by) and
+        ``final``, the returned ``score``: the ranking score on the scale 0..1
+        (:func:`~langmem_ext.retrieval.explain.final_score`, same order). The inputs
+        are not changed unless ``copy_inputs`` is ``False``.
     """
     opts = options or PipelineOptions()
     k = min(k, settings.max_k)
@@ -266,7 +272,9 @@ def rank(
         more = staged[k : k + extra]
         safe = _states_safety if opts.safety else None
         result += noise_filter(more, settings, exempt=safe) if opts.noise else more
-    for c in result:
+    for c in result:  # one scale for every hit (the order is the ranking's)
+        c.debug["ranking"] = c.score
+        c.score = final_score(c.score)
         c.debug["final"] = c.score
     logger.debug(
         "rank: %d fused, %d passed the stages, returning %d", total, len(staged), len(result)
