@@ -125,9 +125,9 @@ def explain(
         cos = d["vector"]
         across = d.get("keyword_readable", 1.0) < 1.0
         how = "similar in meaning" if cos >= 0.3 else "a little similar in meaning"
-        if across:
-            how += ", across languages (read on the one-language scale)"
-        add("vector", "Meaning", _pct(cos), f"{how} (cosine {cos:.2f})")
+        scale = ", compared on the one-language scale" if across else ""
+        where = " across languages" if across else ""
+        add("vector", "Meaning", _pct(cos), f"{how}{where} (cosine {cos:.2f}{scale})")
     readable = d.get("keyword_readable", 1.0)
     if "bm25" in d:
         words = matched_words(query, text) if query else []
