@@ -132,16 +132,18 @@ def test_the_keyword_share_of_a_memory_the_query_cannot_read_is_its_vector_evide
     from _retrieval_helpers import cand
 
     from langmem_ext.config import RetrievalSettings
-    from langmem_ext.retrieval.fusion import fuse_weighted
+    from langmem_ext.retrieval.fusion import UNREAD_KEYWORD_SHARE, fuse_weighted
 
     rs = RetrievalSettings()
     zh = cand("zh", "林伟对花生过敏", cos=0.36)
     stray = cand("stray", "黑豹队以24次拦截领先国家橄榄球联盟NFL", cos=0.15, bm25=3.0)
     en = cand("en", "Lin Wei has a cat", cos=0.4, bm25=3.0)
     out = {c.id: c for c in fuse_weighted([zh, stray, en], [stray, en], rs, query="Lin Wei NFL?")}
-    # its cosine on the one-language scale, and as keyword evidence its vector evidence
+    # its cosine on the one-language scale, and as keyword evidence a share of its
+    # vector evidence
     calibrated = 0.36 / rs.cross_script_full_match
-    expected = rs.vector_weight * calibrated + rs.bm25_weight * calibrated / rs.vector_full_match
+    implied = UNREAD_KEYWORD_SHARE * calibrated / rs.vector_full_match
+    expected = rs.vector_weight * calibrated + rs.bm25_weight * implied
     assert out["zh"].score == pytest.approx(expected)
     # the whole weight on its cosine (as before) would leave it at 0.36
     assert out["stray"].debug["keyword_readable"] < 0.2
@@ -166,7 +168,7 @@ def test_a_memory_read_without_a_match_and_one_that_cannot_be_read_are_judged_al
     rs = RetrievalSettings()
     one_word = cand("one", "Lin Wei's cat eats fish-flavoured food", cos=0.30, bm25=2.0)
     one_word.bm25_full = 8.0  # "food" is a quarter of what the question's words weigh
-    answer = cand("zh", "林伟对花生过敏", cos=0.36)
+    answer = cand("zh", "林伟对花生过敏", cos=0.45)
     out = {
         c.id: c
         for c in fuse_weighted(

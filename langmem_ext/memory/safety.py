@@ -165,11 +165,13 @@ def same_person(a: str, b: str) -> bool:
 
 
 def is_relation(key: str) -> bool:
-    """Whether a person key is a relation (``wife``, ``mother``), not a name."""
+    """Whether a person key is a relation to another person (``wife``, ``mother``,
+    ``colleague``), not a name; the user's pet and doctor do not count (a pet is
+    the user's own, "医生说我…" states the user's fact)."""
     return key in _RELATION_KEYS
 
 
-_RELATION_KEYS = frozenset(v.RELATIONS.values())
+_RELATION_KEYS = frozenset(v.RELATIONS.values()) - {"pet", "doctor"}
 
 
 def _is_named(key: str, names: frozenset[str]) -> bool:
@@ -291,7 +293,7 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
             found.append((m.start(), m.end(), USER))
     for m in _NAME_ANYWHERE.finditer(text):
         words = [w for w in re.split(r"[ -]", m.group(0)) if w.casefold() not in v.NOT_NAME]
-        if not words or (m.start() == 0 and len(words) == 1 and _sentence_word(words[0])):
+        if not words or (m.start() == 0 and len(words) == 1 and not _names_a_subject(text, m)):
             continue
         key = _norm_name(" ".join(words))
         found.append(
@@ -301,6 +303,8 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
         return ()
     found.sort()
     start, end, key = found[0]
+    if start > _SUBJECT_WITHIN:
+        return ()  # the first person named is deep in the sentence: not its subject
     keys = [key]
     for at, to, k in found[1:]:
         if at < end:  # overlapping markers of one phrase ("my wife" and "my")
@@ -322,6 +326,23 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
     if owned is not None:
         keys = [_relation_key(owned.group(1))]
     return tuple(dict.fromkeys(keys))
+
+
+_SUBJECT_WITHIN = 12
+"""A memory's subject is named in its first characters ("My wife…", "我妈妈…",
+"Wu Lei's wife…"); a name further in ("Dentist appointment with Dr. Weber") is not."""
+_THIRD_PERSON = re.compile(r"^\s+(?:\w+(?:s|ed)\b|'s\b)")
+
+
+def _names_a_subject(text: str, m: re.Match[str]) -> bool:
+    """Whether one capitalised word opening ``text`` is a name: a verb follows it
+    ("Tom works…", "Mark started…", "Claire is…"), not an object ("Prefers oolong
+    tea", "Wants to learn Rust")."""
+    word = m.group(0)
+    if _sentence_word(word):
+        return False
+    tail = text[m.end() :]
+    return bool(v.VERB.match(tail) or _THIRD_PERSON.match(tail))
 
 
 def _sentence_word(word: str) -> bool:

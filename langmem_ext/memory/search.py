@@ -611,7 +611,7 @@ class SearchEngine:
             seen.add(c.id)
             fields = set(linked.get(c.id, ()))
             # a relation and the name next to it are one person ("我丈夫Mark")
-            about = subjects if topic.subject == USER else {*subjects, *persons(c.text, names)}
+            about = () if topic.subject == USER else persons(c.text, names)
             fields |= {
                 f.field
                 for f in safety_facts(c.text, names)
@@ -673,7 +673,7 @@ class SearchEngine:
         mine = asked[0] == USER
         for c in (*(vector or ()), *(keyword or ())):
             about = persons(c.text, names)
-            if about and (about[0] != USER if mine else about == (USER,)):
+            if about and (is_relation(about[0]) if mine else about == (USER,)):
                 c.other_person = True
 
     def _profile_fields(self, scope: str, hits: list[SearchHit]) -> None:

@@ -31,11 +31,11 @@ Two things make a keyword score mean evidence:
   (:func:`~langmem_ext.text.script_overlap`): an English query matches the
   stray Latin words ("NFL", "Level") of a Chinese memory, not the memory, and cannot
   match a Chinese memory at all. The keyword engine's silence on the share it cannot
-  read is no evidence either way: that share of the keyword term is the memory's
-  vector evidence (its cosine over the full-match cosine), as if a memory in the
-  query's language at that similarity had matched as well as it is similar. A
-  memory the keyword engine reads and finds none of the query's words in keeps a
-  keyword term of 0 (judging it too by its similarity cost LoCoMo 7 points of R@10:
+  read is no evidence either way: that share of the keyword term is half the
+  memory's vector evidence (its cosine over the full-match cosine,
+  :data:`UNREAD_KEYWORD_SHARE`), about what a memory in the query's language at that
+  similarity matches of the question's words. A memory the keyword engine reads and
+  finds none of the query's words in keeps a keyword term of 0 (judging it too by its similarity cost LoCoMo 7 points of R@10:
   there the missing words are evidence). Before, the unreadable share of the keyword *weight* went to
   the raw cosine, so a cross-lingual answer at cosine 0.36 scored 0.36 against 0.7–0.9
   for a same-language memory sharing one word with the question, while a
@@ -106,6 +106,15 @@ coffee a day") gets about half, not 1.0. At a share of 1 (the matched share itse
 LoCoMo's long questions, whose best turns match a third of their words, lost 2 points
 of R@10 (BENCHMARKS.md §31)."""
 
+
+UNREAD_KEYWORD_SHARE = 0.5
+"""The keyword evidence of the share of a memory the keyword side cannot read
+(another script): this share of its vector evidence. A same-language answer
+matches part of a question's informative words, seldom all, so full vector evidence
+(1.0) put a cross-language memory of lower similarity above a same-language one of
+higher similarity with a partial match (our bilingual evaluation set's recall@1 fell
+from 0.88 to 0.77); nothing (0) left cross-language answers below any same-language
+memory sharing one word with the question (BENCHMARKS.md §31)."""
 
 Ranked: TypeAlias = Sequence[Candidate] | None
 """One engine's candidates, best first; ``None`` when the engine did not run (an
@@ -395,7 +404,7 @@ def fuse_weighted(
         calibrated = cos / fusion.cross_script_ratio(ev.readable)
         implied = 0.0
         if c.vector_score is not None and ev.readable < 1.0:
-            implied = _clamp01(calibrated / fusion.full_match)
+            implied = UNREAD_KEYWORD_SHARE * _clamp01(calibrated / fusion.full_match)
         best = 0.0
         for e in ev.readings():
             if e is ev:
@@ -463,6 +472,7 @@ def fuse_rrf(
 __all__ = [
     "DEFAULT_FULL_MATCH_COSINE",
     "KEYWORD_FULL_MATCH_SHARE",
+    "UNREAD_KEYWORD_SHARE",
     "FusionOptions",
     "Ranked",
     "fuse_rrf",
