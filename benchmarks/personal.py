@@ -48,7 +48,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,9 @@ K = 10
 KINDS = ("fact", "paraphrase", "safety", "other", "update", "two")
 DIRECTIONS = ("zh->zh", "en->en", "zh->en", "en->zh")
 PIPELINE = "pipeline (Memory.search)"
+BARE = (*PLAIN, ("slot_stage", False), ("safety_stage", False), ("person_stage", False))
+"""The baselines are one engine alone: no slot, safety or person stage either."""
+BARE_OPTIONS = replace(ALL_OFF, safety=False, person=False)
 BASELINES = ("BM25 (plain)", "dense (plain)")
 METHODS = (*BASELINES, PIPELINE)
 
@@ -195,12 +198,14 @@ def searchers(store: Store) -> dict[str, Searcher]:
     out: dict[str, Searcher] = {}
     for name, mode in (("BM25 (plain)", "fts"), ("dense (plain)", "vector")):
         settings = mem.settings.model_copy(
-            update={"retrieval": retrieval_settings(mem.settings.retrieval, PLAIN)}
+            update={"retrieval": retrieval_settings(mem.settings.retrieval, BARE)}
         )
         eng = SearchEngine(mem.workspace, mem.engine.embeddings, settings)
 
         def run(q: PQuestion, eng: SearchEngine = eng, mode: str = mode) -> list[SearchHit]:
-            return eng.search(q.text, scope=q.persona, k=K, mode=mode, options=ALL_OFF, now=now)
+            return eng.search(
+                q.text, scope=q.persona, k=K, mode=mode, options=BARE_OPTIONS, now=now
+            )
 
         out[name] = run
 
