@@ -279,6 +279,11 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
         at = low.find(name)
         if name and at >= 0:
             found.append((at, at + len(name), USER))
+        else:  # the name in the other script opening the text: "林伟对…" for "Lin Wei"
+            for size in range(2, _MAX_NAME_CHARS + 1):
+                if same_person(text[:size], name):
+                    found.append((0, size, USER))
+                    break
     for m in v.MARKERS_EN.finditer(text):
         kind = m.lastgroup or ""
         if kind in ("rel", "relpos"):

@@ -290,8 +290,9 @@ class SearchEngine:
         if valid.keeps is not None:
             vectors = None if vectors is None else [valid.filter(v) for v in vectors]
             keywords = None if keywords is None else [valid.filter(kw) for kw in keywords]
+        older: set[str] = set()
         if valid.as_of is None:  # the slot stage knows current versions only
-            keywords = self._slot_stage(q, scope, category, keywords)
+            keywords = self._slot_stage(q, scope, category, keywords, older)
         if len(qs) == 1:
             vector = None if vectors is None else vectors[0]
             keyword = None if keywords is None else keywords[0]
@@ -305,6 +306,9 @@ class SearchEngine:
             vector, keyword = self._safety_stage(q, scope, category, valid, qvecs, vector, keyword)
         if rs.person_stage:
             self._person_stage(q, scope, vector, keyword)
+        for c in (*(vector or ()), *(keyword or ())) if older else ():
+            if c.id in older:  # a newer statement of its slot replaces it
+                c.debug["older_statement"] = 1.0
         ranked = rank(
             vector,
             keyword,
@@ -519,13 +523,16 @@ class SearchEngine:
         scope: str,
         category: str | None,
         keywords: list[list[Candidate]] | None,
+        older: set[str] | None = None,
     ) -> list[list[Candidate]] | None:
         """A question about one of the user's own attributes ("where do I live?",
         "我在哪家公司工作？") finds the current memories stating that attribute (their
         slot, :func:`~langmem_ext.short_term.statements.question_slots`), whatever
         their wording: they join the first text's keyword candidates as full keyword
         matches (``Candidate.slot_match``, shown as ``debug["slot"]``), readable in any script, and rank above the
-        hits that only resemble the question ("My sister lives in Rome")."""
+        hits that only resemble the question ("My sister lives in Rome"). Of a slot
+        with one current value (where the user lives) only the newest statement is
+        the answer; the older ones, in any language, are added to ``older``."""
         slots = question_slots(q) if self.settings.retrieval.slot_stage else []
         if not slots:
             return keywords
@@ -559,8 +566,8 @@ class SearchEngine:
                 continue
             c = first.get(st.id)
             if st.slot in newest and st.created_at < newest[st.slot]:
-                if c is not None:
-                    c.debug["older_statement"] = 1.0  # a newer one states the slot
+                if older is not None:  # a newer one states the slot
+                    older.add(st.id)
                 continue
             if c is None:
                 c = doc_candidate(d)
