@@ -64,7 +64,7 @@ RECALL_KS = (1, 3, 5, 10, 20)
 EMBEDDERS = ("use", "e5")
 ALL_OFF = PipelineOptions(
     recency=False, importance=False, length_norm=False, time_decay=False,
-    thresholds=False, noise=False, mmr=False, context=False,
+    thresholds=False, noise=False, mmr=False, context=False, person=False,
 )  # fmt: skip
 CATEGORY_METRICS = ("R@1", "R@3", "R@10", "hit@3", "hit@5")
 """Reported per category (the top 3 are what the graph injects)."""

@@ -296,16 +296,19 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hits_table(hits: Sequence[Any], debug: bool = False) -> str:
+def _hits_table(hits: Sequence[Any], debug: bool = False, query: str | None = None) -> str:
     if not hits:
         return "No memories found."
     headers = ["score", "id", "category", "where", "text"]
     rows = [[f"{h.score:.3f}", h.id, h.category, h.citation, h.text] for h in hits]
     table = format_table(headers, rows)
-    if debug:
-        table += "\n\n" + "\n".join(
-            f"{h.id}: " + ", ".join(f"{k}={v:.3f}" for k, v in h.debug.items()) for h in hits
-        )
+    if debug:  # why each hit ranked where it did, then the numbers behind it
+        blocks = []
+        for h in hits:
+            why = [f"  {s.name}: {s.effect} — {s.reason}" for s in h.reasons(query)]
+            nums = "  numbers: " + ", ".join(f"{k}={v:.3f}" for k, v in h.debug.items())
+            blocks.append("\n".join([f"{h.id}:", *why, nums]))
+        table += "\n\n" + "\n\n".join(blocks)
     return table
 
 
@@ -567,7 +570,8 @@ def _run(args: argparse.Namespace) -> int:
         elif cmd == "search":
             hits = mem.search(args.query, scope=scope, k=args.k, mode=args.mode)
             out.emit(
-                [h.model_dump(mode="json") for h in hits], lambda: _hits_table(hits, args.debug)
+                [h.model_dump(mode="json") for h in hits],
+                lambda: _hits_table(hits, args.debug, args.query),
             )
         elif cmd == "get":
             r = mem.get(args.path, scope=scope, from_line=args.from_line, lines=args.lines)
@@ -693,7 +697,11 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["search"].add_argument("query")
     parsers["search"].add_argument("-k", type=int, default=None)
     parsers["search"].add_argument("--mode", choices=["hybrid", "vector", "fts", "keyword"])
-    parsers["search"].add_argument("--debug", action="store_true", help="show each score stage")
+    parsers["search"].add_argument(
+        "--debug",
+        action="store_true",
+        help="show why each hit ranked (each stage, in words, and its numbers)",
+    )
     parsers["get"].add_argument("path", help="path or path:line")
     parsers["get"].add_argument("--from", dest="from_line", type=int, default=None)
     parsers["get"].add_argument("--lines", type=int, default=None)

@@ -120,6 +120,10 @@ class RetrievalSettings(_Section):
     safety_stage: bool = True
     """A question about a safety topic ("Does Lin Wei have any food allergies?",
     "我做过什么手术") ranks the memories stating the fields it asks about first."""
+    person_stage: bool = True
+    """Whom a question asks about against whom each memory is about: the user's own
+    fact for "What is my wife allergic to?", a family member's for "Where do I live?",
+    rank lower (:data:`~langmem_ext.retrieval.pipeline.OTHER_PERSON_FACTOR`)."""
     graph_stage: bool = True
     """The knowledge graph's stage: memories supporting triples of the question's
     entities (one or two hops out) join the candidates, each on its own cosine, and
@@ -192,6 +196,14 @@ class RetrievalSettings(_Section):
     context_next_weight: float = Field(default=0.5, ge=0.0)
     """Share of what an entry scores above the mean candidate that the entries before
     it receive."""
+    context_max_gap_days: float | None = Field(default=7.0, ge=0.0)
+    """Only entries written at most this many days apart are each other's context
+    (``None``: any). The turns of a conversation, the sentences of a document, a
+    week's notes on one plan are; facts noted weeks or months apart that happen to
+    sit next to each other in ``MEMORY.md`` are not (the fact after the one asked for
+    was lifted into the answer). One day kept 83 % of MemDaily's neighbours and cost
+    it 2 points of R@10 (its messages on one event are hours to days apart); a week
+    keeps 98 % (BENCHMARKS.md §31)."""
     context_decay: float = Field(default=0.85, ge=0.0, le=1.0)
     """Each further place away multiplies the share by this."""
     context_vector_weight: float = Field(default=0.5, ge=0.0)

@@ -137,7 +137,7 @@ def sample_policy(sample: dict[str, Any]) -> Policy:
                 (
                     text
                     for kind, text in block
-                    if kind in ("core", "recalled", "daily notes")
+                    if kind in ("safety memory", "core", "recalled", "daily notes")
                     and expect[user_text] in text.lower()
                 ),
                 None,

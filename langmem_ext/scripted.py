@@ -116,7 +116,9 @@ _STOP = frozenset(
         "which who why will with you your"
     ).split()
 )
-_BLOCK_LINE = re.compile(r"^- (core|recalled|daily notes|pending saves)\b[^\n]*?: (\"[^\n]*\")$")
+_BLOCK_LINE = re.compile(
+    r"^- (safety memory|core|recalled|daily notes|pending saves)\b[^\n]*?: (\"[^\n]*\")$"
+)
 
 
 def _is_question(text: str) -> bool:
@@ -167,9 +169,11 @@ def remember_request(text: str) -> str | None:
 def memory_block_texts(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
     """The memories of the memory block in the system messages, in block order.
 
-    The block lists core memories first, then recalled hits, then daily notes and
-    what happened to pending saves; each item is ``(kind, text)`` with ``kind`` one
-    of ``"core"``, ``"recalled"``, ``"daily notes"``, ``"pending saves"``.
+    The block lists the memories stating a safety field the question asks about
+    first, then core memories, recalled hits, daily notes and what happened to
+    pending saves; each item is ``(kind, text)`` with ``kind`` one of
+    ``"safety memory"``, ``"core"``, ``"recalled"``, ``"daily notes"``,
+    ``"pending saves"``.
     """
     out: list[tuple[str, str]] = []
     for m in messages:

@@ -4,13 +4,17 @@ Chinese (and Japanese / Korean) text has no spaces, so a word tokenizer sees one
 giant token. Here a CJK run is indexed as its single characters plus overlapping
 bigrams, and a query matches on bigrams (single characters only when the run is one
 character long). ``拉面`` therefore finds ``主人喜欢吃拉面``. Latin words are
-lower-cased and lightly stemmed so ``likes`` finds ``like``.
+lower-cased and stemmed (:func:`stem`: the Snowball English stemmer, plus the
+noun in -y and its adjective in -ic meeting) so ``likes`` finds ``like``, ``lived``
+finds ``live`` and ``allergic`` finds ``allergies``, at index and at query time alike.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+import snowballstemmer
 
 _CJK_CLASS = (
     "\u3040-\u30ff"  # kana
@@ -98,21 +102,42 @@ STOPWORDS = frozenset(
         "how",
         "any",
         "all",
+        "am",
     ]
 )
 
+TOKENIZER_VERSION = "snowball-en-1"
+"""Names the tokens :func:`index_tokens` writes. A keyword table written with other
+tokens is tokenized again when its store opens (the words of a query must meet the
+words of a memory in the same form)."""
 
-def _stem(word: str) -> str:
-    """A tiny English plural stripper; ``likes`` -> ``like``, ``cities`` -> ``city``."""
-    if len(word) <= 3 or not word.isascii():
+
+_STEMMER = snowballstemmer.stemmer("english")
+_MIN_STEM = 4
+"""Shorter words are kept as they are (``is``, ``us``, ``day``)."""
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """The keyword form of one lower-cased Latin word.
+
+    The Snowball (Porter 2) English stemmer gives word forms one stem (``lives``,
+    ``living``, ``lived`` -> ``live``; ``diabetes`` / ``diabetic`` -> ``diabet``).
+    On top of it, a stem ending in the ``i`` of a noun in -y loses it, so the noun
+    meets its adjective in -ic, which Snowball already cut (``allergy`` /
+    ``allergies`` -> ``allerg`` = ``allergic``; ``history`` / ``historic``).
+    Words of other alphabets, and short ones, are kept as they are.
+
+    Example:
+        >>> [stem(w) for w in ("allergic", "allergies", "lived", "peanuts", "day")]
+        ['allerg', 'allerg', 'live', 'peanut', 'day']
+    """
+    if len(word) < _MIN_STEM or not word.isascii() or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    out = str(_STEMMER.stemWord(word))
+    if len(out) > _MIN_STEM and out.endswith("i"):
+        out = out[:-1]
+    return out
 
 
 def is_cjk(text: str) -> bool:
@@ -136,7 +161,7 @@ def index_tokens(text: str) -> list[str]:
             out.extend(run)
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
         else:
-            out.append(_stem(run))
+            out.append(stem(run))
     return out
 
 
@@ -152,6 +177,7 @@ def query_tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
         Stemmed words and CJK bigrams (a one-character CJK run stays a unigram).
     """
     toks: list[str] = []
+    common: set[str] = set()
     for run in _TOKEN_RE.findall(text.lower()):
         if is_cjk(run):
             if len(run) == 1:
@@ -159,11 +185,12 @@ def query_tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
             else:
                 toks.extend(run[i : i + 2] for i in range(len(run) - 1))
         else:
-            toks.append(_stem(run))
-    seen: dict[str, None] = dict.fromkeys(toks)
-    distinct = list(seen)
+            toks.append(stem(run))
+            if run in STOPWORDS:  # judged as written: "does" is not the stem "doe"
+                common.add(toks[-1])
+    distinct = list(dict.fromkeys(toks))
     if drop_stopwords:
-        kept = [t for t in distinct if t not in STOPWORDS]
+        kept = [t for t in distinct if t not in common and t not in STOPWORDS]
         if kept:
             return kept
     return distinct
@@ -261,6 +288,7 @@ def numbers(text: str) -> frozenset[str]:
 __all__ = [
     "CJK_CHARS_PER_WORD",
     "STOPWORDS",
+    "TOKENIZER_VERSION",
     "TRANSCRIPT_LINE",
     "index_tokens",
     "is_cjk",
@@ -269,4 +297,5 @@ __all__ = [
     "script_overlap",
     "script_profile",
     "speaker_of",
+    "stem",
 ]

@@ -229,6 +229,17 @@ def test_search_shows_each_score_stage(client: TestClient, memory: Memory) -> No
         assert f'<th scope="row">{stage}</th>' in r.text
 
 
+def test_search_says_why_each_hit_ranked(client: TestClient, memory: Memory) -> None:
+    login(client, "alice")
+    memory.add("Alice is allergic to peanuts", scope="user_alice")
+    memory.add("爱丽丝喜欢喝绿茶", scope="user_alice")
+    assert memory.background.wait("user_alice", timeout=10)
+    r = client.get("/admin/search", params={"q": "allergies"})
+    assert "Why it ranked here" in r.text
+    assert '<td class="reason">matched the words allergies' in r.text
+    assert '<th scope="row">Score</th>' in r.text
+
+
 def test_a_safety_field_edit_waits_for_confirmation(client: TestClient, memory: Memory) -> None:
     login(client, "alice")
     csrf = token(client, "/admin/profile")

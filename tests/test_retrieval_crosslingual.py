@@ -128,23 +128,55 @@ def test_script_profile_and_overlap() -> None:
     assert script_overlap(zh, email) == 1.0
 
 
-def test_keyword_weight_of_a_memory_the_query_cannot_read_goes_to_the_vector() -> None:
+def test_the_keyword_share_of_a_memory_the_query_cannot_read_is_its_vector_evidence() -> None:
+    from _retrieval_helpers import cand
+
+    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.retrieval.fusion import UNREAD_KEYWORD_SHARE, fuse_weighted
+
+    rs = RetrievalSettings()
+    zh = cand("zh", "林伟对花生过敏", cos=0.36)
+    stray = cand("stray", "黑豹队以24次拦截领先国家橄榄球联盟NFL", cos=0.15, bm25=3.0)
+    en = cand("en", "Lin Wei has a cat", cos=0.4, bm25=3.0)
+    out = {c.id: c for c in fuse_weighted([zh, stray, en], [stray, en], rs, query="Lin Wei NFL?")}
+    # its cosine on the one-language scale, and as keyword evidence a share of its
+    # vector evidence
+    calibrated = 0.36 / rs.cross_script_full_match
+    implied = UNREAD_KEYWORD_SHARE * calibrated / rs.vector_full_match
+    expected = rs.vector_weight * calibrated + rs.bm25_weight * implied
+    assert out["zh"].score == pytest.approx(expected)
+    # the whole weight on its cosine (as before) would leave it at 0.36
+    assert out["stray"].debug["keyword_readable"] < 0.2
+    assert out["stray"].score < out["zh"].score  # one Latin word is not the memory
+    assert "keyword_readable" not in out["en"].debug
+    no_query = {c.id: c for c in fuse_weighted([zh, stray, en], [stray, en], rs)}
+    assert no_query["zh"].score == pytest.approx(rs.vector_weight * 0.36)  # read: no match
+
+
+def test_a_memory_read_without_a_match_and_one_that_cannot_be_read_are_judged_alike() -> None:
+    """A same-language memory the keyword side reads without finding a word of the
+    question scores ``w_v × cos``; so does the share of a memory in another script
+    that the keyword side cannot read only when it has no vector evidence. A
+    same-language memory sharing one common word of a two-word question is half a
+    match, not a full one, and an answer in the other language at a higher
+    similarity ranks above it."""
     from _retrieval_helpers import cand
 
     from langmem_ext.config import RetrievalSettings
     from langmem_ext.retrieval.fusion import fuse_weighted
 
     rs = RetrievalSettings()
-    zh = cand("zh", "林伟对花生过敏", cos=0.5)
-    stray = cand("stray", "黑豹队以24次拦截领先国家橄榄球联盟NFL", cos=0.15, bm25=3.0)
-    en = cand("en", "Lin Wei has a cat", cos=0.4, bm25=3.0)
-    out = {c.id: c for c in fuse_weighted([zh, stray, en], [stray, en], rs, query="Lin Wei NFL?")}
-    assert out["zh"].score == pytest.approx(0.5)  # the whole weight on its cosine
-    assert out["stray"].debug["keyword_readable"] < 0.2
-    assert out["stray"].score < out["zh"].score  # one Latin word is not the memory
-    assert "keyword_readable" not in out["en"].debug
-    no_query = {c.id: c for c in fuse_weighted([zh, stray, en], [stray, en], rs)}
-    assert no_query["zh"].score == pytest.approx(rs.vector_weight * 0.5)  # as before
+    one_word = cand("one", "Lin Wei's cat eats fish-flavoured food", cos=0.30, bm25=2.0)
+    one_word.bm25_full = 8.0  # "food" is a quarter of what the question's words weigh
+    answer = cand("zh", "林伟对花生过敏", cos=0.45)
+    out = {
+        c.id: c
+        for c in fuse_weighted(
+            [one_word, answer], [one_word], rs, query="Does Lin Wei have food allergies?"
+        )
+    }
+    assert out["one"].debug["bm25"] == pytest.approx(0.5)
+    assert out["zh"].score > out["one"].score
 
 
 def test_a_weak_keyword_match_is_not_full_evidence() -> None:

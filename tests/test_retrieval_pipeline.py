@@ -11,6 +11,7 @@ from _retrieval_helpers import DAY, NOW, cand, ids
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.explain import final_score
 from langmem_ext.retrieval.fusion import fuse_weighted
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import WORKING_SET, PipelineOptions, rank
@@ -43,8 +44,8 @@ def test_relevant_use_level_hits_survive_the_default_pipeline() -> None:
 def test_ranking_score_may_fall_below_the_thresholds_without_dropping_the_hit() -> None:
     out = rank([cand("old", cos=0.45, age_days=120)], [], k=3, settings=RS, now=NOW)
     assert ids(out) == ["old"]
-    assert out[0].score < RS.min_score
-    assert out[0].debug["final"] == out[0].score
+    assert out[0].debug["ranking"] < RS.min_score
+    assert out[0].debug["final"] == out[0].score == final_score(out[0].debug["ranking"])
 
 
 def test_noisy_refusal_is_never_returned_even_as_the_best_match() -> None:
@@ -122,9 +123,28 @@ def test_options_switch_stages_off() -> None:
 
 def test_debug_records_every_stage() -> None:
     (c,) = rank([cand("a", cos=0.5)], [cand("a", bm25=2.0)], k=1, settings=RS, now=NOW)
-    for key in ("vector", "bm25", "fused", "relevance", "recency", "importance",
-                "length_norm", "time_decay", "final"):  # fmt: skip
+    for key in ("vector", "bm25", "fused", "relevance", "importance",
+                "length_norm", "time_decay", "ranking", "final"):  # fmt: skip
         assert key in c.debug, key
+    # a fact does not age: no recency entry (a fact minutes old showed "recency 0")
+    assert "recency" not in c.debug
+    (e,) = rank([cand("e", cos=0.5, category="episode")], [], k=1, settings=RS, now=NOW)
+    assert e.debug["recency"] == pytest.approx(RS.recency_weight)
+
+
+def test_scores_are_on_one_scale_in_the_ranking_order() -> None:
+    vector = [cand("a", cos=0.6), cand("b", cos=0.5), cand("c", cos=0.35)]
+    keyword = [cand("a", bm25=9.0), cand("b", bm25=4.0)]
+    graphed = [c.copy() for c in vector]
+    graphed[0].graph_score = 1.0  # a full graph link lifts the ranking score past 1
+    for out in (rank(vector, keyword, k=3, settings=RS, now=NOW),
+                rank(graphed, keyword, k=3, settings=RS, now=NOW)):  # fmt: skip
+        assert [c.id for c in out] == ["a", "b", "c"]
+        assert all(0.0 < c.score < 1.0 for c in out)
+        assert [c.score for c in out] == sorted((c.score for c in out), reverse=True)
+        for c in out:
+            assert c.score == c.debug["final"] == pytest.approx(final_score(c.debug["ranking"]))
+    assert rank(graphed, keyword, k=3, settings=RS, now=NOW)[0].debug["ranking"] > 1.0
 
 
 def test_yesterday_intent_puts_yesterdays_memory_first() -> None:
@@ -186,7 +206,11 @@ def _eager_rank(
     if window is not None:
         cands = scoring.time_window_boost(cands, window.window_start, window.window_end)
     cands = scoring.hard_min_filter(cands, RS, exempt=inside)
-    return scoring.mmr_demote(cands, RS, k=k)[:k]
+    out = scoring.mmr_demote(cands, RS, k=k)[:k]
+    for c in out:  # the returned score: the ranking score on the scale 0..1
+        c.debug["ranking"] = c.score
+        c.score = final_score(c.score)
+    return out
 
 
 _NOISE = ["I'm sorry, I can't help with that.", "hi there!", "你还记得吗？", "ok", "我不知道"]

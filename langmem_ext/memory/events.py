@@ -71,7 +71,7 @@ from langmem_ext.memory.models import SearchHit
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import WORKING_SET, rank
-from langmem_ext.text import STOPWORDS, index_tokens, query_tokens
+from langmem_ext.text import STOPWORDS, index_tokens, query_tokens, stem
 from langmem_ext.workspace.files import PRIVATE_FILE_MODE, fsync_dir, private_dir
 from langmem_ext.workspace.layout import check_scope
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
@@ -148,8 +148,9 @@ _EN_NOISE_WORDS = """
     conversation again anything something us we answer answered reply replied suggest
     suggested recommend recommended advice
 """
-_EN_NOISE = frozenset(_EN_NOISE_WORDS.split())
-"""English time, recall and role words ignored for keyword overlap."""
+_EN_NOISE = frozenset(stem(w) for w in (*_EN_NOISE_WORDS.split(), *STOPWORDS))
+"""English time, recall and role words (and stopwords) ignored for keyword overlap, in
+their keyword form (:func:`~langmem_ext.text.stem`)."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def query_focus(query: str) -> QueryFocus:
     tokens = tuple(
         t
         for t in query_tokens(stripped, drop_stopwords=False)
-        if t not in STOPWORDS and t not in _EN_NOISE and not (len(t) == 1 and t.isascii())
+        if t not in _EN_NOISE and not (len(t) == 1 and t.isascii())
     )
     return QueryFocus(role, tokens, role is not None)
 

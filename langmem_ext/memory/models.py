@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+from langmem_ext.retrieval.explain import Step, explain
+
 if TYPE_CHECKING:
     from langmem_ext.workspace.records import PendingRow
 
@@ -167,7 +169,26 @@ class SearchHit(_Cited):
     """When a newer version replaced this memory (only in searches with ``as_of`` or
     ``include_superseded``; ``None``: current)."""
     debug: dict[str, float] = Field(default_factory=dict)
-    """How the score was built, stage by stage."""
+    """How the score was built, stage by stage (the numbers behind :meth:`reasons`)."""
+
+    def reasons(self, query: str | None = None) -> list[Step]:
+        """Why this hit ranked where it did: one named step per stage that acted, with
+        a one-line reason (see :func:`langmem_ext.retrieval.explain.explain`).
+
+        Args:
+            query: The question searched (names the words it matched).
+
+        Returns:
+            The steps, first to last; the last is the score on the scale 0..1.
+        """
+        return explain(
+            self.debug,
+            text=self.text,
+            query=query,
+            importance=self.importance,
+            category=self.category,
+            superseded=self.valid_to is not None,
+        )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

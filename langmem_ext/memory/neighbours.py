@@ -41,6 +41,10 @@ class IndexNeighbours:
     :meth:`KeywordIndex.docs_with_vectors`); ``None`` reads ``index.db``."""
     keeps: Callable[[Candidate], bool] | None = None
     """When set, only candidates it keeps are materialised (e.g. current versions)."""
+    max_gap: float | None = None
+    """When set, seconds: only entries written at most this long before or after a
+    candidate are its neighbours. Facts noted weeks apart next to each other in a
+    file are not each other's context; the turns of one conversation are."""
 
     def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
         """See :meth:`langmem_ext.retrieval.context.NeighbourSource.neighbours`."""
@@ -49,7 +53,25 @@ class IndexNeighbours:
             for c in candidates
             if "path" in c.metadata and "line" in c.metadata
         ]
-        return self.keyword.neighbours(self.scope, anchors, window)
+        layout = self.keyword.neighbours(self.scope, anchors, window)
+        if self.max_gap is None or not layout:
+            return layout
+        when = {c.id: c.created_at for c in candidates}
+        ids = list({n for pairs in layout.values() for _, n in pairs})
+        if self.model is None:
+            docs = self.keyword.docs(ids)
+        else:
+            found = self.keyword.docs_with_vectors(ids, self.model, self.scope)
+            docs = {i: d for i, (d, _v) in found.items()}
+        gap = self.max_gap
+        return {
+            a: [
+                (o, n)
+                for o, n in pairs
+                if (d := docs.get(n)) is not None and abs(d.created_at - when[a]) <= gap
+            ]
+            for a, pairs in layout.items()
+        }
 
     def candidates(self, ids: Sequence[str]) -> list[Candidate]:
         """See :meth:`langmem_ext.retrieval.context.NeighbourSource.candidates`."""

@@ -112,6 +112,73 @@ def _norm_name(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
+_MAX_NAME_CHARS = 4
+_HANZI = re.compile(r"[\u4e00-\u9fff]+")
+
+
+@lru_cache(maxsize=4096)
+def _readings(name: str) -> tuple[frozenset[str], ...] | None:
+    """The toneless pinyin readings of each character of a Chinese name; ``None``
+    for anything else (the reading table is loaded on first use)."""
+    if not name or len(name) > _MAX_NAME_CHARS or not _HANZI.fullmatch(name):
+        return None
+    from pypinyin.contrib.tone_convert import to_normal
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    out: list[frozenset[str]] = []
+    for ch in name:
+        raw = pinyin_dict.get(ord(ch))
+        if not raw:
+            return None
+        out.append(frozenset(to_normal(r) for r in raw.split(",")))
+    return tuple(out)
+
+
+def same_person(a: str, b: str) -> bool:
+    """Whether two person keys name one person: equal, or a Chinese name and its
+    pinyin ("林伟" and "lin wei" / "linwei"; "小雨" and "xiaoyu"), which is how a name
+    is written in the other language.
+
+    Example:
+        >>> same_person("林伟", "lin wei"), same_person("xiaoyu", "小雨"), same_person("林伟", "li wei")
+        (True, True, False)
+    """
+    if a == b:
+        return True
+    for cjk, latin in ((a, b), (b, a)):
+        if not latin.isascii():
+            continue
+        readings = _readings(cjk)
+        if readings is None:
+            continue
+        parts = re.split(r"[\s\-']+", latin.casefold().strip())
+        if len(parts) == len(readings):
+            return all(p in r for p, r in zip(parts, readings, strict=True))
+        joined = "".join(parts)
+        spelled = {""}
+        for r in readings:
+            spelled = {x + y for x in spelled for y in r if joined.startswith(x + y)}
+            if not spelled:
+                return False
+        return joined in spelled
+    return False
+
+
+def is_relation(key: str) -> bool:
+    """Whether a person key is a relation to another person (``wife``, ``mother``,
+    ``colleague``), not a name; the user's pet and doctor do not count (a pet is
+    the user's own, "医生说我…" states the user's fact)."""
+    return key in _RELATION_KEYS
+
+
+_RELATION_KEYS = frozenset(v.RELATIONS.values()) - {"pet", "doctor"}
+
+
+def _is_named(key: str, names: frozenset[str]) -> bool:
+    """Whether ``key`` is one of the profile's ``names`` (in either language)."""
+    return key in names or any(same_person(key, n) for n in names)
+
+
 def _subject(
     before: str, names: frozenset[str], speaker: str | None, rest_of_sentence: str = ""
 ) -> str:
@@ -153,14 +220,134 @@ def _subject(
         tail = span[m.end() :] + rest_of_sentence
         if words and not (first and (_sentence_word(words[0]) or not v.VERB.match(tail))):
             key = _norm_name(" ".join(words))
-            note(m.end(), USER if key in names else key)
+            owned = _POSSESSED.match(span[m.end() :])
+            if owned is not None:  # "Wu Lei's wife is allergic…": the wife's fact
+                note(m.end() + owned.end(), _relation_key(owned.group(1)))
+            else:
+                note(m.end(), USER if _is_named(key, names) else key)
     rest = v.FILLER_ZH.sub("", v.MARKERS_ZH.sub("", re.sub(r"[A-Za-z'\-\s\d.,]+", "", span)))
     if best is None and rest and len(rest) <= 6:  # a Chinese name: 李雷对花生过敏
-        best = (len(span), USER if rest in names else rest)
+        best = (len(span), USER if _is_named(rest, names) else rest)
     who = USER if best is None else best[1]
     if who == USER and speaker is not None:  # a transcript line speaks for its speaker
         return USER if speaker in names or speaker in v.USER_SPEAKERS else speaker
     return who
+
+
+_POSSESSED = re.compile(
+    rf"^'s\s+(?:(?:little|older|younger|big|best|elder|new|business)\s+)?({v.REL_EN})\b", re.I
+)
+_NAME_ANYWHERE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*(?![A-Za-z])")
+"""A capitalised name, also right after Chinese text ("我丈夫Mark")."""
+_APPOSITION = 3
+"""Characters between two markers of one noun phrase at most: "my wife Claire", "我丈夫Mark"."""
+
+
+def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """Whom a memory (or a question) is mainly about: the person keys of its first
+    subject phrase, in the keys of :class:`SafetyFact` (:data:`USER`, a relation such
+    as ``wife``, a name such as ``mark``).
+
+    The first person marker of the text opens the phrase; markers right after it name
+    the same person ("my wife Claire" → ``wife``, ``claire``; "我丈夫Mark" →
+    ``husband``, ``mark``), and a relation owned by the one before replaces it ("Wu
+    Lei's wife" → ``wife``). The profile's names are the user. Pronouns alone name
+    nobody; a transcript line (``Name: text``) and a text without a marker give
+    ``()``: whom it is about is unknown.
+
+    Args:
+        text: A memory or a question (any language).
+        names: The profile's name and preferred name.
+
+    Returns:
+        The keys, the main one first; ``()`` when unknown.
+
+    Example:
+        >>> persons("My wife Xu Ting loves shrimp dumplings")
+        ('wife', 'xu ting')
+        >>> persons("我妈妈住在杭州"), persons("I live in Dublin with my wife Claire")
+        (('mother',), ('user',))
+        >>> persons("What does Wu Lei's wife do?"), persons("林伟对花生过敏", ["林伟"])
+        (('wife',), ('user',))
+    """
+    if not isinstance(text, str) or speaker_of(text) is not None:
+        return ()
+    known = _names(names)
+    found: list[tuple[int, int, str]] = []
+    low = text.casefold()
+    for name in known:
+        at = low.find(name)
+        if name and at >= 0:
+            found.append((at, at + len(name), USER))
+        else:  # the name in the other script opening the text: "林伟对…" for "Lin Wei"
+            for size in range(2, _MAX_NAME_CHARS + 1):
+                if same_person(text[:size], name):
+                    found.append((0, size, USER))
+                    break
+    for m in v.MARKERS_EN.finditer(text):
+        kind = m.lastgroup or ""
+        if kind in ("rel", "relpos"):
+            found.append((m.start(), m.end(), _relation_key(m.group(kind))))
+        elif kind in ("user", "mine"):
+            found.append((m.start(), m.end(), USER))
+    for m in v.MARKERS_ZH.finditer(text):
+        kind = m.lastgroup or ""
+        if kind == "rel":
+            found.append((m.start(), m.end(), _relation_key(m.group(kind))))
+        elif kind == "user":
+            found.append((m.start(), m.end(), USER))
+    for m in _NAME_ANYWHERE.finditer(text):
+        words = [w for w in re.split(r"[ -]", m.group(0)) if w.casefold() not in v.NOT_NAME]
+        if not words or (m.start() == 0 and len(words) == 1 and not _names_a_subject(text, m)):
+            continue
+        key = _norm_name(" ".join(words))
+        found.append(
+            (m.end() - len(" ".join(words)), m.end(), USER if _is_named(key, known) else key)
+        )
+    if not found:
+        return ()
+    found.sort()
+    start, end, key = found[0]
+    if start > _SUBJECT_WITHIN:
+        return ()  # the first person named is deep in the sentence: not its subject
+    keys = [key]
+    for at, to, k in found[1:]:
+        if at < end:  # overlapping markers of one phrase ("my wife" and "my")
+            if k != USER and keys[-1] == USER and at == start:
+                keys[-1] = k
+            end = max(end, to)
+            continue
+        owned = _POSSESSED.match(text[end:])
+        if owned is not None:  # "Wu Lei's wife": the wife
+            keys = [_relation_key(owned.group(1))]
+            end += owned.end()
+            if at < end:
+                continue
+        if at - end > _APPOSITION or k == USER or k in v.RELATIONS.values():
+            break  # only a name stands next to the person it names
+        keys.append(k)
+        end = to
+    owned = _POSSESSED.match(text[end:])
+    if owned is not None:
+        keys = [_relation_key(owned.group(1))]
+    return tuple(dict.fromkeys(keys))
+
+
+_SUBJECT_WITHIN = 12
+"""A memory's subject is named in its first characters ("My wife…", "我妈妈…",
+"Wu Lei's wife…"); a name further in ("Dentist appointment with Dr. Weber") is not."""
+_THIRD_PERSON = re.compile(r"^\s+(?:\w+(?:s|ed)\b|'s\b)")
+
+
+def _names_a_subject(text: str, m: re.Match[str]) -> bool:
+    """Whether one capitalised word opening ``text`` is a name: a verb follows it
+    ("Tom works…", "Mark started…", "Claire is…"), not an object ("Prefers oolong
+    tea", "Wants to learn Rust")."""
+    word = m.group(0)
+    if _sentence_word(word):
+        return False
+    tail = text[m.end() :]
+    return bool(v.VERB.match(tail) or _THIRD_PERSON.match(tail))
 
 
 def _sentence_word(word: str) -> bool:
@@ -416,8 +603,11 @@ __all__ = [
     "USER",
     "SafetyFact",
     "SafetyTopic",
+    "is_relation",
     "item_key",
+    "persons",
     "safety_facts",
     "safety_topic",
+    "same_person",
     "user_facts",
 ]

@@ -29,7 +29,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.safety import safety_facts
+from langmem_ext.memory.safety import USER, is_relation, persons, safety_facts, same_person
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
@@ -40,7 +40,7 @@ from langmem_ext.retrieval.contextual import (
     unit_query,
 )
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.short_term.statements import question_slots
+from langmem_ext.short_term.statements import question_slots, single_valued
 from langmem_ext.text import query_tokens, speaker_of
 
 if TYPE_CHECKING:
@@ -290,8 +290,9 @@ class SearchEngine:
         if valid.keeps is not None:
             vectors = None if vectors is None else [valid.filter(v) for v in vectors]
             keywords = None if keywords is None else [valid.filter(kw) for kw in keywords]
+        older: set[str] = set()
         if valid.as_of is None:  # the slot stage knows current versions only
-            keywords = self._slot_stage(q, scope, category, keywords)
+            keywords = self._slot_stage(q, scope, category, keywords, older)
         if len(qs) == 1:
             vector = None if vectors is None else vectors[0]
             keyword = None if keywords is None else keywords[0]
@@ -303,6 +304,11 @@ class SearchEngine:
             vector = self._graph_stage(scope, category, valid, qvecs, vector, keyword, links)
         if valid.as_of is None and rs.safety_stage and self.safety is not None:
             vector, keyword = self._safety_stage(q, scope, category, valid, qvecs, vector, keyword)
+        if rs.person_stage:
+            self._person_stage(q, scope, vector, keyword)
+        for c in (*(vector or ()), *(keyword or ())) if older else ():
+            if c.id in older:  # a newer statement of its slot replaces it
+                c.debug["older_statement"] = 1.0
         ranked = rank(
             vector,
             keyword,
@@ -318,6 +324,9 @@ class SearchEngine:
                 category,
                 self.workspace.vectors.model_name,
                 keeps=valid.keeps,
+                max_gap=(
+                    None if rs.context_max_gap_days is None else rs.context_max_gap_days * 86_400.0
+                ),
             ),
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
@@ -514,13 +523,16 @@ class SearchEngine:
         scope: str,
         category: str | None,
         keywords: list[list[Candidate]] | None,
+        older: set[str] | None = None,
     ) -> list[list[Candidate]] | None:
         """A question about one of the user's own attributes ("where do I live?",
         "我在哪家公司工作？") finds the current memories stating that attribute (their
         slot, :func:`~langmem_ext.short_term.statements.question_slots`), whatever
         their wording: they join the first text's keyword candidates as full keyword
         matches (``Candidate.slot_match``, shown as ``debug["slot"]``), readable in any script, and rank above the
-        hits that only resemble the question ("My sister lives in Rome")."""
+        hits that only resemble the question ("My sister lives in Rome"). Of a slot
+        with one current value (where the user lives) only the newest statement is
+        the answer; the older ones, in any language, are added to ``older``."""
         slots = question_slots(q) if self.settings.retrieval.slot_stage else []
         if not slots:
             return keywords
@@ -542,11 +554,21 @@ class SearchEngine:
             )
             or 1.0
         )
+        # of a slot with one current value (where the user lives), the newest statement
+        # is the answer: the older ones, in any language, are versions it replaced
+        newest: dict[str, float] = {}
+        for st in states:
+            if st.slot is not None and single_valued(st.slot):
+                newest[st.slot] = max(newest.get(st.slot, st.created_at), st.created_at)
         for st in states:
             d = docs.get(st.id)
             if d is None or d.scope != scope or (category and d.category != category):
                 continue
             c = first.get(st.id)
+            if st.slot in newest and st.created_at < newest[st.slot]:
+                if older is not None:  # a newer one states the slot
+                    older.add(st.id)
+                continue
             if c is None:
                 c = doc_candidate(d)
                 lists[0].append(c)
@@ -595,10 +617,16 @@ class SearchEngine:
         for c in (*(vector or ()), *(keyword or ())):
             seen.add(c.id)
             fields = set(linked.get(c.id, ()))
+            # a relation and the name next to it are one person ("我丈夫Mark")
+            about = () if topic.subject == USER else persons(c.text, names)
             fields |= {
                 f.field
                 for f in safety_facts(c.text, names)
-                if f.field in asked and f.subject in subjects
+                if f.field in asked
+                and (
+                    any(same_person(f.subject, s) for s in subjects)
+                    or (f.subject in about and topic.subject in about)
+                )
             }
             if fields:
                 c.safety = tuple(f for f in topic.fields if f in fields)
@@ -617,6 +645,43 @@ class SearchEngine:
         if into is vector:
             _rerank_vector(vector)
         return vector, keyword
+
+    def _names(self, scope: str) -> tuple[str, ...]:
+        """The profile's names (a memory about them is the user's); none without links."""
+        if self.safety is None:
+            return ()
+        try:
+            return self.safety.names(scope)
+        except Exception as e:  # a profile must never break search
+            self._warn_once(f"names:{type(e).__name__}", "profile unreadable: %s", e)
+            return ()
+
+    def _person_stage(
+        self,
+        q: str,
+        scope: str,
+        vector: list[Candidate] | None,
+        keyword: list[Candidate] | None,
+    ) -> None:
+        """Whom the question asks about against whom each memory is about
+        (:func:`~langmem_ext.memory.safety.persons`): a question about the user ("what
+        am I allergic to?", "我住在哪") and a memory about another person ("My sister
+        is allergic to shellfish", "我妈妈住在杭州"), or a question about another person
+        ("What is my wife allergic to?") and the user's own fact, mark the memory
+        ``other_person``; the pipeline lowers its score. Two other people are never
+        told apart (a name and a relation may be one person), nor is a memory whose
+        wording names nobody; and a question naming someone by name may be about the
+        user (whose name the profile may not hold), so only a relation ("my wife",
+        "我妈妈") sets the user's own facts apart."""
+        names = self._names(scope)
+        asked = persons(q, names)
+        if not asked or (asked[0] != USER and not is_relation(asked[0])):
+            return
+        mine = asked[0] == USER
+        for c in (*(vector or ()), *(keyword or ())):
+            about = persons(c.text, names)
+            if about and (is_relation(about[0]) if mine else about == (USER,)):
+                c.other_person = True
 
     def _profile_fields(self, scope: str, hits: list[SearchHit]) -> None:
         """Note in each hit's ``debug`` the safety fields of the user's profile its

@@ -44,6 +44,10 @@ class Candidate:
         safety: The safety fields the question asks about ("what am I allergic to?")
             that the memory states about the person asked about (the search's safety
             stage): such memories rank first (:func:`~langmem_ext.retrieval.pipeline.safety_first`).
+        other_person: The memory is about someone other than whom the question asks
+            about: the user's own fact for a question about their wife, a family
+            member's for a question about the user (set by the search's person stage);
+            its score is lowered (:func:`~langmem_ext.retrieval.pipeline.person_demote`).
         debug: Stage name -> that stage's contribution (see ``rank``).
         metadata: Passed through untouched (path, line, scope, ...).
     """
@@ -63,6 +67,7 @@ class Candidate:
     slot_match: bool = False
     graph_score: float | None = None
     safety: tuple[str, ...] = ()
+    other_person: bool = False
     debug: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
 

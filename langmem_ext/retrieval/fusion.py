@@ -5,7 +5,7 @@ different questions:
 
 ``score`` — the *ranking* score, which the scoring stages then adjust:
 
-* weighted (default): ``w_v * cos + w_b * bm25 / max_bm25``, times
+* weighted (default): ``w_v * cos + w_b * keyword evidence``, times
   ``1 + bm25_hit_bonus`` when the keyword engine found the candidate. ``cos`` is
   the cosine after the embedder's rescaling (the search engine applies
   :func:`langmem_ext.retrieval.calibration.rescale_cosine`, so an e5 cosine of 0.85
@@ -26,14 +26,24 @@ Two things make a keyword score mean evidence:
   :data:`KEYWORD_FULL_MATCH_SHARE` of the query's full-match BM25 (the sum of its
   terms' IDFs, :attr:`Candidate.bm25_full`): a pool whose best match covers a sliver
   of the query no longer scores that match 1.0.
-* Given the query text, each candidate's keyword weight is scaled by the share of it
-  the keyword engine can read for this query
+* Given the query text, each candidate's keyword evidence is scaled by the share of
+  it the keyword engine can read for this query
   (:func:`~langmem_ext.text.script_overlap`): an English query matches the
   stray Latin words ("NFL", "Level") of a Chinese memory, not the memory, and cannot
-  match a Chinese memory at all. The unreadable share of the keyword weight goes to
-  the vector side, so a cross-lingual hit is ranked by its cosine instead of
-  0.4 x its cosine against a same-language memory that shares one name with the
-  question. Its keyword evidence and hit bonus are scaled the same way.
+  match a Chinese memory at all. The keyword engine's silence on the share it cannot
+  read is no evidence either way: that share of the keyword term is half the
+  memory's vector evidence (its cosine over the full-match cosine,
+  :data:`UNREAD_KEYWORD_SHARE`), about what a memory in the query's language at that
+  similarity matches of the question's words. A memory the keyword engine reads and
+  finds none of the query's words in keeps a keyword term of 0 (judging it too by its similarity cost LoCoMo 7 points of R@10:
+  there the missing words are evidence). Before, the unreadable share of the keyword *weight* went to
+  the raw cosine, so a cross-lingual answer at cosine 0.36 scored 0.36 against 0.7–0.9
+  for a same-language memory sharing one word with the question, while a
+  same-language paraphrase without a shared word scored 0.4 × its cosine.
+* The cosine of a memory in another script is compared on the scale of one
+  language: divided by the share of the full match that counts across scripts
+  (``retrieval.cross_script_full_match``, as for ``relevance``), since one meaning
+  scores lower across languages. Its hit bonus is scaled by the readable share.
 
 Numbers are the exception: "1817" reads the same in an English question and a
 Chinese memory. A memory in another script than the query that holds one of the
@@ -85,13 +95,26 @@ DEFAULT_FULL_MATCH_COSINE = 0.6
 Calibrated on USE multilingual v3; not (yet) a setting of ``RetrievalSettings``."""
 
 
-KEYWORD_FULL_MATCH_SHARE = 0.25
+KEYWORD_FULL_MATCH_SHARE = 0.5
 """A keyword hit's evidence is its BM25 over the larger of the pool's best BM25 and
 this share of the query's full-match BM25 (the sum of its terms' IDFs, see
 :attr:`~langmem_ext.retrieval.candidate.Candidate.bm25_full`): the best match of a
-pool only counts as certain when it matched at least this share of what the
-query's words weigh. One stray match of a common word is no longer 1.0."""
+pool only counts as certain when it matched at least half of what the query's
+informative words weigh (IDF-weighted). A question of two informative words of which
+a memory shares one common word ("Where am I based these days?" / "… two cups of
+coffee a day") gets about half, not 1.0. At a share of 1 (the matched share itself)
+LoCoMo's long questions, whose best turns match a third of their words, lost 2 points
+of R@10 (BENCHMARKS.md §31)."""
 
+
+UNREAD_KEYWORD_SHARE = 0.5
+"""The keyword evidence of the share of a memory the keyword side cannot read
+(another script): this share of its vector evidence. A same-language answer
+matches part of a question's informative words, seldom all, so full vector evidence
+(1.0) put a cross-language memory of lower similarity above a same-language one of
+higher similarity with a partial match (our bilingual evaluation set's recall@1 fell
+from 0.88 to 0.77); nothing (0) left cross-language answers below any same-language
+memory sharing one word with the question (BENCHMARKS.md §31)."""
 
 Ranked: TypeAlias = Sequence[Candidate] | None
 """One engine's candidates, best first; ``None`` when the engine did not run (an
@@ -162,6 +185,7 @@ def _merge(
         existing.slot_match = existing.slot_match or c.slot_match
         if c.safety:
             existing.safety = tuple(dict.fromkeys((*existing.safety, *c.safety)))
+        existing.other_person = existing.other_person or c.other_person
         if c.graph_score is not None:
             existing.graph_score = max(existing.graph_score or 0.0, c.graph_score)
         for key, dbg in c.debug.items():  # what the keyword side noted
@@ -289,6 +313,17 @@ class _Fusion:
         """Whether the keyword engine returned ``c``."""
         return c.id in self._keyword_ids
 
+    @property
+    def full_match(self) -> float:
+        """The cosine of a full match of two texts in one language."""
+        return self._full
+
+    def cross_script_ratio(self, readable: float) -> float:
+        """How much lower the cosine of one meaning is for a memory of which the
+        query's script reads ``readable`` than in one language (1.0 when it reads all;
+        ``retrieval.cross_script_full_match`` across scripts)."""
+        return self._full_match(readable) / self._full
+
     def evidence(self, c: Candidate) -> _Evidence:
         """``c``'s weights for the query's script, its keyword evidence and hit bonus."""
         wv, wb, readable = _candidate_weights(c, *self.weights, self._profile)
@@ -359,10 +394,26 @@ def fuse_weighted(
         BM25, keyword hits only), ``fused`` and ``relevance``.
     """
     fusion = _Fusion(vector, keyword, settings, **options)
+    wv, wb = fusion.weights
     for c in fusion.candidates:
         ev = fusion.evidence(c)
         cos = _clamp01(c.vector_score) if c.vector_score is not None else 0.0
-        c.score = max((e.wv * cos + e.wb * (e.keyword or 0.0)) * e.bonus for e in ev.readings())
+        # across scripts: the cosine on the one-language scale, and for the share of
+        # the memory the keyword side cannot read, the vector evidence as its keyword
+        # evidence (the same in both readings of a number match)
+        calibrated = cos / fusion.cross_script_ratio(ev.readable)
+        implied = 0.0
+        if c.vector_score is not None and ev.readable < 1.0:
+            implied = UNREAD_KEYWORD_SHARE * _clamp01(calibrated / fusion.full_match)
+        best = 0.0
+        for e in ev.readings():
+            if e is ev:
+                keyword_ev = (e.keyword or 0.0) + (1.0 - e.readable) * implied
+            else:  # a number matched: that share is read, the rest is judged as above
+                matched = e.keyword or 0.0
+                keyword_ev = matched + (1.0 - matched) * implied
+            best = max(best, (wv * calibrated + wb * keyword_ev) * e.bonus)
+        c.score = best
         if c.vector_score is not None:
             c.debug["vector"] = c.vector_score
         if ev.keyword is not None:
@@ -421,6 +472,7 @@ def fuse_rrf(
 __all__ = [
     "DEFAULT_FULL_MATCH_COSINE",
     "KEYWORD_FULL_MATCH_SHARE",
+    "UNREAD_KEYWORD_SHARE",
     "FusionOptions",
     "Ranked",
     "fuse_rrf",

@@ -26,7 +26,10 @@ Order of the stages in :func:`rank` (each can be switched off in
    to?" / "我做过什么手术") go first, in their staged order (:func:`safety_first`);
    they are never cut from the working set nor dropped by the thresholds or the
    noise filter: a safety fact always reaches the model;
-10. the first ``k`` (clamped to ``settings.max_k``).
+10. the first ``k`` (clamped to ``settings.max_k``), their score mapped onto 0..1
+    (:func:`~langmem_ext.retrieval.explain.final_score`; ``debug["ranking"]`` keeps
+    the ranking score). Why each stage acted, in words:
+    :func:`~langmem_ext.retrieval.explain.explain`.
 
 Why the thresholds sit where they do is explained in
 :mod:`langmem_ext.retrieval.scoring`.
@@ -42,6 +45,7 @@ from functools import partial
 from langmem_ext.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.context import NeighbourSource, context_boost
+from langmem_ext.retrieval.explain import final_score
 from langmem_ext.retrieval.fusion import DEFAULT_FULL_MATCH_COSINE, fuse_rrf, fuse_weighted
 from langmem_ext.retrieval.intent import RecallIntent
 from langmem_ext.retrieval.scoring import (
@@ -76,6 +80,9 @@ class PipelineOptions:
         graph: The graph boost (``Candidate.graph_score``, set by the search's graph
             stage).
         safety: Safety first (``Candidate.safety``, set by the search's safety stage).
+        person: Lower the score of a memory about someone other than whom the
+            question asks about (``Candidate.other_person``, set by the search's
+            person stage).
     """
 
     recency: bool = True
@@ -88,6 +95,36 @@ class PipelineOptions:
     context: bool = True
     graph: bool = True
     safety: bool = True
+    person: bool = True
+
+
+OTHER_PERSON_FACTOR = 0.75
+"""Score factor of a memory about someone other than whom the question asks about
+(``Candidate.other_person``): "What is my wife allergic to?" and the user's own
+allergy, "Where do I live?" and where the user's mother lives. It keeps three
+quarters of its score: whom a memory is about is read from its wording, which can
+miss (a name and a relation that are one person), so it is lowered, never removed."""
+
+
+def person_demote(cands: list[Candidate], factor: float = OTHER_PERSON_FACTOR) -> list[Candidate]:
+    """Multiply the score of the candidates about another person by ``factor``, in
+    place (``debug["other_person"]`` is the factor). Returns them, best first.
+
+    Example:
+        >>> a, b = Candidate("a", "x", "fact", 0.0, 1.0), Candidate("b", "y", "fact", 0.0, 1.0)
+        >>> a.score, b.score, a.other_person = 0.5, 0.45, True
+        >>> [c.id for c in person_demote([a, b])]
+        ['b', 'a']
+    """
+    changed = False
+    for c in cands:
+        if c.other_person:
+            c.score *= factor
+            c.debug["other_person"] = factor
+            changed = True
+    if changed:
+        cands.sort(key=best_first)
+    return cands
 
 
 def safety_first(cands: list[Candidate]) -> list[Candidate]:
@@ -187,8 +224,10 @@ def rank(
 
     Returns:
         New candidates, best first, at most ``k`` (plus ``extra``). ``debug`` holds
-        every stage's contribution and ``final``, the returned score. The inputs are
-        not changed unless ``copy_inputs`` is ``False``.
+        every stage's contribution, ``ranking`` (the score the stages ranked by) and
+        ``final``, the returned ``score``: the ranking score on the scale 0..1
+        (:func:`~langmem_ext.retrieval.explain.final_score`, same order). The inputs
+        are not changed unless ``copy_inputs`` is ``False``.
     """
     opts = options or PipelineOptions()
     k = min(k, settings.max_k)
@@ -209,6 +248,8 @@ def rank(
         cands = context_boost(cands, context, settings, k=k, copy_inputs=False)
     if opts.graph and settings.graph_weight > 0:
         cands = graph_boost(cands, settings.graph_weight)
+    if opts.person:
+        cands = person_demote(cands)
     # Fusion and context return candidates best first. The later stages only filter
     # and rescale by bounded factors: a candidate far below the k-th cannot reach the
     # top k, and copying it through every stage costs.
@@ -231,7 +272,9 @@ def rank(
         more = staged[k : k + extra]
         safe = _states_safety if opts.safety else None
         result += noise_filter(more, settings, exempt=safe) if opts.noise else more
-    for c in result:
+    for c in result:  # one scale for every hit (the order is the ranking's)
+        c.debug["ranking"] = c.score
+        c.score = final_score(c.score)
         c.debug["final"] = c.score
     logger.debug(
         "rank: %d fused, %d passed the stages, returning %d", total, len(staged), len(result)
@@ -296,4 +339,12 @@ def _stages(
     return cands
 
 
-__all__ = ["WORKING_SET", "PipelineOptions", "graph_boost", "rank", "safety_first"]
+__all__ = [
+    "OTHER_PERSON_FACTOR",
+    "WORKING_SET",
+    "PipelineOptions",
+    "graph_boost",
+    "person_demote",
+    "rank",
+    "safety_first",
+]

@@ -96,11 +96,10 @@ def _recency_adjust(settings: RetrievalSettings, now: float) -> Adjust:
     aged = frozenset(settings.age_categories)
 
     def adjust(c: Candidate) -> None:
-        boost = 0.0
-        if half_life > 0 and c.category in aged:
+        if half_life > 0 and c.category in aged:  # others do not age: no entry
             boost = math.exp(-age_days(c, now) / half_life) * weight
-        c.score += boost
-        c.debug["recency"] = boost
+            c.score += boost
+            c.debug["recency"] = boost
 
     return adjust
 
@@ -168,7 +167,8 @@ def recency_boost(
         now: Epoch seconds.
 
     Returns:
-        New candidates, re-sorted; ``debug["recency"]`` is the amount added. No-op
+        New candidates, re-sorted; ``debug["recency"]`` is the amount added, for the
+        categories that age only (a fact minutes old shows no recency of 0). No-op
         when the half-life is not positive.
     """
     return _adjusted(candidates, [_recency_adjust(settings, now)])

@@ -74,13 +74,28 @@ class Statement:
         return "|".join(parts)
 
 
+def single_valued(slot: str) -> bool:
+    """Whether a slot holds one current value (``user|lives_in``): a newer statement
+    of it replaces the older ones.
+
+    Example:
+        >>> single_valued("user|lives_in"), single_valued("user|likes|coffee")
+        (True, False)
+    """
+    parts = slot.split("|")
+    return len(parts) >= 2 and parts[1] in SINGLE_VALUED
+
+
 def _norm_key(text: str) -> str:
     return re.sub(r"\s+", " ", text.casefold()).strip()
 
 
 _ZH_OBJ = r"(?P<o>[^，,。！!？?；;：:\s]{1,20}?)"
 _ZH_END = r"(?:了|啦|呢|哦|喔|呀|的)?(?=$|[，,。！!？?；;\s])"
-_ZH_WHEN = r"(?:现在|目前|如今|已经|刚刚|刚|最近|上个月|上周|上星期|这个月|本月|这周|去年|今年|前几天|昨天)?"
+_ZH_WHEN = (
+    r"(?:现在|目前|如今|已经|刚刚|刚|最近|上个月|上周|上星期|这个月|本月|这周|去年|今年|前几天|昨天"
+    r"|(?:去年|今年)?(?:\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:初|中|底)?)?"
+)
 _EN_OBJ = r"(?P<o>[^,.;:!?]{1,40}?)"
 _EN_END = (
     r"(?:\s+(?:now|these days|since \w+|last (?:week|month|year)|this (?:week|month|year)"
@@ -96,7 +111,7 @@ _ZH_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for p, pred in (
         (rf"我{_ZH_WHEN}(?:的名字)?(?:叫|名叫|的名字是){_ZH_OBJ}{_ZH_END}", "name"),
         (rf"我{_ZH_WHEN}(?:住在|住|定居在|定居于){_ZH_OBJ}{_ZH_END}", "lives_in"),
-        (rf"我{_ZH_WHEN}(?:已经)?(?:搬到|搬去|搬家到|迁到){_ZH_OBJ}(?:住|居住|生活)?{_ZH_END}", "lives_in"),
+        (rf"我{_ZH_WHEN}(?:已经)?(?:搬到|搬去|搬回|搬回到|搬家到|迁到)了?{_ZH_OBJ}(?:住|居住|生活)?{_ZH_END}", "lives_in"),
         (rf"我{_ZH_WHEN}(?:来自|來自|老家在|是){_ZH_OBJ}人{_ZH_END}", "from"),
         (rf"我{_ZH_WHEN}(?:来自|來自|老家在){_ZH_OBJ}{_ZH_END}", "from"),
         (rf"我{_ZH_WHEN}(?:的工作|的职业)是{_ZH_OBJ}{_ZH_END}", "works_as"),
@@ -122,7 +137,8 @@ _EN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\bi(?:'m| am) called {_EN_OBJ}{_EN_END}", "name"),
         (rf"\bi {_EN_WHEN}live in {_EN_OBJ}{_EN_END}", "lives_in"),
         (rf"\bi(?:'m| am) {_EN_WHEN}living in {_EN_OBJ}{_EN_END}", "lives_in"),
-        (rf"\bi(?:'ve| have)? {_EN_WHEN}(?:moved|relocated) (?:to|into) {_EN_OBJ}{_EN_END}",
+        (rf"\bi(?:'ve| have)? {_EN_WHEN}(?:moved|relocated) (?:back )?(?:to|into) {_EN_OBJ}"
+         rf"(?:\s+(?:in|for|to|with|after|because|last|this|when)\b[^,.;:!?]*)?{_EN_END}",
          "lives_in"),
         (rf"\bi(?:'m| am) (?:originally )?from {_EN_OBJ}{_EN_END}", "from"),
         (rf"\bi {_EN_WHEN}work as {_ART}{_EN_OBJ}{_EN_END}", "works_as"),
@@ -241,9 +257,13 @@ def slot_of(text: str) -> str | None:
 _QUESTION_SLOTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), slot)
     for p, slot in (
-        (r"我(?:现在|目前)?(?:住在?|家在|居住在|生活在)(?:哪|什么地方|什么城市)", "lives_in"),
-        (r"\bwhere (?:do|did) i (?:now |currently )?live\b|\bwhere am i (?:now )?living\b"
-         r"|\bwhere(?:'s| is) my home\b|\bwhich city do i live in\b", "lives_in"),
+        (r"我(?:现在|目前)?(?:住在?|家在|居住在|生活在)[^，,。？?]{0,6}?(?:哪|什么地方|什么城市)"
+         r"|我(?:现在|目前)?(?:在|住在)哪(?:个|座)(?:城市|区)(?:生活|居住)?", "lives_in"),
+        (r"\bwhere (?:do|did) i (?:now |currently )?live\b"
+         r"|\bwhere am i (?:now |currently )?(?:living|based|staying)\b"
+         r"|\bwhere(?:'s| is) my home\b"
+         r"|\bwhich (?:city|town|district|neighbou?rhood|area) (?:do i live in|am i (?:now |currently )?"
+         r"(?:living|based|staying) in)\b", "lives_in"),
         (r"我(?:是|来自|來自)(?:哪里|哪儿|哪個|哪个地方)|我老家在哪", "from"),
         (r"\bwhere am i from\b|\bwhere do i come from\b", "from"),
         (r"我(?:现在)?(?:是)?(?:做|干)什么(?:工作)?的|我的(?:工作|职业)是什么|我(?:现在)?是干什么的",
@@ -317,6 +337,7 @@ __all__ = [
     "Statement",
     "extract_statements",
     "question_slots",
+    "single_valued",
     "slot_of",
     "statements_in",
 ]

@@ -49,6 +49,7 @@ from langmem_ext.workspace.sqlite.fts import (
     index_doc,
     move_to_scope_blocks,
     next_rowid,
+    retokenize_index,
     unindex_doc,
 )
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
@@ -123,6 +124,7 @@ class DocTable:
         self._conn.execute("SELECT count(*) FROM docs").fetchone()  # fails if corrupt
         with self._lock:
             move_to_scope_blocks(self._conn)
+            retokenize_index(self._conn)
         self._sections: dict[str, ScopeSections] = {}
         self._doc_caches: dict[str, DocCache] = {}
         self._matrices: dict[tuple[str, str], ScopeMatrix | None] = {}

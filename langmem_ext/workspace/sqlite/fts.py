@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 
-from langmem_ext.text import index_tokens
+from langmem_ext.text import TOKENIZER_VERSION, index_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,84 @@ def index_doc(c: sqlite3.Connection, rowid: int, text: str) -> None:
 def unindex_doc(c: sqlite3.Connection, rowid: int) -> None:
     """Remove the tokens under a doc's rowid; inside a write."""
     c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+
+
+TOKENIZER_KEY = "tokenizer"
+"""``meta`` key naming the tokens ``fts`` holds (:data:`~langmem_ext.text.TOKENIZER_VERSION`)."""
+
+
+def retokenize_index(c: sqlite3.Connection) -> int:
+    """Write every doc's tokens again when ``fts`` holds another tokenizer's.
+
+    One transaction; a no-op once the index's ``meta`` names the current tokenizer
+    (a new index is marked at once). Call under the connection's lock.
+
+    Returns:
+        The docs tokenized again.
+    """
+    row = c.execute("SELECT value FROM meta WHERE key = ?", (TOKENIZER_KEY,)).fetchone()
+    if row is not None and row[0] == TOKENIZER_VERSION:
+        return 0
+    started = time.perf_counter()
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        docs = c.execute("SELECT rowid, text FROM docs").fetchall()
+        c.execute("DELETE FROM fts")
+        c.executemany(
+            "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
+            ((rowid, " ".join(index_tokens(text))) for rowid, text in docs),
+        )
+        c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (TOKENIZER_KEY, TOKENIZER_VERSION))
+        c.execute("COMMIT")
+    except BaseException:
+        c.execute("ROLLBACK")
+        raise
+    if docs:
+        logger.info(
+            "keyword index: %d docs tokenized again in %.1f s",
+            len(docs),
+            time.perf_counter() - started,
+        )
+    return len(docs)
+
+
+def retokenize_ledger(c: sqlite3.Connection) -> int:
+    """:func:`retokenize_index` for the ledger's keyword tables: the session hot log's
+    events (``session_events_fts``) and the LangGraph store's texts (``store_texts``,
+    ``store_fts``). Call after the ledger's migrations, under its lock.
+
+    Returns:
+        The events and store texts tokenized again.
+    """
+    row = c.execute("SELECT value FROM meta WHERE key = ?", (TOKENIZER_KEY,)).fetchone()
+    if row is not None and row[0] == TOKENIZER_VERSION:
+        return 0
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        events = c.execute(
+            "SELECT e.id, e.text FROM session_events e JOIN session_events_fts f ON f.rowid = e.id"
+        ).fetchall()
+        c.executemany("DELETE FROM session_events_fts WHERE rowid = ?", ((i,) for i, _ in events))
+        c.executemany(
+            "INSERT INTO session_events_fts (rowid, tokens) VALUES (?, ?)",
+            ((i, " ".join(dict.fromkeys(index_tokens(t)))) for i, t in events),
+        )
+        texts = c.execute("SELECT item_id, path, text FROM store_texts").fetchall()
+        c.executemany(
+            "UPDATE store_texts SET tokens = ? WHERE item_id = ? AND path = ?",
+            ((" ".join(index_tokens(t)), i, p) for i, p, t in texts),
+        )
+        c.execute("DELETE FROM store_fts")
+        c.execute(
+            "INSERT INTO store_fts (rowid, tokens) "
+            "SELECT item_id, group_concat(tokens, ' ') FROM store_texts GROUP BY item_id"
+        )
+        c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (TOKENIZER_KEY, TOKENIZER_VERSION))
+        c.execute("COMMIT")
+    except BaseException:
+        c.execute("ROLLBACK")
+        raise
+    return len(events) + len(texts)
 
 
 def move_to_scope_blocks(c: sqlite3.Connection) -> None:
@@ -119,11 +197,14 @@ def block_range(block: int) -> tuple[int, int]:
 
 __all__ = [
     "BLOCK_BITS",
+    "TOKENIZER_KEY",
     "block_range",
     "idf_sum",
     "index_doc",
     "match_any",
     "move_to_scope_blocks",
     "next_rowid",
+    "retokenize_index",
+    "retokenize_ledger",
     "unindex_doc",
 ]

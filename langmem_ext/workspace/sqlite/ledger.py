@@ -37,6 +37,7 @@ from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.boosts import SqliteBoosts
 from langmem_ext.workspace.sqlite.entries import SqliteEntries
 from langmem_ext.workspace.sqlite.events import SqliteEvents
+from langmem_ext.workspace.sqlite.fts import retokenize_ledger
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.pending import SqlitePending
 from langmem_ext.workspace.sqlite.profile import SqliteProfileHistory
@@ -64,6 +65,8 @@ class Ledger:
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._lock = threading.RLock()
         migrate(self._conn)
+        with self._lock:
+            retokenize_ledger(self._conn)  # keyword tables written with another tokenizer
         self.meta: MetaRepository = SqliteMeta(self._conn, self._lock)
         """Workspace settings (``meta``)."""
         self.entries: EntryRepository = SqliteEntries(self._conn, self._lock)
