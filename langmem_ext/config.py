@@ -90,6 +90,10 @@ class RetrievalSettings(BaseModel):
     safety_stage: bool = True
     """A question about a safety topic ("Does Lin Wei have any food allergies?",
     "我做过什么手术") ranks the memories stating the fields it asks about first."""
+    prose: bool = True
+    """Search the prose of memory files too (paragraphs, lists and other text typed
+    around the entries, by chunk; see :mod:`langmem_ext.workspace.prose`): each chunk
+    is ranked by this pipeline and returned as a ``source="note"`` hit."""
     graph_stage: bool = True
     """The knowledge graph's stage: memories supporting triples of the question's
     entities (one or two hops out) join the candidates, each on its own cosine, and

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import _D_COLS, _DOC_COLS, Doc, _doc
-from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB, DocTable
+from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB
 from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range, idf_sum, match_any
+from langmem_ext.workspace.sqlite.passages import PassageTable
 
 GATE_MIN_DOCS = 20_000
 """Below this many docs in the index, a keyword query matches on every token."""
@@ -25,8 +26,8 @@ COMMON_TOKEN_SHARE = 0.05
 :meth:`KeywordIndex._match_tokens`)."""
 
 
-class KeywordIndex(DocTable):
-    """The doc table with FTS5 BM25 keyword search, in one SQLite file.
+class KeywordIndex(PassageTable):
+    """The doc table (and its passages) with FTS5 BM25 keyword search, in one SQLite file.
 
     Args:
         path: ``.index/index.db``.

@@ -1,0 +1,161 @@
+"""Notes: the prose of memory files, found by search beside the memories.
+
+A paragraph, a list item or any other text typed into ``MEMORY.md`` or a daily
+note around the entries is indexed by chunk (:mod:`langmem_ext.workspace.prose`:
+its keyword tokens and its vector, with the headings above it as context).
+:func:`note_hits` finds a scope's chunks for a query and ranks them with the
+pipeline that ranks memories (:func:`langmem_ext.retrieval.pipeline.rank`: the same
+fusion, thresholds and scores), so the search engine merges them with the memory
+hits by score. A note hit has ``source="note"``, its chunk's anchor as ``id``
+(``path#^p-…`` is its :attr:`~langmem_ext.memory.models.SearchHit.anchor`, which
+``memory_get`` reads), its headings in ``heading``; it has no ledger state: it is
+never boosted, superseded or updated through the memory API (edit the file).
+
+A note whose text is that of a memory in the same results (the memory written from
+it, or the other way round; an ``[unconfirmed]`` mark aside) is left out: one text,
+one hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langmem_ext.memory.models import UNCONFIRMED_MARK, SearchHit, to_dt
+from langmem_ext.retrieval.calibration import rescale_cosine
+from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.workspace.markdown import normalise_text
+
+if TYPE_CHECKING:
+    from langmem_ext.memory.search import SearchEngine
+    from langmem_ext.retrieval.intent import RecallIntent
+    from langmem_ext.workspace.sqlite.passage_rows import Passage
+
+
+def passage_candidate(p: Passage) -> Candidate:
+    """A candidate for a passage (a prose chunk), with no engine scores yet."""
+    return Candidate(
+        id=p.id,
+        text=p.text,
+        category=p.category,
+        created_at=p.created_at,
+        importance=1.0,
+        metadata={"passage": p},
+    )
+
+
+def note_hits(
+    engine: SearchEngine,
+    query: str,
+    query_vector: Sequence[float] | None,
+    *,
+    scope: str,
+    k: int,
+    pool: int,
+    mode: str,
+    category: str | None,
+    intent: RecallIntent | None,
+    now: float,
+) -> list[SearchHit]:
+    """The scope's prose chunks for ``query``, ranked, as ``source="note"`` hits.
+
+    Args:
+        engine: The search engine (its workspace, settings and cosine baseline).
+        query: The query text.
+        query_vector: Its embedding, ``None`` when the vector side did not run (the
+            chunks are then found by their keywords only).
+        scope: The scope searched.
+        k: Hits wanted at most.
+        pool: Candidates each engine brings.
+        mode: The search mode (``keyword`` and ``fts`` use keywords only, ``vector``
+            vectors only).
+        category: Only chunks of this section category.
+        intent: The recall intent (its time window favours chunks dated inside it).
+        now: The time of the question.
+
+    Returns:
+        Hits, best first (empty when the scope has no prose).
+
+    Raises:
+        sqlite3.Error: When FTS5 fails; the vector index's errors.
+    """
+    from langmem_ext.retrieval.pipeline import rank
+
+    ws = engine.workspace
+    kw = ws.keyword
+    if not kw.has_passages("prose", scope):
+        return []
+    rs = engine.settings.retrieval
+    vector: list[Candidate] | None = None
+    keyword: list[Candidate] | None = None
+    if query_vector is not None and mode in ("vector", "hybrid"):
+        vector = []
+        found = ws.vector_search.nearest_passages("prose", scope, query_vector, pool)
+        for rank_i, (p, sim) in enumerate(found):
+            c = passage_candidate(p)
+            c.vector_score = rescale_cosine(sim, engine.cosine_baseline)
+            c.vector_rank = rank_i
+            vector.append(c)
+    if mode != "vector" or vector is None:
+        keyword = []
+        pairs = kw.passage_bm25(scope, query, pool)
+        full = (kw.passage_bm25_full(query) or None) if pairs else None
+        for rank_i, (p, score) in enumerate(pairs):
+            c = passage_candidate(p)
+            c.bm25_score, c.bm25_rank, c.bm25_full = score, rank_i, full
+            keyword.append(c)
+    if category:
+        vector = None if vector is None else [c for c in vector if c.category == category]
+        keyword = None if keyword is None else [c for c in keyword if c.category == category]
+    if not vector and not keyword:
+        return []
+    ranked = rank(
+        vector,
+        keyword,
+        k=k,
+        settings=rs,
+        now=now,
+        intent=intent,
+        full_match_cosine=rs.vector_full_match,
+        cosine_baseline=engine.cosine_baseline,
+        copy_inputs=False,
+        query=query,
+    )
+    return [_hit(c, scope) for c in ranked]
+
+
+def _hit(c: Candidate, scope: str) -> SearchHit:
+    p: Passage = c.metadata["passage"]
+    when: Any = to_dt(p.created_at)
+    return SearchHit(
+        id=p.id,
+        text=p.text,
+        score=round(float(c.score), 6),
+        path=p.path,
+        line=p.line,
+        category=p.category,
+        created_at=when,
+        updated_at=when,
+        importance=c.importance,
+        scope=scope,
+        source="note",
+        heading=p.heading or None,
+        debug={key: round(float(v), 6) for key, v in c.debug.items()},
+    )
+
+
+def _key(text: str) -> str:
+    text = text.strip()
+    if text.startswith(UNCONFIRMED_MARK):
+        text = text[len(UNCONFIRMED_MARK) :]
+    return normalise_text(text).casefold()
+
+
+def drop_represented(hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits`` without the notes whose text is a memory hit's (an ``[unconfirmed]``
+    mark aside): one text, one hit, the memory's."""
+    memories = {_key(h.text) for h in hits if h.source == "memory"}
+    return [h for h in hits if h.source != "note" or _key(h.text) not in memories]
+
+
+__all__ = ["drop_represented", "note_hits", "passage_candidate"]
