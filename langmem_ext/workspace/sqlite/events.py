@@ -122,6 +122,11 @@ class SqliteEvents(SqliteRepo):
             for r in rows
         ]
 
+    def last_id(self) -> int:
+        """The id of the last event logged (0: none)."""
+        row = self._one("SELECT coalesce(max(id), 0) FROM session_events")
+        return int(row[0]) if row else 0
+
     def after(self, last_id: int, limit: int) -> list[EventRow]:
         """Up to ``limit`` events logged after the event ``last_id`` (by id), oldest first."""
         rows = self._all(
