@@ -12,19 +12,19 @@ hits by score. A note hit has ``source="note"``, its chunk's anchor as ``id``
 never boosted, superseded or updated through the memory API (edit the file).
 
 A note whose text is that of a memory in the same results (the memory written from
-it, or the other way round; an ``[unconfirmed]`` mark aside) is left out: one text,
-one hit.
+it, or the other way round; an ``[unconfirmed]`` mark, case, spacing and punctuation
+aside) is left out: one text, one hit.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.memory.models import UNCONFIRMED_MARK, SearchHit, to_dt
 from langmem_ext.retrieval.calibration import rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.workspace.markdown import normalise_text
 
 if TYPE_CHECKING:
     from langmem_ext.memory.search import SearchEngine
@@ -144,11 +144,14 @@ def _hit(c: Candidate, scope: str) -> SearchHit:
     )
 
 
+_NOT_WORDS_RE = re.compile(r"[\W_]+")
+
+
 def _key(text: str) -> str:
-    text = text.strip()
-    if text.startswith(UNCONFIRMED_MARK):
-        text = text[len(UNCONFIRMED_MARK) :]
-    return normalise_text(text).casefold()
+    """A text as compared for "the same text": the ``[unconfirmed]`` mark, case,
+    spacing and punctuation aside."""
+    text = text.strip().removeprefix(UNCONFIRMED_MARK)
+    return _NOT_WORDS_RE.sub(" ", text).strip().casefold()
 
 
 def drop_represented(hits: list[SearchHit]) -> list[SearchHit]:
