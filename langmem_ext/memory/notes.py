@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     from langmem_ext.workspace.sqlite.passage_rows import Passage
 
 
+NOTE_POOL_FACTOR = 2
+NOTE_POOL_MIN = 10
+"""A search brings at most ``max(2 k, 10)`` chunks from each engine (fewer than the
+memories' pool: notes are merged into the memory hits, and their ranking runs after
+the memories', on the search's own time)."""
+
+
 def passage_candidate(p: Passage) -> Candidate:
     """A candidate for a passage (a prose chunk), with no engine scores yet."""
     return Candidate(
@@ -66,7 +73,8 @@ def note_hits(
             chunks are then found by their keywords only).
         scope: The scope searched.
         k: Hits wanted at most.
-        pool: Candidates each engine brings.
+        pool: The memories' pool: each engine brings at most that many chunks
+            (and at most ``max(2 k, 10)``).
         mode: The search mode (``keyword`` and ``fts`` use keywords only, ``vector``
             vectors only).
         category: Only chunks of this section category.
@@ -86,6 +94,7 @@ def note_hits(
     if not kw.has_passages("prose", scope):
         return []
     rs = engine.settings.retrieval
+    pool = min(pool, max(NOTE_POOL_FACTOR * k, NOTE_POOL_MIN))
     vector: list[Candidate] | None = None
     keyword: list[Candidate] | None = None
     if query_vector is not None and mode in ("vector", "hybrid"):
@@ -157,8 +166,16 @@ def _key(text: str) -> str:
 def drop_represented(hits: list[SearchHit]) -> list[SearchHit]:
     """``hits`` without the notes whose text is a memory hit's (an ``[unconfirmed]``
     mark aside): one text, one hit, the memory's."""
+    if not any(h.source == "note" for h in hits):
+        return hits
     memories = {_key(h.text) for h in hits if h.source == "memory"}
     return [h for h in hits if h.source != "note" or _key(h.text) not in memories]
 
 
-__all__ = ["drop_represented", "note_hits", "passage_candidate"]
+__all__ = [
+    "NOTE_POOL_FACTOR",
+    "NOTE_POOL_MIN",
+    "drop_represented",
+    "note_hits",
+    "passage_candidate",
+]

@@ -49,8 +49,15 @@ class _Vectors:
 class PassageTable(DocTable):
     """The doc table with the passages' searches and vector bookkeeping.
 
-    Args: see :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`.
+    Args:
+        path: ``.index/index.db``.
+        cache_max_entries: See :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`.
+        exact_max_entries: See :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`;
+            also the most passages of a kind a scope may have to be searched exactly.
     """
+
+    _prose_docs: tuple[tuple[int, int], int] | None = None
+    """Prose chunks in ``passages_fts``, counted at ``(data_version, own prose writes)``."""
 
     # -- prose files ---------------------------------------------------------
 
@@ -149,11 +156,15 @@ class PassageTable(DocTable):
         marks = ",".join("?" * len(toks))
         with self._lock:
             c = self._conn
-            c.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.passages_vocab "
-                f"USING fts5vocab(main, {FTS_TABLE}, row)"
-            )
-            n_docs = int(c.execute(f"SELECT count(*) FROM {FTS_TABLE}").fetchone()[0])
+            version = (int(c.execute("PRAGMA data_version").fetchone()[0]), self._prose_writes)
+            if self._prose_docs is None or self._prose_docs[0] != version:
+                c.execute(  # document frequencies (temp: not in the file)
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.passages_vocab "
+                    f"USING fts5vocab(main, {FTS_TABLE}, row)"
+                )
+                n = int(c.execute(f"SELECT count(*) FROM {FTS_TABLE}").fetchone()[0])
+                self._prose_docs = (version, n)
+            n_docs = self._prose_docs[1]
             df = dict(
                 c.execute(
                     f"SELECT term, doc FROM temp.passages_vocab WHERE term IN ({marks})", toks
@@ -220,8 +231,12 @@ class PassageTable(DocTable):
         if not len(rows):
             return []
         with blas_threads(1):
-            sims = held.matrix[rows] @ q
-        top = np.argsort(-sims, kind="stable")[:n]
+            sims = held.matrix[rows] @ q if len(rows) < len(mask) else held.matrix @ q
+        if n < len(sims):
+            part = np.argpartition(-sims, n - 1)[:n]
+            top = part[np.argsort(-sims[part], kind="stable")]
+        else:
+            top = np.argsort(-sims, kind="stable")
         chosen = [int(held.rowids[rows[i]]) for i in top]
         found = self.passages_by_rowid(chosen)
         return [
