@@ -27,9 +27,10 @@ from langmem_ext.retrieval.calibration import rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.search import SearchEngine
+    from langmem_ext.config import RetrievalSettings
     from langmem_ext.retrieval.intent import RecallIntent
     from langmem_ext.workspace.sqlite.passage_rows import Passage
+    from langmem_ext.workspace.store import Workspace
 
 
 NOTE_POOL_FACTOR = 2
@@ -52,7 +53,9 @@ def passage_candidate(p: Passage) -> Candidate:
 
 
 def note_hits(
-    engine: SearchEngine,
+    workspace: Workspace,
+    settings: RetrievalSettings,
+    cosine_baseline: float,
     query: str,
     query_vector: Sequence[float] | None,
     *,
@@ -67,7 +70,10 @@ def note_hits(
     """The scope's prose chunks for ``query``, ranked, as ``source="note"`` hits.
 
     Args:
-        engine: The search engine (its workspace, settings and cosine baseline).
+        workspace: The workspace (its prose index).
+        settings: The retrieval settings.
+        cosine_baseline: The query embedder's cosine baseline (see
+            :mod:`langmem_ext.retrieval.calibration`).
         query: The query text.
         query_vector: Its embedding, ``None`` when the vector side did not run (the
             chunks are then found by their keywords only).
@@ -89,11 +95,11 @@ def note_hits(
     """
     from langmem_ext.retrieval.pipeline import rank
 
-    ws = engine.workspace
+    ws = workspace
     kw = ws.keyword
     if not kw.has_passages("prose", scope):
         return []
-    rs = engine.settings.retrieval
+    rs = settings
     pool = min(pool, max(NOTE_POOL_FACTOR * k, NOTE_POOL_MIN))
     vector: list[Candidate] | None = None
     keyword: list[Candidate] | None = None
@@ -102,7 +108,7 @@ def note_hits(
         found = ws.vector_search.nearest_passages("prose", scope, query_vector, pool)
         for rank_i, (p, sim) in enumerate(found):
             c = passage_candidate(p)
-            c.vector_score = rescale_cosine(sim, engine.cosine_baseline)
+            c.vector_score = rescale_cosine(sim, cosine_baseline)
             c.vector_rank = rank_i
             vector.append(c)
     if mode != "vector" or vector is None:
@@ -126,7 +132,7 @@ def note_hits(
         now=now,
         intent=intent,
         full_match_cosine=rs.vector_full_match,
-        cosine_baseline=engine.cosine_baseline,
+        cosine_baseline=cosine_baseline,
         copy_inputs=False,
         query=query,
     )

@@ -343,8 +343,8 @@ class SearchEngine:
         if rs.prose and valid.as_of is None:  # the prose index holds the files as they are
             try:
                 hits += note_hits(
-                    self, q, qvec, scope=scope, k=k, pool=pool, mode=mode,
-                    category=category, intent=intent, now=now,
+                    self.workspace, rs, self.cosine_baseline, q, qvec, scope=scope, k=k,
+                    pool=pool, mode=mode, category=category, intent=intent, now=now,
                 )  # fmt: skip
             except Exception as e:  # notes must never break search
                 self._warn_once(f"notes:{type(e).__name__}", "search of notes failed: %s", e)
