@@ -1236,7 +1236,7 @@ class Workspace:
         """
         kw = self.keyword
         todo = kw.vector_todo()
-        prose = kw.passage_todo("prose", self.vectors.model_name)
+        prose = kw.passage_todo("prose")
         deletes = kw.vector_deletes()
         total = len(todo) + len(prose)
         done_n = 0

@@ -274,16 +274,18 @@ class PassageTable(DocTable):
 
     # -- embedding -----------------------------------------------------------
 
-    def passage_todo(
-        self, kind: str, model: str, limit: int = 100_000
-    ) -> list[tuple[int, Passage]]:
-        """``(rowid, passage)`` of the passages of a kind whose text has no ``model``
-        vector yet, oldest first."""
+    def passage_todo(self, kind: str, limit: int = 100_000) -> list[tuple[int, Passage]]:
+        """``(rowid, passage)`` of the passages of a kind whose text has no vector yet,
+        oldest first (read through the partial index ``passages_todo``: O(result)).
+
+        As for entries, vectors of another embedder are not redone here (a
+        ``reindex`` does that); exact search only ever reads ``model``'s.
+        """
         rows = self._q(
-            f"SELECT rowid, {COLS} FROM passages WHERE kind = ? AND ("
-            "vec_hash IS NULL OR vec_hash != text_hash OR vec_model IS NOT ?) "
+            f"SELECT rowid, {COLS} FROM passages "
+            "WHERE (vec_hash IS NULL OR vec_hash != text_hash) AND +kind = ? "
             "ORDER BY rowid LIMIT ?",
-            (kind, model, limit),
+            (kind, limit),
         )
         return [(int(r[0]), passage(r[1:])) for r in rows]
 
