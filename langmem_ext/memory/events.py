@@ -877,12 +877,13 @@ class SessionLog:
         now: float,
         pool: int,
         query_vector: Sequence[float],
-    ) -> list[Candidate]:
+    ) -> list[Candidate] | None:
         """The events of the question's window (else the TTL) and role nearest to the
-        query vector, best first, as vector candidates (at most ``pool``)."""
+        query vector, best first, as vector candidates (at most ``pool``); ``None``
+        when the scope has no event embedded yet (the vector side did not run)."""
         ws = self.memory.workspace
         if not ws.keyword.has_passages("event", scope):
-            return []
+            return None
         since, until = now - self.ttl_seconds, None
         if intent.window_start is not None and intent.window_end is not None:
             since, until = max(since, intent.window_start), intent.window_end
