@@ -9,7 +9,8 @@ For each size N, in one process, on the deterministic bilingual texts of
   - the **first sync** that indexes the prose (parse, keyword rows, embedding,
     Chroma), split into the embedder's own time and the rest;
   - a **sync with nothing changed** (stat only), and one after **one paragraph
-    edited by hand** (one file read again, one chunk embedded);
+    edited by hand** (one file read again, one chunk embedded; with N = 0 an entry
+    is edited instead: the same sync without prose);
   - single **adds** into the long-term file holding N/2 paragraphs (the
     append path is kept), and single **deletes** of an entry (the prose below moves);
 * **search**: ``Memory.search`` p50 / p95 on ``--queries`` questions with the notes
@@ -21,7 +22,7 @@ For each size N, in one process, on the deterministic bilingual texts of
 
 Usage::
 
-    python benchmarks/prose.py --sizes 100 1000 5000 --memories 1000 --embedder use
+    python benchmarks/prose.py --sizes 0 100 1000 5000 --memories 1000 --embedder use
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ def run_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"paragraphs": n, "memories": args.memories}
     try:
         mem.add_many(make_texts(args.memories), scope=SCOPE)
+        mem.background.wait()  # the memories' triples: not the sync's work
         write_prose(root, paragraphs(n))
         timed.seconds = 0.0
         report: Any = None
@@ -129,11 +131,15 @@ def run_size(n: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         out["noop_sync_ms"] = 1000 * _timed(lambda: mem.sync(scope=SCOPE))
         lt = root / "MEMORY.md"
         content = lt.read_text(encoding="utf-8")
-        victim = paragraphs(n)[n // 4]
-        lt.write_text(content.replace(victim, victim + " (edited)", 1), encoding="utf-8")
+        if n:  # one paragraph edited by hand
+            victim = paragraphs(n)[n // 4]
+            lt.write_text(content.replace(victim, victim + " (edited)", 1), encoding="utf-8")
+        else:  # no prose: one entry edited by hand instead
+            lt.write_text(content.replace("\n- ", "\n- (edited) ", 1), encoding="utf-8")
         timed.seconds = 0.0
         out["edit_sync_ms"] = 1000 * _timed(lambda: mem.sync(scope=SCOPE))
         out["edit_sync_embed_ms"] = 1000 * timed.seconds
+        mem.background.wait()
         r = random.Random(SEED + n)
         adds = []
         for t in make_texts(args.single, SEED + 99):

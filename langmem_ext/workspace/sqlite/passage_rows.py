@@ -172,16 +172,19 @@ def write_prose(c: sqlite3.Connection, pf: ProseFile) -> bool:
         Whether a vector became stale (a chunk added, removed or re-headed).
     """
     old = {
-        str(r[1]): (int(r[0]), str(r[2]), str(r[3]))
+        str(r[1]): (int(r[0]), str(r[2]), str(r[3]), tuple(r[4:]))
         for r in c.execute(
-            "SELECT rowid, id, text_hash, scope FROM passages WHERE kind = 'prose' AND path = ?",
+            "SELECT rowid, id, text_hash, scope, line, end_line, category, heading, text "
+            "FROM passages WHERE kind = 'prose' AND path = ?",
             (pf.path,),
         )
     }
     stale = False
     for ch in pf.chunks:
-        h = text_hash(ch.indexed_text)
         found = old.pop(ch.anchor, None)
+        if found is not None and found[2] == pf.scope and found[3] == _place(ch):
+            continue  # as indexed: nothing to write
+        h = text_hash(ch.indexed_text)
         if found is None:
             cur = c.execute(
                 "INSERT INTO passages (kind, id, scope, path, line, end_line, category, heading,"
@@ -194,7 +197,7 @@ def write_prose(c: sqlite3.Connection, pf: ProseFile) -> bool:
             c.execute("DELETE FROM vec_deletes WHERE id = ?", (f"{pf.path}#^{ch.anchor}",))
             stale = True
             continue
-        rowid, old_hash, old_scope = found
+        rowid, old_hash, old_scope, _old_place = found
         c.execute(
             "UPDATE passages SET scope = ?, line = ?, end_line = ?, category = ?, heading = ?,"
             " text = ?, text_hash = ? WHERE rowid = ?",
@@ -207,7 +210,7 @@ def write_prose(c: sqlite3.Connection, pf: ProseFile) -> bool:
                 _queue_delete(c, "prose", old_scope, f"{pf.path}#^{ch.anchor}")
                 c.execute("UPDATE passages SET vec_hash = NULL WHERE rowid = ?", (rowid,))
             stale = True
-    for anchor, (rowid, _h, scope) in old.items():
+    for anchor, (rowid, _h, scope, _row) in old.items():
         _delete_row(c, rowid, "prose", scope, f"{pf.path}#^{anchor}")
         stale = True
     c.execute(
@@ -215,6 +218,11 @@ def write_prose(c: sqlite3.Connection, pf: ProseFile) -> bool:
         (pf.path, pf.scope, pf.hash),
     )
     return stale
+
+
+def _place(ch: ProseChunk) -> tuple[Any, ...]:
+    """What a stored chunk row holds of ``ch`` besides its anchor, in column order."""
+    return (ch.line, ch.end_line, ch.category, ch.heading, ch.text)
 
 
 def _delete_row(c: sqlite3.Connection, rowid: int, kind: str, scope: str, vector_id: str) -> None:
