@@ -80,7 +80,6 @@ class NoteHost(Protocol):
 
     def delete(self, entry_id: str, *, scope: str | None = ...) -> None: ...
 
-
 logger = logging.getLogger(__name__)
 
 MARK = UNCONFIRMED_MARK
