@@ -133,10 +133,14 @@ def test_a_failed_embedding_is_retried_and_a_lost_index_is_embedded_again(
     assert log.embed_pending() == 2
     mem.workspace.close()
     shutil.rmtree(mem.root / ".index")  # the derived index is gone
-    again = SessionLog(Memory(settings=mem.settings, embeddings=watched))
+    again = SessionLog(Memory(settings=mem.settings, embeddings=watched)).attach()
     try:
-        again.memory.background.wait(timeout=60)  # its start queued the catch-up
+        first = again.memory.search("What did I ask about Hangzhou before?", scope="main")
+        assert not [h for h in first if h.source == "session"]  # no vector yet: none
+        again.memory.background.wait(timeout=60)  # the search queued the catch-up
         assert again.memory.workspace.keyword.passage_count("event", "main") == 2
+        hits = again.memory.search("What did I ask about Hangzhou before?", scope="main")
+        assert hits[0].text == "User: 帮我查一下去杭州的高铁"
     finally:
         again.memory.close()
 

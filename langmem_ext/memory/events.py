@@ -469,10 +469,11 @@ class SessionLog:
         self._last_purge = 0.0
         self._embed_lock = threading.Lock()
         self._embed_queued = False
+        self._caught_up = False
+        """Whether this log checked for events logged without a vector (its first
+        recall search does, after a lost index; an append queues them anyway)."""
         self._index_missing()
         memory.on_maintain("session_log.purge", lambda now: self.purge(now=now))
-        if self._embedded_upto() < self._ledger.events.last_id():
-            self._queue_embedding(self.memory.settings.default_scope)
 
     def _index_missing(self) -> int:
         """Tokenise events logged before ``session_events_fts`` existed (once per log)."""
@@ -696,8 +697,9 @@ class SessionLog:
     def embed_pending(self) -> int:
         """Embed the events logged since the last run and keep their vectors.
 
-        Runs on the background writer after appends (never on the reply path); call
-        it directly to catch up at once. Events older than the TTL are skipped. When
+        Runs on the background writer after appends and after the first recall
+        search of a log whose index lost them (never on the reply path); call it
+        directly to catch up at once. Events older than the TTL are skipped. When
         the embedder or the vector index fails, what is left waits for the next run
         (logged, not raised).
 
@@ -809,6 +811,10 @@ class SessionLog:
         if not (intent.forced or focus.asks_about_session):
             return []
         scope = check_scope(scope)
+        if not self._caught_up:  # events logged before a lost index: embed them, later
+            self._caught_up = True
+            if self._embedded_upto() < self._ledger.events.last_id():
+                self._queue_embedding(scope)
         limit = max(1, min(k, self.max_results))
         pool = POOL_FACTOR * max(WORKING_SET * limit, 40)
         # The same question asked before is not an answer to itself; a text said

@@ -629,7 +629,9 @@ class Memory:
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
         unconfirmed.settle(self, row, "confirmed")  # its note keeps the day's log
-        self._link_safety(scope, [Written(entry.id, row.text, text_hash(row.text), entry.category)], row.thread_id)
+        self._link_safety(
+            scope, [Written(entry.id, row.text, text_hash(row.text), entry.category)], row.thread_id
+        )
         return entry
 
     def _confirm_version(self, row: PendingRow, scope: str) -> bool:
