@@ -29,10 +29,13 @@ class Watched(Embeddings):
         self.model = "universal-sentence-encoder-multilingual"
         self.threads: dict[str, str] = {}
         self.down = False
+        self.gate: threading.Event | None = None
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if self.down:
             raise RuntimeError("embedder down")
+        if self.gate is not None:
+            assert self.gate.wait(60)
         for t in texts:
             self.threads[t] = threading.current_thread().name
         return self.inner.embed_documents(texts)
@@ -69,6 +72,20 @@ def test_events_are_embedded_by_the_background_writer(mem: Memory, watched: Watc
     assert kw.passage_count("event", "main") == 2
     assert mem.workspace.vectors.count("event.main") == 2  # Chroma holds them too
     assert log.embed_pending() == 0  # nothing left
+
+
+def test_a_scope_s_recall_does_not_wait_for_the_embedding(mem: Memory, watched: Watched) -> None:
+    log = SessionLog(mem).attach()
+    watched.gate = threading.Event()  # the embedder blocks until released
+    _hangzhou(log, time.time() - 3 * DAY)
+    # what the next turn's recall waits for: the scope's jobs, not the embedding
+    assert mem.background.wait("main", timeout=10)
+    assert mem.background.pending() == 1
+    hits = mem.search("上次我问了什么关于杭州的？", scope="main")
+    assert hits[0].text == "User: 帮我查一下去杭州的高铁"  # by its keywords meanwhile
+    watched.gate.set()
+    assert mem.background.wait(timeout=60)
+    assert mem.workspace.keyword.passage_count("event", "main") == 2
 
 
 @pytest.mark.parametrize(

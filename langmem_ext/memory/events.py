@@ -119,8 +119,10 @@ MAX_THREAD_ID_CHARS = 200
 EMBED_BATCH = 256
 """Events embedded per round of :meth:`SessionLog.embed_pending`."""
 EMBED_DEFER = 0.05
-"""Seconds the embedding job waits after the append that queued it (a wait for the
-scope's background jobs, as the next turn's recall makes, starts it at once)."""
+"""Seconds the embedding job waits after the append that queued it (any wait for
+background jobs starts it at once)."""
+EMBED_JOBS = "~session-vectors"
+"""The background writer's key of the embedding jobs (no scope is spelled so)."""
 EMBEDDED_UPTO = "event_vectors:"
 """Index meta key prefix (then the embedder's name): the id of the last event embedded."""
 
@@ -608,7 +610,7 @@ class SessionLog:
                 ids = self._ledger.events.add(rows)
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
-        self._queue_embedding(scope)
+        self._queue_embedding()
         return [
             _event(EventRow(r.scope, r.thread_id, r.role, r.text, r.at, r.path, r.line, id=i))
             for i, r in zip(ids, rows, strict=True)
@@ -680,14 +682,21 @@ class SessionLog:
     def _embedded_upto(self) -> int:
         return int(self.memory.workspace.keyword.get_meta(self._upto_key()) or 0)
 
-    def _queue_embedding(self, scope: str) -> None:
+    def _queue_embedding(self) -> None:
         """Queue :meth:`embed_pending` on the memory's background writer (once: a job
-        queued and not started yet embeds what is appended meanwhile too)."""
+        queued and not started yet embeds what is appended meanwhile too).
+
+        It is queued under :data:`EMBED_JOBS`, not a scope: the next turn's recall,
+        which waits for its scope's jobs, does not wait for it (until it ran, the last
+        turn's events are found by their keywords); :meth:`TurnWriter.wait
+        <langmem_ext.memory.background.TurnWriter.wait>` without a scope and
+        ``Memory.close`` do.
+        """
         with self._embed_lock:
             if self._embed_queued:
                 return
             self._embed_queued = True
-        self.memory.background.submit(scope, self._embed_job, defer=EMBED_DEFER)
+        self.memory.background.submit(EMBED_JOBS, self._embed_job, defer=EMBED_DEFER)
 
     def _embed_job(self) -> None:
         with self._embed_lock:
@@ -814,7 +823,7 @@ class SessionLog:
         if not self._caught_up:  # events logged before a lost index: embed them, later
             self._caught_up = True
             if self._embedded_upto() < self._ledger.events.last_id():
-                self._queue_embedding(scope)
+                self._queue_embedding()
         limit = max(1, min(k, self.max_results))
         pool = POOL_FACTOR * max(WORKING_SET * limit, 40)
         # The same question asked before is not an answer to itself; a text said
