@@ -148,7 +148,7 @@ def test_a_failed_embedding_is_retried_and_a_lost_index_is_embedded_again(
     assert found.score == log.search(question, "main", 5, None)[0].score
     watched.down = False
     assert log.embed_pending() == 2
-    mem.workspace.close()
+    mem.close()
     shutil.rmtree(mem.root / ".index")  # the derived index is gone
     again = SessionLog(Memory(settings=mem.settings, embeddings=watched)).attach()
     try:

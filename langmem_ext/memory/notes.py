@@ -3,8 +3,8 @@
 A paragraph, a list item or any other text typed into ``MEMORY.md`` or a daily
 note around the entries is indexed by chunk (:mod:`langmem_ext.workspace.prose`:
 its keyword tokens and its vector, with the headings above it as context).
-:func:`note_hits` finds a scope's chunks for a query and ranks them with the
-pipeline that ranks memories (:func:`langmem_ext.retrieval.pipeline.rank`: the same
+:func:`note_keyword` and :func:`note_vector` find a scope's chunks for a query and
+:func:`rank_notes` ranks them with the pipeline that ranks memories (:func:`langmem_ext.retrieval.pipeline.rank`: the same
 fusion, thresholds and scores), so the search engine merges them with the memory
 hits by score. A note hit has ``source="note"``, its chunk's anchor as ``id``
 (``path#^p-…`` is its :attr:`~langmem_ext.memory.models.SearchHit.anchor`, which
@@ -40,6 +40,11 @@ memories' pool: notes are merged into the memory hits, and their ranking runs af
 the memories', on the search's own time)."""
 
 
+def note_pool(k: int) -> int:
+    """How many chunks each engine brings for ``k`` hits."""
+    return max(NOTE_POOL_FACTOR * k, NOTE_POOL_MIN)
+
+
 def passage_candidate(p: Passage) -> Candidate:
     """A candidate for a passage (a prose chunk), with no engine scores yet."""
     return Candidate(
@@ -52,73 +57,84 @@ def passage_candidate(p: Passage) -> Candidate:
     )
 
 
-def note_hits(
+def note_keyword(workspace: Workspace, query: str, scope: str, k: int) -> list[Candidate]:
+    """The scope's prose chunks sharing words with ``query``, best first (BM25 over
+    the chunks and their headings): the keyword candidates of the notes.
+
+    Runs on the search's keyword threads (its reads use a reader connection).
+
+    Raises:
+        sqlite3.Error: When FTS5 fails.
+    """
+    kw = workspace.keyword
+    pairs = kw.prose_bm25(scope, query, note_pool(k))
+    full = (kw.prose_bm25_full(query) or None) if pairs else None
+    out: list[Candidate] = []
+    for rank_i, (p, score) in enumerate(pairs):
+        c = passage_candidate(p)
+        c.bm25_score, c.bm25_rank, c.bm25_full = score, rank_i, full
+        out.append(c)
+    return out
+
+
+def note_vector(
     workspace: Workspace,
+    query_vector: Sequence[float],
+    scope: str,
+    k: int,
+    cosine_baseline: float,
+) -> list[Candidate]:
+    """The scope's prose chunks nearest to the query's embedding, best first: the
+    vector candidates of the notes (cosines rescaled by ``cosine_baseline``, see
+    :mod:`langmem_ext.retrieval.calibration`).
+
+    Raises:
+        IndexUnavailableError: The vector index is needed (a scope with many chunks)
+            and down.
+    """
+    found = workspace.vector_search.nearest_passages("prose", scope, query_vector, note_pool(k))
+    out: list[Candidate] = []
+    for rank_i, (p, sim) in enumerate(found):
+        c = passage_candidate(p)
+        c.vector_score = rescale_cosine(sim, cosine_baseline)
+        c.vector_rank = rank_i
+        out.append(c)
+    return out
+
+
+def rank_notes(
+    vector: list[Candidate] | None,
+    keyword: list[Candidate] | None,
+    *,
     settings: RetrievalSettings,
     cosine_baseline: float,
     query: str,
-    query_vector: Sequence[float] | None,
-    *,
     scope: str,
     k: int,
-    pool: int,
-    mode: str,
     category: str | None,
     intent: RecallIntent | None,
     now: float,
 ) -> list[SearchHit]:
-    """The scope's prose chunks for ``query``, ranked, as ``source="note"`` hits.
+    """Rank the notes' candidates with the memories' pipeline; ``source="note"`` hits.
 
     Args:
-        workspace: The workspace (its prose index).
+        vector: :func:`note_vector`'s candidates, ``None`` when the vector side did not
+            run.
+        keyword: :func:`note_keyword`'s, ``None`` when the keyword side did not run.
         settings: The retrieval settings.
-        cosine_baseline: The query embedder's cosine baseline (see
-            :mod:`langmem_ext.retrieval.calibration`).
+        cosine_baseline: The query embedder's cosine baseline.
         query: The query text.
-        query_vector: Its embedding, ``None`` when the vector side did not run (the
-            chunks are then found by their keywords only).
         scope: The scope searched.
         k: Hits wanted at most.
-        pool: The memories' pool: each engine brings at most that many chunks
-            (and at most ``max(2 k, 10)``).
-        mode: The search mode (``keyword`` and ``fts`` use keywords only, ``vector``
-            vectors only).
         category: Only chunks of this section category.
         intent: The recall intent (its time window favours chunks dated inside it).
         now: The time of the question.
 
     Returns:
-        Hits, best first (empty when the scope has no prose).
-
-    Raises:
-        sqlite3.Error: When FTS5 fails; the vector index's errors.
+        Hits, best first.
     """
     from langmem_ext.retrieval.pipeline import rank
 
-    ws = workspace
-    kw = ws.keyword
-    if not kw.has_passages("prose", scope):
-        return []
-    rs = settings
-    pool = min(pool, max(NOTE_POOL_FACTOR * k, NOTE_POOL_MIN))
-    vector: list[Candidate] | None = None
-    keyword: list[Candidate] | None = None
-    if query_vector is not None and mode in ("vector", "hybrid"):
-        vector = []
-        found = ws.vector_search.nearest_passages("prose", scope, query_vector, pool)
-        for rank_i, (p, sim) in enumerate(found):
-            c = passage_candidate(p)
-            c.vector_score = rescale_cosine(sim, cosine_baseline)
-            c.vector_rank = rank_i
-            vector.append(c)
-    if mode != "vector" or vector is None:
-        keyword = []
-        pairs = kw.passage_bm25(scope, query, pool)
-        full = (kw.passage_bm25_full(query) or None) if pairs else None
-        for rank_i, (p, score) in enumerate(pairs):
-            c = passage_candidate(p)
-            c.bm25_score, c.bm25_rank, c.bm25_full = score, rank_i, full
-            keyword.append(c)
     if category:
         vector = None if vector is None else [c for c in vector if c.category == category]
         keyword = None if keyword is None else [c for c in keyword if c.category == category]
@@ -128,10 +144,10 @@ def note_hits(
         vector,
         keyword,
         k=k,
-        settings=rs,
+        settings=settings,
         now=now,
         intent=intent,
-        full_match_cosine=rs.vector_full_match,
+        full_match_cosine=settings.vector_full_match,
         cosine_baseline=cosine_baseline,
         copy_inputs=False,
         query=query,
@@ -182,6 +198,9 @@ __all__ = [
     "NOTE_POOL_FACTOR",
     "NOTE_POOL_MIN",
     "drop_represented",
-    "note_hits",
+    "note_keyword",
+    "note_pool",
+    "note_vector",
     "passage_candidate",
+    "rank_notes",
 ]

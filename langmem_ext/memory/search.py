@@ -31,7 +31,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.notes import drop_represented, note_hits
+from langmem_ext.memory.notes import drop_represented, note_keyword, note_vector, rank_notes
 from langmem_ext.memory.safety import safety_facts
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
@@ -271,6 +271,14 @@ class SearchEngine:
         qvecs: list[Any] = []
         graph_on = rs.graph_stage and self.knowledge is not None and valid.as_of is None
         links: GraphLinks | None = None
+        # the notes (the files' prose, as they are now: not as of a past time); their
+        # BM25 runs on a keyword thread beside everything up to their ranking
+        notes_on = rs.prose and valid.as_of is None and self._has_notes(scope)
+        notes_ahead = (
+            _keyword_pool().submit(note_keyword, self.workspace, q, scope, k)
+            if notes_on and mode != "vector"
+            else None
+        )
 
         def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
             if mode == "hybrid":
@@ -340,14 +348,11 @@ class SearchEngine:
         hits = [self._hit(c, scope, valid.closed.get(c.id)) for c in ranked]
         self._profile_fields(scope, hits)
         qvec = qvecs[0] if qvecs else None
-        if rs.prose and valid.as_of is None:  # the prose index holds the files as they are
-            try:
-                hits += note_hits(
-                    self.workspace, rs, self.cosine_baseline, q, qvec, scope=scope, k=k,
-                    pool=pool, mode=mode, category=category, intent=intent, now=now,
-                )  # fmt: skip
-            except Exception as e:  # notes must never break search
-                self._warn_once(f"notes:{type(e).__name__}", "search of notes failed: %s", e)
+        if notes_on:
+            hits += self._notes(
+                q, qvec, notes_ahead, scope=scope, k=k, mode=mode, category=category,
+                intent=intent, now=now,
+            )  # fmt: skip
         # a safety fact asked about first, then a memory stating the very attribute
         # asked about, above look-alikes (the ranking's order; extra sources' hits
         # are merged by score after them)
@@ -364,6 +369,54 @@ class SearchEngine:
         hits = drop_represented(hits)
         hits.sort(key=lambda h: (tier.get(h.id, 2), -h.score))
         return hits[:k]
+
+    def _has_notes(self, scope: str) -> bool:
+        """Whether the scope has prose chunks (one index probe); ``False`` when the
+        index cannot say (notes must never break search)."""
+        try:
+            return self.workspace.keyword.has_passages("prose", scope)
+        except Exception as e:
+            self._warn_once(f"notes:{type(e).__name__}", "search of notes failed: %s", e)
+            return False
+
+    def _notes(
+        self,
+        q: str,
+        qvec: Any,
+        ahead: Future[list[Candidate]] | None,
+        *,
+        scope: str,
+        k: int,
+        mode: str,
+        category: str | None,
+        intent: RecallIntent | None,
+        now: float,
+    ) -> list[SearchHit]:
+        """The notes' hits (:mod:`~langmem_ext.memory.notes`): their vector candidates
+        from the query vector ``qvec`` (when the vector side ran), their keyword
+        candidates from ``ahead`` (or now, for a vector search whose vector side
+        failed), ranked by the pipeline. Nothing, logged once, when that fails."""
+        try:
+            vector = (
+                note_vector(self.workspace, qvec, scope, k, self.cosine_baseline)
+                if qvec is not None and mode in ("vector", "hybrid")
+                else None
+            )
+            keyword = (
+                ahead.result()
+                if ahead is not None
+                else note_keyword(self.workspace, q, scope, k)
+                if vector is None
+                else None
+            )
+            return rank_notes(
+                vector, keyword, settings=self.settings.retrieval,
+                cosine_baseline=self.cosine_baseline, query=q, scope=scope, k=k,
+                category=category, intent=intent, now=now,
+            )  # fmt: skip
+        except Exception as e:  # notes must never break search
+            self._warn_once(f"notes:{type(e).__name__}", "search of notes failed: %s", e)
+            return []
 
     def _top_k(self, k: int | None) -> int:
         """``k`` (default ``retrieval.top_k``) clamped to ``retrieval.max_k``, validated."""

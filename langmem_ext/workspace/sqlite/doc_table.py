@@ -138,9 +138,6 @@ class DocTable:
         self._matrices: dict[tuple[str, str], ScopeMatrix | None] = {}
         self._passage_cache: dict[tuple[str, str, str], Any] = {}
         """In-memory search data of passages, by (kind, model, scope); dropped on writes."""
-        self._prose_writes = 0
-        """Writes of this connection that changed prose chunks (other processes' writes
-        show in ``PRAGMA data_version``)."""
         self._data_version: int | None = None
 
     def close(self) -> None:
@@ -592,7 +589,6 @@ class DocTable:
                     self._matrices.clear()
                 if prose_changed or not committed:
                     self._passage_cache.clear()
-                    self._prose_writes += 1
                 self._recheck_matrix_fallbacks()
                 for matrix in self._matrices.values():
                     if matrix is not None:

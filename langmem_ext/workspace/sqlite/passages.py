@@ -1,10 +1,12 @@
 """Reads and vector writes of the passages of ``index.db`` (prose chunks, session events).
 
 :class:`PassageTable` is the doc table plus what search and the embedders ask of
-the passages (:mod:`~langmem_ext.workspace.sqlite.passage_rows`): their keyword
-search (FTS5 BM25 over ``passages_fts``, prose only: the hot log keeps its own
-keyword tokens in the ledger), exact vector search over their kept vectors, the
-passages still to embed, and the event passages the hot log's embedder adds.
+the passages (:mod:`~langmem_ext.workspace.sqlite.passage_rows`): exact vector
+search over their kept vectors, the passages still to embed, and the event passages
+the hot log's embedder adds. Their keyword search (BM25 over ``passages_fts``, prose
+only: the hot log keeps its own keyword tokens in the ledger) is the keyword
+index's (:meth:`~langmem_ext.workspace.sqlite.keyword_index.KeywordIndex.prose_bm25`),
+on its reader connections.
 
 Exact vector search holds, per kind, embedder and scope, the unit vectors of the
 embedded passages in memory (rebuilt after a write that adds or removes one, or
@@ -21,15 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langmem_ext.runtime import blas_threads
-from langmem_ext.text import query_tokens
 from langmem_ext.workspace.docs import _VEC_DTYPE, text_hash, vector_blob
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.doc_table import DocTable
-from langmem_ext.workspace.sqlite.fts import idf_sum, match_any
 from langmem_ext.workspace.sqlite.passage_rows import (
     COLS,
-    FTS_TABLE,
-    P_COLS,
     Passage,
     passage,
     purge_events,
@@ -55,9 +53,6 @@ class PassageTable(DocTable):
         exact_max_entries: See :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`;
             also the most passages of a kind a scope may have to be searched exactly.
     """
-
-    _prose_docs: tuple[tuple[int, int], int] | None = None
-    """Prose chunks in ``passages_fts``, counted at ``(data_version, own prose writes)``."""
 
     # -- prose files ---------------------------------------------------------
 
@@ -122,55 +117,6 @@ class PassageTable(DocTable):
             if rows:
                 out[vid] = passage(rows[0])
         return out
-
-    def passage_bm25(self, scope: str, query: str, limit: int) -> list[tuple[Passage, float]]:
-        """BM25 keyword search over a scope's prose chunks (headings included).
-
-        Returns:
-            ``(passage, score)`` pairs, best first; scores are positive.
-
-        Raises:
-            sqlite3.Error: When FTS5 fails.
-        """
-        toks = query_tokens(query)
-        if not toks:
-            return []
-        rows = self._q(
-            f"SELECT {P_COLS}, t.s FROM (SELECT rowid, rank AS s FROM {FTS_TABLE} "
-            f"WHERE {FTS_TABLE} MATCH ?) t JOIN passages p ON p.rowid = t.rowid "
-            "WHERE p.kind = 'prose' AND p.scope = ? ORDER BY t.s LIMIT ?",
-            (match_any(toks), scope, limit),
-        )
-        return [(passage(r[:-1]), -float(r[-1])) for r in rows]
-
-    def passage_bm25_full(self, query: str) -> float:
-        """What a prose chunk holding every query token once scores (see
-        :meth:`~langmem_ext.workspace.sqlite.keyword_index.KeywordIndex.bm25_full`).
-
-        Raises:
-            sqlite3.Error: When FTS5 fails.
-        """
-        toks = query_tokens(query)
-        if not toks:
-            return 0.0
-        marks = ",".join("?" * len(toks))
-        with self._lock:
-            c = self._conn
-            version = (int(c.execute("PRAGMA data_version").fetchone()[0]), self._prose_writes)
-            if self._prose_docs is None or self._prose_docs[0] != version:
-                c.execute(  # document frequencies (temp: not in the file)
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.passages_vocab "
-                    f"USING fts5vocab(main, {FTS_TABLE}, row)"
-                )
-                n = int(c.execute(f"SELECT count(*) FROM {FTS_TABLE}").fetchone()[0])
-                self._prose_docs = (version, n)
-            n_docs = self._prose_docs[1]
-            df = dict(
-                c.execute(
-                    f"SELECT term, doc FROM temp.passages_vocab WHERE term IN ({marks})", toks
-                )
-            )
-        return idf_sum(n_docs, df, toks)
 
     # -- vector search -------------------------------------------------------
 
