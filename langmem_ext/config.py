@@ -124,6 +124,10 @@ class RetrievalSettings(_Section):
     """Whom a question asks about against whom each memory is about: the user's own
     fact for "What is my wife allergic to?", a family member's for "Where do I live?",
     rank lower (:data:`~langmem_ext.retrieval.pipeline.OTHER_PERSON_FACTOR`)."""
+    prose: bool = True
+    """Search the prose of memory files too (paragraphs, lists and other text typed
+    around the entries, by chunk; see :mod:`langmem_ext.workspace.prose`): each chunk
+    is ranked by this pipeline and returned as a ``source="note"`` hit."""
     graph_stage: bool = True
     """The knowledge graph's stage: memories supporting triples of the question's
     entities (one or two hops out) join the candidates, each on its own cosine, and

@@ -36,6 +36,7 @@ def hit_to_document(hit: SearchHit) -> Document:
             "created_at": hit.created_at.isoformat(),
             "updated_at": hit.updated_at.isoformat(),
             "source": hit.source,
+            **({"heading": hit.heading} if hit.heading else {}),  # a note's headings
         },
     )
 

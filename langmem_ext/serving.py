@@ -634,9 +634,7 @@ def create_app(
     async def typed_error(request: Request, exc: Exception) -> JSONResponse:
         status = _status_of(exc)
         logger.info("%s %s -> %d: %s", request.method, request.url.path, status, exc)
-        return JSONResponse(
-            {"detail": str(exc), "error": type(exc).__name__}, status_code=status
-        )
+        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
 
     async def not_utf8(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse(

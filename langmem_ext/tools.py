@@ -84,8 +84,9 @@ SEARCH_DESCRIPTION = (
 GET_DESCRIPTION = (
     "Read exact lines of one of the user's memory files, usually a memory cited by "
     "memory_search. `path` takes the cited anchor 'path#^id' (for example "
-    "'MEMORY.md#^m-3f9a1c02d4': it returns that memory's lines even if lines were added "
-    "above it since), a file path ('MEMORY.md', 'memory/2026-01-31.md') or 'path:line', "
+    "'MEMORY.md#^m-3f9a1c02d4' for a memory, 'MEMORY.md#^p-1a2b3c4d5e' for a note the user "
+    "wrote in the file: it returns those lines even if lines were added above since), "
+    "a file path ('MEMORY.md', 'memory/2026-01-31.md') or 'path:line', "
     "whose line becomes the start. "
     "`from_line` is the first line (1-based, default 1), `lines` how many to read (default 40, "
     "max 300); the answer says when the file goes on and where to continue. Use it before "
@@ -314,6 +315,12 @@ _HIT_MIN_TOKENS = 60
 
 
 def _hit_line(i: int, h: SearchHit, text: str) -> str:
+    if h.source == "note":  # text the user wrote in the file: no memory id to act on
+        where = f"under {_quote(h.heading)}, " if h.heading else ""
+        return (
+            f"{i}. [{cite(h)}] {_quote(text)} (a note in the file, {where}"
+            f"{h.created_at:%Y-%m-%d}, score {h.score:.2f})"
+        )
     return (
         f"{i}. [{cite(h)}] {_quote(text)} (id {h.id}, {h.category}, "
         f"{h.created_at:%Y-%m-%d}, score {h.score:.2f})"

@@ -21,6 +21,14 @@ them — the same promise the conversation's checkpoints make (SQLite WAL,
 survives always finds its line; what the user was told was *saved* (pending,
 confirmed memories) lives elsewhere and syncs fully.
 
+Each event also gets a vector, off the reply path: an append queues a job on the
+memory's background writer (:attr:`Memory.background <langmem_ext.Memory.background>`)
+that embeds the events logged since its last run (:meth:`SessionLog.embed_pending`)
+and keeps their vectors in the derived index, as passages of kind ``event`` of
+their scope (:mod:`~langmem_ext.workspace.sqlite.passage_rows`; the vector index's
+partition ``event.<scope>`` holds them too). Until its job ran, an event is found by
+its keywords only; a lost index is embedded again from the ledger.
+
 :meth:`SessionLog.search` is a search source for
 :meth:`langmem_ext.memory.search.SearchEngine.add_source`. It costs one regex pass on
 ordinary turns: it only reads the log when the query is a recall question
@@ -31,9 +39,12 @@ the whole TTL that share a keyword token with the question (looked up in
 It keeps the role the question asks about ("what did *I* ask" → user events,
 "你上次推荐了什么" → assistant events). The events are the keyword candidates of
 the question — BM25 over their tokens (``ledger.events``), or, for a question with
-no topic, the latest events, which all match it — and are ranked by the pipeline
-that ranks memories (:func:`langmem_ext.retrieval.pipeline.rank`: fusion with the
-vector side unknown, thresholds, recency, time decay, the time window, noise).
+no topic, the latest events, which all match it — and, when the search passes the
+query's embedding, the vector candidates: the events of the same window and role
+nearest to it, in any language ("What did I ask about Hangzhou?" finds
+"帮我查一下去杭州的高铁"). Both are ranked by the pipeline that ranks memories
+(:func:`langmem_ext.retrieval.pipeline.rank`: fusion, thresholds, recency, time
+decay, the time window, noise).
 
 Example:
     .. code-block:: python
@@ -65,16 +76,24 @@ from typing import TYPE_CHECKING, ClassVar, Literal, cast, get_args
 
 from pydantic import BaseModel
 
-from langmem_ext.errors import EmptyTextError, InvalidInputError
+from langmem_ext.errors import (
+    EmbeddingError,
+    EmptyTextError,
+    IndexUnavailableError,
+    InvalidInputError,
+)
 from langmem_ext.memory._utils import async_method, to_epoch, utc
 from langmem_ext.memory.models import SearchHit
+from langmem_ext.retrieval.calibration import rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import WORKING_SET, rank
+from langmem_ext.runtime import embed_matrix
 from langmem_ext.text import STOPWORDS, index_tokens, query_tokens, stem
 from langmem_ext.workspace.files import PRIVATE_FILE_MODE, fsync_dir, private_dir
 from langmem_ext.workspace.layout import check_scope
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
+from langmem_ext.workspace.sqlite.passage_rows import Passage
 
 if TYPE_CHECKING:
     from langmem_ext.memory.search import SearchEngine
@@ -97,6 +116,15 @@ MAX_FILTER_TOKENS = 16
 """Content tokens used to look up the events of a question without a window."""
 MAX_THREAD_ID_CHARS = 200
 """Longest accepted thread id."""
+EMBED_BATCH = 256
+"""Events embedded per round of :meth:`SessionLog.embed_pending`."""
+EMBED_DEFER = 0.05
+"""Seconds the embedding job waits after the append that queued it (any wait for
+background jobs starts it at once)."""
+EMBED_JOBS = "~session-vectors"
+"""The background writer's key of the embedding jobs (no scope is spelled so)."""
+EMBEDDED_UPTO = "event_vectors:"
+"""Index meta key prefix (then the embedder's name): the id of the last event embedded."""
 
 _ROLE_LABEL = {"user": "User", "assistant": "Assistant", "summary": "Summary"}
 
@@ -299,6 +327,40 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _one_per_text(
+    keyword: list[Candidate], vector: list[Candidate] | None, asked: str
+) -> tuple[list[Candidate], list[Candidate] | None]:
+    """The candidates with one event per text, the newest that said it (equal texts
+    score equal; both lists name it by the same id), the question itself left out
+    (the same question asked before is not an answer to it)."""
+    newest: dict[str, EventRow] = {}
+    for c in (*keyword, *(vector or ())):
+        ev: EventRow = c.metadata["event"]
+        key = _one_line(ev.text).lower()
+        if ev.role == "user" and key.strip() == asked:
+            continue
+        held = newest.get(key)
+        if held is None or (ev.at, ev.id) > (held.at, held.id):
+            newest[key] = ev
+
+    def kept(cands: list[Candidate]) -> list[Candidate]:
+        out: list[Candidate] = []
+        seen: set[str] = set()
+        for c in cands:
+            key = _one_line(c.metadata["event"].text).lower()
+            ev = newest.get(key)
+            if ev is None or key in seen:
+                continue
+            seen.add(key)
+            c.id = f"ev-{ev.id}"
+            c.created_at = ev.at
+            c.metadata["event"] = ev
+            out.append(c)
+        return out
+
+    return kept(keyword), None if vector is None else kept(vector)
+
+
 def _overlap(focus: QueryFocus, match: EventMatch) -> float:
     """Share of the question's content tokens the event holds."""
     return sum(1 for t in focus.tokens if t in match.tokens) / len(focus.tokens)
@@ -317,6 +379,14 @@ def _candidate(ev: EventRow, bm25: float, full: float, overlap: float) -> Candid
         bm25_full=full,
         metadata={"event": ev, "overlap": overlap},
     )
+
+
+def event_passage(ev: EventRow) -> Passage:
+    """An event as the passage its vector is kept with."""
+    return Passage(
+        "event", f"ev-{ev.id}", ev.scope, ev.path, ev.line, ev.line, "episode", "", ev.role,
+        ev.text, ev.at,
+    )  # fmt: skip
 
 
 def _hit(c: Candidate, weight: float, *, windowed: bool) -> SearchHit:
@@ -400,6 +470,11 @@ class SessionLog:
         self._ledger = memory.workspace.ledger
         self._line_cache: dict[Path, tuple[int, int]] = {}
         self._last_purge = 0.0
+        self._embed_lock = threading.Lock()
+        self._embed_queued = False
+        self._caught_up = False
+        """Whether this log checked for events logged without a vector (its first
+        recall search does, after a lost index; an append queues them anyway)."""
         self._index_missing()
         memory.on_maintain("session_log.purge", lambda now: self.purge(now=now))
 
@@ -436,7 +511,7 @@ class SessionLog:
             current = self._attached.get(engine)
             if current is not None:
                 return current
-            engine.add_source(self.search)
+            engine.add_source(self.search, with_vector=True)
             self._attached[engine] = self
             return self
 
@@ -536,6 +611,7 @@ class SessionLog:
                 ids = self._ledger.events.add(rows)
         if now - self._last_purge >= PURGE_INTERVAL_S:
             self.purge(now=now)
+        self._queue_embedding()
         return [
             _event(EventRow(r.scope, r.thread_id, r.role, r.text, r.at, r.path, r.line, id=i))
             for i, r in zip(ids, rows, strict=True)
@@ -593,10 +669,75 @@ class SessionLog:
         cutoff = now - self.ttl_seconds
         with self._ledger.transaction(durable=False):
             deleted = self._ledger.events.purge(cutoff)
+        self.memory.workspace.keyword.purge_event_passages(cutoff)
         self._last_purge = now
         if deleted:
             logger.info("purged %d session events older than %s", deleted, utc(cutoff))
         return deleted
+
+    # -- vectors -------------------------------------------------------------------
+
+    def _upto_key(self) -> str:
+        return EMBEDDED_UPTO + self.memory.workspace.vectors.model_name
+
+    def _embedded_upto(self) -> int:
+        return int(self.memory.workspace.keyword.get_meta(self._upto_key()) or 0)
+
+    def _queue_embedding(self) -> None:
+        """Queue :meth:`embed_pending` on the memory's background writer (once: a job
+        queued and not started yet embeds what is appended meanwhile too).
+
+        It is queued under :data:`EMBED_JOBS`, not a scope: the next turn's recall,
+        which waits for its scope's jobs, does not wait for it (until it ran, the last
+        turn's events are found by their keywords); :meth:`TurnWriter.wait
+        <langmem_ext.memory.background.TurnWriter.wait>` without a scope and
+        ``Memory.close`` do.
+        """
+        with self._embed_lock:
+            if self._embed_queued:
+                return
+            self._embed_queued = True
+        self.memory.background.submit(EMBED_JOBS, self._embed_job, defer=EMBED_DEFER)
+
+    def _embed_job(self) -> None:
+        with self._embed_lock:
+            self._embed_queued = False
+        self.embed_pending()
+
+    def embed_pending(self) -> int:
+        """Embed the events logged since the last run and keep their vectors.
+
+        Runs on the background writer after appends and after the first recall
+        search of a log whose index lost them (never on the reply path); call it
+        directly to catch up at once. Events older than the TTL are skipped. When
+        the embedder or the vector index fails, what is left waits for the next run
+        (logged, not raised).
+
+        Returns:
+            How many events were embedded.
+        """
+        ws = self.memory.workspace
+        done = 0
+        while True:
+            upto = self._embedded_upto()
+            rows = self._ledger.events.after(upto, EMBED_BATCH)
+            if not rows:
+                return done
+            oldest = float(self._clock()) - self.ttl_seconds
+            live = [r for r in rows if r.at >= oldest]
+            if live:
+                try:
+                    matrix = embed_matrix(
+                        self.memory.embeddings, [r.text for r in live], ws.batch_size
+                    )
+                    ws.store_passage_vectors(
+                        "event", [(None, event_passage(r)) for r in live], matrix
+                    )
+                except (EmbeddingError, IndexUnavailableError) as e:
+                    logger.warning("session events not embedded (%s); the next append retries", e)
+                    return done
+            ws.keyword.set_meta(self._upto_key(), str(rows[-1].id))
+            done += len(live)
 
     # -- reads ---------------------------------------------------------------------
 
@@ -642,7 +783,12 @@ class SessionLog:
     # -- search source -------------------------------------------------------------
 
     def search(
-        self, query: str, scope: str, k: int, intent: RecallIntent | None
+        self,
+        query: str,
+        scope: str,
+        k: int,
+        intent: RecallIntent | None,
+        query_vector: Sequence[float] | None = None,
     ) -> list[SearchHit]:
         """Session events for a recall question (a ``SearchEngine`` extra source).
 
@@ -657,6 +803,9 @@ class SessionLog:
             k: Results wanted; at most ``max_results`` are returned.
             intent: The recall intent if the caller detected one; detected here
                 otherwise.
+            query_vector: The query's embedding (the search engine passes the one it
+                made): the events nearest to it join the candidates. ``None``:
+                keywords only.
 
         Returns:
             ``SearchHit(source="session", category="episode")``, best first; the
@@ -672,27 +821,36 @@ class SessionLog:
         if not (intent.forced or focus.asks_about_session):
             return []
         scope = check_scope(scope)
+        if not self._caught_up:  # events logged before a lost index: embed them, later
+            self._caught_up = True
+            if self._embedded_upto() < self._ledger.events.last_id():
+                self._queue_embedding()
         limit = max(1, min(k, self.max_results))
         pool = POOL_FACTOR * max(WORKING_SET * limit, 40)
         # The same question asked before is not an answer to itself; a text said
         # again is one hit (its newest copy: equal texts score equal).
         asked = _one_line(query).strip().lower()
-        candidates: dict[str, Candidate] = {}
-        for c in self._candidates(scope, intent, focus, now, pool):
-            ev: EventRow = c.metadata["event"]
-            key = _one_line(ev.text).lower()
-            if not (ev.role == "user" and key.strip() == asked):
-                candidates.setdefault(key, c)
-        if not candidates:
+        keyword = self._candidates(scope, intent, focus, now, pool)
+        vector = (
+            None
+            if query_vector is None
+            else self._vector_candidates(scope, intent, focus, now, pool, query_vector)
+        )
+        keyword, vector = _one_per_text(keyword, vector, asked)
+        if not keyword and not vector:
             return []
+        rs = self.memory.settings.retrieval
         ranked = rank(
-            None,  # the hot log has no vectors
-            list(candidates.values()),
+            vector,
+            keyword,
             k=limit,
-            settings=self.memory.settings.retrieval,
+            settings=rs,
             now=now,
             intent=intent,
             copy_inputs=False,
+            full_match_cosine=rs.vector_full_match,
+            cosine_baseline=self.memory.engine.cosine_baseline,
+            query=query if vector is not None else None,
         )
         weight = 1.0 if focus.role is not None else SESSION_WEIGHT
         return [_hit(c, weight, windowed=intent.has_window) for c in ranked]
@@ -727,12 +885,63 @@ class SessionLog:
             share = 0.0
         return [_candidate(ev, share, 1.0, 0.0) for ev in events.recent(where, pool)]
 
+    def _vector_candidates(
+        self,
+        scope: str,
+        intent: RecallIntent,
+        focus: QueryFocus,
+        now: float,
+        pool: int,
+        query_vector: Sequence[float],
+    ) -> list[Candidate] | None:
+        """The events of the question's window (else the TTL) and role nearest to the
+        query vector, best first, as vector candidates (at most ``pool``); ``None``
+        when the scope has no event embedded yet (the vector side did not run)."""
+        ws = self.memory.workspace
+        if not ws.keyword.has_passages("event", scope):
+            return None
+        since, until = now - self.ttl_seconds, None
+        if intent.window_start is not None and intent.window_end is not None:
+            since, until = max(since, intent.window_start), intent.window_end
+        near = ws.vector_search.nearest_passages(
+            "event", scope, query_vector, pool, since=since, until=until, role=focus.role
+        )
+        ids = [int(p.id.removeprefix("ev-")) for p, _sim in near]
+        rows = self._ledger.events.many(
+            EventFilter(scope, since, until=until, role=focus.role), ids
+        )  # the ledger is the truth: an event purged or of another scope is gone
+        baseline = self.memory.engine.cosine_baseline
+        out: list[Candidate] = []
+        for (p, sim), event_id in zip(near, ids, strict=True):
+            ev = rows.get(event_id)
+            if ev is None or ev.text != p.text:
+                continue
+            terms = set(event_terms(ev.text))
+            overlap = (
+                sum(1 for t in focus.tokens if t in terms) / len(focus.tokens)
+                if focus.tokens
+                else 0.0
+            )
+            c = Candidate(
+                id=f"ev-{ev.id}",
+                text=ev.text,
+                category="episode",
+                created_at=ev.at,
+                importance=1.0,
+                vector_score=rescale_cosine(sim, baseline),
+                vector_rank=len(out),
+                metadata={"event": ev, "overlap": overlap},
+            )
+            out.append(c)
+        return out
+
     # -- async twins ---------------------------------------------------------------
 
     aappend = async_method(append)
     aappend_many = async_method(append_many)
     arecent = async_method(recent)
     apurge = async_method(purge)
+    aembed_pending = async_method(embed_pending)
 
 
 __all__ = [
@@ -744,6 +953,7 @@ __all__ = [
     "SessionEvent",
     "SessionLog",
     "check_thread_id",
+    "event_passage",
     "event_tokens",
     "query_focus",
 ]

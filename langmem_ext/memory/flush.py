@@ -179,9 +179,7 @@ def flush_to_pending(
     Returns:
         The pending ids created, and whether the fallback ran.
     """
-    result = FlushResult(
-        at=time.time() if at is None else at, source=source, thread_id=thread_id
-    )
+    result = FlushResult(at=time.time() if at is None else at, source=source, thread_id=thread_id)
     history = [m for m in messages if not isinstance(m, SystemMessage)]
     if model is None:
         _fallback(memory, scope, history, result)

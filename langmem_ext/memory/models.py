@@ -163,8 +163,12 @@ class SearchHit(_Cited):
     updated_at: datetime
     importance: float
     scope: str
-    source: Literal["memory", "session"] = "memory"
-    """``memory`` for entries, ``session`` for session-log events."""
+    source: Literal["memory", "session", "note"] = "memory"
+    """``memory`` for entries, ``session`` for session-log events, ``note`` for a
+    chunk of a memory file's prose (a paragraph or list item typed around the entries;
+    see :mod:`langmem_ext.memory.notes`)."""
+    heading: str | None = None
+    """The headings above a note, outermost first (``Trip to Japan › Food``)."""
     valid_to: datetime | None = None
     """When a newer version replaced this memory (only in searches with ``as_of`` or
     ``include_superseded``; ``None``: current)."""
@@ -193,12 +197,14 @@ class SearchHit(_Cited):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def anchor(self) -> str:
-        """A stable citation for ``memory_get``: ``path#^block-id`` for memories.
+        """A stable citation for ``memory_get``: ``path#^block-id`` for memories,
+        ``path#^p-…`` (the chunk's anchor) for notes.
 
-        It stays valid when lines are added above the entry. Session events have no
-        block id; theirs is ``path:line`` (transcripts only grow at the end).
+        It stays valid when lines are added above the entry (or the note) and when
+        the rest of the file is edited. Session events have no block id; theirs is
+        ``path:line`` (transcripts only grow at the end).
         """
-        return super().anchor if self.source == "memory" else self.citation
+        return self.citation if self.source == "session" else super().anchor
 
 
 def cite(item: MemoryEntry | SearchHit) -> str:

@@ -6,7 +6,9 @@ down) → ``keyword`` (plain substring, FTS5 failed). ``vector`` degrades the sa
 way. The ranking itself is :func:`langmem_ext.retrieval.pipeline.rank`.
 
 Other layers add sources of hits (the session hot log does) with
-:meth:`SearchEngine.add_source`; their hits are merged by score.
+:meth:`SearchEngine.add_source`; their hits are merged by score. So are the notes,
+the prose of the memory files (:mod:`langmem_ext.memory.notes`, ranked by the same
+pipeline), unless ``retrieval.prose`` is off.
 
 In ``hybrid`` mode the BM25 query runs on a worker thread while the caller embeds
 the query and asks Chroma: SQLite, the embedder's numpy and Chroma's Rust core
@@ -29,6 +31,7 @@ from langmem_ext.errors import EmptyTextError, InvalidInputError
 from langmem_ext.memory.graph_stage import GraphLinks, graph_links
 from langmem_ext.memory.models import SearchHit, to_dt
 from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
+from langmem_ext.memory.notes import drop_represented, note_keyword, note_vector, rank_notes
 from langmem_ext.memory.safety import USER, is_relation, persons, safety_facts, same_person
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
@@ -63,8 +66,9 @@ COVER_DEPTH = 10
 """A question of a compound message with no hit in the top ``k`` takes its best hit
 from the next 10 of the ranking (see
 :func:`~langmem_ext.retrieval.compound.cover_questions`)."""
-ExtraSource = Callable[[str, str, int, "RecallIntent | None"], list[SearchHit]]
-"""``source(query, scope, k, intent) -> hits`` — e.g. the session hot log."""
+ExtraSource = Callable[..., list[SearchHit]]
+"""``source(query, scope, k, intent) -> hits`` — e.g. the session hot log; a source
+added ``with_vector`` is also passed ``query_vector=`` (see :meth:`SearchEngine.add_source`)."""
 
 _POOL_WORKERS = 4
 _pool: tuple[int, ThreadPoolExecutor] | None = None
@@ -129,7 +133,7 @@ class SearchEngine:
         self.embeddings = embeddings
         self.settings = settings
         self._warned: set[str] = set()
-        self._sources: list[ExtraSource] = []
+        self._sources: list[tuple[ExtraSource, bool]] = []
         self._baseline: float | None = None
         self.knowledge: KnowledgeGraph | None = None
         """The knowledge graph the graph stage reads (set by :class:`~langmem_ext.Memory`)."""
@@ -145,9 +149,16 @@ class SearchEngine:
             )
         return self._baseline
 
-    def add_source(self, source: ExtraSource) -> None:
-        """Merge hits of another source (for example session events) into searches."""
-        self._sources.append(source)
+    def add_source(self, source: ExtraSource, *, with_vector: bool = False) -> None:
+        """Merge hits of another source (for example session events) into searches.
+
+        Args:
+            source: Called as ``source(query, scope, k, intent)`` on every search.
+            with_vector: Also pass ``query_vector=`` the query's embedding (``None``
+                when the vector side did not run), so the source can search vectors
+                of its own without embedding the query again.
+        """
+        self._sources.append((source, with_vector))
 
     def _warn_once(self, key: str, msg: str, *args: Any) -> None:
         if key not in self._warned:
@@ -260,6 +271,14 @@ class SearchEngine:
         qvecs: list[Any] = []
         graph_on = rs.graph_stage and self.knowledge is not None and valid.as_of is None
         links: GraphLinks | None = None
+        # the notes (the files' prose, as they are now: not as of a past time); their
+        # BM25 runs on a keyword thread beside everything up to their ranking
+        notes_on = rs.prose and valid.as_of is None and self._has_notes(scope)
+        notes_ahead = (
+            _keyword_pool().submit(note_keyword, self.workspace, q, scope, k)
+            if notes_on and mode != "vector"
+            else None
+        )
 
         def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
             if mode == "hybrid":
@@ -337,18 +356,76 @@ class SearchEngine:
             ranked = cover_questions(ranked, k, len(qs) - 1)
         hits = [self._hit(c, scope, valid.closed.get(c.id)) for c in ranked]
         self._profile_fields(scope, hits)
+        qvec = qvecs[0] if qvecs else None
+        if notes_on:
+            hits += self._notes(
+                q, qvec, notes_ahead, scope=scope, k=k, mode=mode, category=category,
+                intent=intent, now=now,
+            )  # fmt: skip
         # a safety fact asked about first, then a memory stating the very attribute
         # asked about, above look-alikes (the ranking's order; extra sources' hits
         # are merged by score after them)
         tier = {c.id: 0 if c.safety else 1 for c in ranked if c.safety or c.slot_match}
-        for source in self._sources:
+        for source, with_vector in self._sources:
             try:
-                extra = source(q, scope, k, intent)
+                if with_vector:
+                    extra = source(q, scope, k, intent, query_vector=qvec)
+                else:
+                    extra = source(q, scope, k, intent)
                 hits.extend(h for h in extra if not category or h.category == category)
             except Exception as e:  # an extra source must never break search
                 self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
+        hits = drop_represented(hits)
         hits.sort(key=lambda h: (tier.get(h.id, 2), -h.score))
         return hits[:k]
+
+    def _has_notes(self, scope: str) -> bool:
+        """Whether the scope has prose chunks (one index probe); ``False`` when the
+        index cannot say (notes must never break search)."""
+        try:
+            return self.workspace.keyword.has_passages("prose", scope)
+        except Exception as e:
+            self._warn_once(f"notes:{type(e).__name__}", "search of notes failed: %s", e)
+            return False
+
+    def _notes(
+        self,
+        q: str,
+        qvec: Any,
+        ahead: Future[list[Candidate]] | None,
+        *,
+        scope: str,
+        k: int,
+        mode: str,
+        category: str | None,
+        intent: RecallIntent | None,
+        now: float,
+    ) -> list[SearchHit]:
+        """The notes' hits (:mod:`~langmem_ext.memory.notes`): their vector candidates
+        from the query vector ``qvec`` (when the vector side ran), their keyword
+        candidates from ``ahead`` (or now, for a vector search whose vector side
+        failed), ranked by the pipeline. Nothing, logged once, when that fails."""
+        try:
+            vector = (
+                note_vector(self.workspace, qvec, scope, k, self.cosine_baseline)
+                if qvec is not None and mode in ("vector", "hybrid")
+                else None
+            )
+            keyword = (
+                ahead.result()
+                if ahead is not None
+                else note_keyword(self.workspace, q, scope, k)
+                if vector is None
+                else None
+            )
+            return rank_notes(
+                vector, keyword, settings=self.settings.retrieval,
+                cosine_baseline=self.cosine_baseline, query=q, scope=scope, k=k,
+                category=category, intent=intent, now=now,
+            )  # fmt: skip
+        except Exception as e:  # notes must never break search
+            self._warn_once(f"notes:{type(e).__name__}", "search of notes failed: %s", e)
+            return []
 
     def _top_k(self, k: int | None) -> int:
         """``k`` (default ``retrieval.top_k``) clamped to ``retrieval.max_k``, validated."""

@@ -94,6 +94,7 @@ from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
+from langmem_ext.workspace.prose import PROSE_PREFIX, parse_prose
 from langmem_ext.workspace.records import EntryState, EntryTableRow, PendingRow
 from langmem_ext.workspace.sqlite.embedding_cache import SqliteEmbeddingCache
 from langmem_ext.workspace.store import NewEntry, Progress, SyncReport, Workspace, text_hash
@@ -104,7 +105,7 @@ logger = logging.getLogger(__name__)
 GET_DEFAULT_LINES = 40
 GET_MAX_LINES = 300
 _PATH_LINE_RE = re.compile(r"^(.*\.md):(\d+)(?:-(\d+))?$")
-_PATH_ANCHOR_RE = re.compile(r"^(.*\.md)#\^?(m-[0-9a-z]{4,32})$")
+_PATH_ANCHOR_RE = re.compile(r"^(.*\.md)#\^?(m-[0-9a-z]{4,32}|p-[0-9a-f]{10}(?:-[0-9]{1,6})?)$")
 
 
 class Memory:
@@ -628,7 +629,9 @@ class Memory:
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
         unconfirmed.settle(self, row, "confirmed")  # its note keeps the day's log
-        self._link_safety(scope, [Written(entry.id, row.text, text_hash(row.text), entry.category)], row.thread_id)
+        self._link_safety(
+            scope, [Written(entry.id, row.text, text_hash(row.text), entry.category)], row.thread_id
+        )
         return entry
 
     def _confirm_version(self, row: PendingRow, scope: str) -> bool:
@@ -1198,9 +1201,11 @@ class Memory:
 
         Args:
             path: Workspace-relative path, ``path:line`` / ``path:start-end``, or a
-                stable anchor ``path#^m-…`` (an entry's :attr:`~MemoryEntry.anchor`:
-                it finds the entry wherever lines above it moved it; by default only
-                the entry's own lines are returned).
+                stable anchor: ``path#^m-…`` (an entry's :attr:`~MemoryEntry.anchor`)
+                or ``path#^p-…`` (a note's, :attr:`SearchHit.anchor
+                <langmem_ext.memory.models.SearchHit.anchor>` of a ``source="note"``
+                hit). An anchor finds its entry or note wherever lines above it moved
+                it; by default only its own lines are returned.
             scope: Whose memory; paths of other scopes are refused.
             from_line: 1-based first line (default 1, or the line of ``path:line``).
             lines: How many lines (default 40, max 300).
@@ -1230,16 +1235,11 @@ class Memory:
         content = layout.read(real, scope)
         all_lines = content.splitlines()
         if anchor is not None:
-            entry = next((e for e in parse_entries(content) if e.id == anchor), None)
-            if entry is None:
-                raise InvalidPathError(
-                    f"No memory {anchor} in {rel}: it was deleted or moved. Search again "
-                    "with memory_search for a fresh citation."
-                )
+            span = _anchored(content, rel, anchor)
             if from_line is None:
-                from_line = entry.line
+                from_line = span[0]
                 if lines is None:
-                    lines = entry.end_line - entry.line + 1
+                    lines = span[1] - span[0] + 1
         start = 1 if from_line is None else int(from_line)
         if start < 1:
             raise InvalidInputError(f"from_line must be >= 1, got {start}.")
@@ -1694,6 +1694,30 @@ class Memory:
     areview = async_method(review)
     arecord_access = async_method(record_access)
     atriples = async_method(triples)
+
+
+def _anchored(content: str, rel: str, anchor: str) -> tuple[int, int]:
+    """The first and last line of the entry or note ``anchor`` names in ``content``.
+
+    Raises:
+        InvalidPathError: It is not in the file (deleted, moved, or a note's text
+            edited: its anchor changed with it).
+    """
+    if anchor.startswith(PROSE_PREFIX):
+        note = next((c for c in parse_prose(content, rel) if c.anchor == anchor), None)
+        if note is None:
+            raise InvalidPathError(
+                f"No note {anchor} in {rel}: its text was edited or deleted. Search again "
+                "with memory_search for a fresh citation."
+            )
+        return note.line, note.end_line
+    entry = next((e for e in parse_entries(content) if e.id == anchor), None)
+    if entry is None:
+        raise InvalidPathError(
+            f"No memory {anchor} in {rel}: it was deleted or moved. Search again "
+            "with memory_search for a fresh citation."
+        )
+    return entry.line, entry.end_line
 
 
 def _page_key(sort: str, doc: Doc, row: EntryTableRow | None) -> tuple[Any, ...]:

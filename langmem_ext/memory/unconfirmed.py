@@ -80,6 +80,7 @@ class NoteHost(Protocol):
 
     def delete(self, entry_id: str, *, scope: str | None = ...) -> None: ...
 
+
 logger = logging.getLogger(__name__)
 
 MARK = UNCONFIRMED_MARK

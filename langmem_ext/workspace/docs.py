@@ -8,6 +8,7 @@ of them: the arrows between those modules run one way.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -67,6 +68,11 @@ class FileStamp:
     size: int
 
 
+def text_hash(text: str) -> str:
+    """Stable hash of an indexed text (an entry's, a prose chunk's, an event's)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
 def vector_blob(vector: Sequence[float] | NDArray[Any]) -> bytes:
     """The stored form of a vector (see :func:`blob_vector`)."""
     return np.asarray(vector, dtype=_VEC_DTYPE).tobytes()
@@ -118,4 +124,13 @@ def _doc(row: Sequence[Any]) -> Doc:
     return d
 
 
-__all__ = ["Doc", "Entry", "FileStamp", "Previous", "Vector", "blob_vector", "vector_blob"]
+__all__ = [
+    "Doc",
+    "Entry",
+    "FileStamp",
+    "Previous",
+    "Vector",
+    "blob_vector",
+    "text_hash",
+    "vector_blob",
+]

@@ -164,6 +164,22 @@ def _split_block_ids(parts: list[str]) -> tuple[str, str | None]:
     return "\n".join(p.strip() for p in parts if p.strip()).strip(), None
 
 
+def heading_of(line: str) -> tuple[int, str] | None:
+    """``(level, title)`` of a heading line (``## Facts`` -> ``(2, "Facts")``), else ``None``."""
+    m = _HEADING_RE.match(line) if line.startswith("#") else None
+    return (len(m.group(1)), m.group(2)) if m else None
+
+
+def is_bullet(line: str) -> bool:
+    """Whether ``line`` starts an entry's bullet (``- `` or ``* `` at column 0)."""
+    return _BULLET_RE.match(line) is not None
+
+
+def bullet_end(lines: list[str], start: int) -> int:
+    """Index after the bullet starting at ``lines[start]`` (its continuation lines included)."""
+    return _block_end(lines, start, len(lines))
+
+
 def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
     """``(index, level, title)`` of the heading lines, found at C speed (10k-line files)."""
     for idx in compress(count(), map(str.startswith, lines, repeat("#"))):
@@ -577,10 +593,13 @@ __all__ = [
     "ParsedEntry",
     "append_entries",
     "assign_missing_ids",
+    "bullet_end",
     "category_of_heading",
     "entry_at",
+    "heading_of",
     "insert_entries",
     "insert_entries_tracked",
+    "is_bullet",
     "move_entry",
     "new_entry_id",
     "normalise_text",

@@ -628,6 +628,18 @@ class EventRepository(Protocol):
         """The BM25 score of an event of average length holding each of ``tokens``
         once (the sum of their IDFs): what a match of the whole query scores."""
 
+    def last_id(self) -> int:
+        """The id of the last event logged (0: none)."""
+        ...
+
+    def after(self, last_id: int, limit: int) -> list[EventRow]:
+        """Up to ``limit`` events logged after the event ``last_id`` (by id), oldest first."""
+        ...
+
+    def many(self, where: EventFilter, ids: Sequence[int]) -> dict[int, EventRow]:
+        """The events of ``ids`` that ``where`` selects, by id."""
+        ...
+
 
 # -- the LangGraph store's items (store_items, store_texts) ----------------------------
 

@@ -37,7 +37,7 @@ from langmem_ext.errors import (
     MemoryFileError,
 )
 from langmem_ext.runtime import embed_matrix
-from langmem_ext.workspace.docs import Doc, FileStamp
+from langmem_ext.workspace.docs import Doc, FileStamp, text_hash
 from langmem_ext.workspace.files import (
     AppendJournal,
     WorkspaceLock,
@@ -61,9 +61,17 @@ from langmem_ext.workspace.markdown import (
     replace_entry,
     supersede_entry,
 )
+from langmem_ext.workspace.prose import joins_prose, parse_prose
 from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
 from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 from langmem_ext.workspace.sqlite.ledger import Ledger
+from langmem_ext.workspace.sqlite.passage_rows import (
+    KINDS,
+    Kind,
+    Passage,
+    ProseFile,
+    partition,
+)
 
 if TYPE_CHECKING:
     from langmem_ext.workspace.vector_search import VectorSearch
@@ -75,11 +83,6 @@ Progress = Callable[[int, int], None]
 
 _UNREADABLE = "!unreadable"
 """File-stamp hash of a file sync skipped (not UTF-8): no content ever hashes to it."""
-
-
-def text_hash(text: str) -> str:
-    """Stable hash of an entry text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def _file_hash(content: str) -> str:
@@ -229,6 +232,7 @@ class _Placed:
     files: list[FileStamp]
     shifts: list[tuple[str, int, int]] = field(default_factory=list)
     lines: list[tuple[int, str]] = field(default_factory=list)
+    prose: list[ProseFile] = field(default_factory=list)
 
 
 @dataclass
@@ -468,6 +472,7 @@ class Workspace:
             files=placed.files,
             shifts=placed.shifts,
             lines=placed.lines,
+            prose=placed.prose,
             generation=True,
             model=self.vectors.model_name if embedded else None,
             embedded=embedded,
@@ -707,10 +712,12 @@ class Workspace:
             elif old_lines.get(p.id, p.line) != p.line:
                 moved.append((p.line, p.id))
         s = path.stat()
+        digest = _file_hash(content)
         return _Placed(
             upserts,
-            [FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size)],
+            [FileStamp(rel, scope, digest, s.st_mtime_ns, s.st_size)],
             lines=moved,
+            prose=[self._prose_file(scope, path, content, digest, now)],
         )
 
     def rewrite_entry(self, scope: str, path: Path, entry_id: str, new_text: str | None) -> str:
@@ -819,7 +826,12 @@ class Workspace:
             return
         moved = (line - old.line) - (old.end_line - old.line + 1)
         shifts = [(old.end_line, moved)] if moved else []
-        self._index_edit(scope, path, content, placed, shifts, deleted=deleted)
+        at = old.line - 1  # the first line after the removed bullet now
+        rejoined = not placed and joins_prose(
+            text_lines[at - 1] if at >= 1 else None,
+            text_lines[at] if at < len(text_lines) else None,
+        )
+        self._index_edit(scope, path, content, placed, shifts, deleted=deleted, prose=rejoined)
 
     def _index_edit(
         self,
@@ -830,11 +842,14 @@ class Workspace:
         shifts: Sequence[tuple[int, int]],
         *,
         deleted: str | None = None,
+        prose: bool = False,
     ) -> None:
         """One doc-table transaction after an edit of a file the index was in step
         with: the lines that moved (``(after, count)``, in order), the docs of the
         ``placed`` bullets (dates and importance from the ledger), the ``deleted``
-        entry, the file's stamp and the generation."""
+        entry, the file's stamp and the generation. The file's prose moves with its
+        lines; with ``prose`` (a bullet between two paragraphs went: they may read
+        as one now) it is read again from ``content``."""
         rel = self.layout.rel(path)
         states = self.ledger.entries.many([str(p.id) for p in placed])
         upserts = [
@@ -843,12 +858,14 @@ class Workspace:
             if (st := states.get(str(p.id))) is not None
         ]
         s = path.stat()
+        digest = self._hash_of(path, content)
         gen = self.keyword.apply(
             upserts=upserts,
             deletes=[(deleted, scope)] if deleted is not None else [],
-            files=[FileStamp(rel, scope, self._hash_of(path, content), s.st_mtime_ns, s.st_size)],
+            files=[FileStamp(rel, scope, digest, s.st_mtime_ns, s.st_size)],
             shifts=[(rel, after, count) for after, count in shifts],
             generation=True,
+            prose=[self._prose_file(scope, path, content, digest, time.time())] if prose else [],
         )
         self._generation = gen if gen is not None else self._generation
 
@@ -913,7 +930,14 @@ class Workspace:
             category=category, importance=importance,
         )  # fmt: skip
         if indexed and [p.id for p in moved.entries] == [entry_id]:
-            self._index_edit(scope, path, moved.content, moved.entries, moved.shifts)
+            lines = content.splitlines()
+            rejoined = joins_prose(
+                lines[entry.line - 2] if entry.line >= 2 else None,
+                lines[entry.end_line] if entry.end_line < len(lines) else None,
+            )
+            self._index_edit(
+                scope, path, moved.content, moved.entries, moved.shifts, prose=rejoined
+            )
         else:
             self._reconcile(scope, path, moved.content)
         return entry.text
@@ -955,7 +979,7 @@ class Workspace:
         """Cheap check (stat only) whether a scope's files changed since indexing."""
         stamps = self.keyword.file_stamps(scope)
         files = self.layout.memory_files(scope)
-        if len(files) != len(stamps):
+        if len(files) != len(stamps) or self.keyword.prose_lagging(scope):
             return True
         for p in files:
             st = stamps.get(self.layout.rel(p))
@@ -978,6 +1002,7 @@ class Workspace:
         """Sync ``paths`` of a scope; ``trusted``: they come from :meth:`Layout.memory_files`."""
         self.journal.repair()
         stamps = self.keyword.file_stamps(scope)
+        lagging = set(self.keyword.prose_lagging(scope))
         seen: set[str] = set()
         for path in paths:
             rel = self.layout.rel(path)
@@ -1001,6 +1026,8 @@ class Workspace:
                 and st.size == s.st_size
                 and (st.hash != _UNREADABLE or report is None)
             ):
+                if rel in lagging:
+                    self._index_prose(scope, path, st)
                 continue
             try:
                 content = self.layout.read(path, scope)
@@ -1015,7 +1042,14 @@ class Workspace:
                 )
                 continue
             if st is not None and st.hash == _file_hash(content):
-                self.keyword.apply(files=[FileStamp(rel, scope, st.hash, s.st_mtime_ns, s.st_size)])
+                self.keyword.apply(
+                    files=[FileStamp(rel, scope, st.hash, s.st_mtime_ns, s.st_size)],
+                    prose=(
+                        [self._prose_file(scope, path, content, st.hash, time.time())]
+                        if rel in lagging
+                        else []
+                    ),
+                )
                 continue
             if report is not None:
                 report.files_changed += 1
@@ -1117,15 +1151,42 @@ class Workspace:
             report.removed += len(removed)
         stamp: list[FileStamp] = []
         drop: list[str] = []
+        prose: list[ProseFile] = []
         if path.exists() and self.layout.link_problem(path) is None:
             s = path.stat()
-            stamp.append(FileStamp(rel, scope, _file_hash(content), s.st_mtime_ns, s.st_size))
+            digest = _file_hash(content)
+            stamp.append(FileStamp(rel, scope, digest, s.st_mtime_ns, s.st_size))
+            prose.append(self._prose_file(scope, path, content, digest, now))
         else:
             drop.append(rel)
         self.keyword.apply(
-            upserts=upserts, deletes=[(i, scope) for i in removed], files=stamp, drop_files=drop
+            upserts=upserts,
+            deletes=[(i, scope) for i in removed],
+            files=stamp,
+            drop_files=drop,
+            prose=prose,
         )
         self.bump_generation()
+
+    def _prose_file(
+        self, scope: str, path: Path, content: str, digest: str, now: float
+    ) -> ProseFile:
+        """The prose chunks of a file's ``content`` (whose hash is ``digest``), to store;
+        a chunk seen for the first time is dated to its daily note's day, else ``now``."""
+        rel = self.layout.rel(path)
+        return ProseFile(rel, scope, digest, parse_prose(content, rel), _day_of(path) or now)
+
+    def _index_prose(self, scope: str, path: Path, stamp: FileStamp) -> None:
+        """Read the prose of a file whose entries are indexed but whose prose lags
+        (see :meth:`~langmem_ext.workspace.sqlite.passages.PassageTable.prose_lagging`)."""
+        try:
+            content = self.layout.read(path, scope)
+        except LangmemError as e:
+            logger.warning("prose of %s not indexed: %s", stamp.path, e)
+            return
+        digest = _file_hash(content)
+        if digest == stamp.hash:  # else it changed meanwhile: the next sync reads it
+            self.keyword.apply(prose=[self._prose_file(scope, path, content, digest, time.time())])
 
     def _slot_of(self, entry_id: str | None) -> str | None:
         """The slot of ``entry_id`` (a new version keeps the slot of the one it replaces)."""
@@ -1164,7 +1225,8 @@ class Workspace:
     def flush_vectors(
         self, *, progress: Progress | None = None, report: SyncReport | None = None
     ) -> int:
-        """Embed docs whose text is not in Chroma yet and apply queued deletions.
+        """Embed docs and prose chunks whose text is not in Chroma yet and apply
+        queued deletions.
 
         Embedding runs outside the lock; Chroma writes hold it. Failures are logged
         and left in the outbox for the next flush (the Markdown write is durable).
@@ -1174,8 +1236,9 @@ class Workspace:
         """
         kw = self.keyword
         todo = kw.vector_todo()
+        prose = kw.passage_todo("prose")
         deletes = kw.vector_deletes()
-        total = len(todo)
+        total = len(todo) + len(prose)
         done_n = 0
         try:
             self._backfill_vectors()
@@ -1216,6 +1279,16 @@ class Workspace:
                 done_n += len(batch)
                 if progress:
                     progress(done_n, total)
+            step = self.batch_size * 4
+            for start in range(0, len(prose), step):
+                chunk = [p for _rowid, p in prose[start : start + step]]
+                matrix = embed_matrix(
+                    self.embeddings, [p.indexed_text for p in chunk], self.batch_size
+                )
+                self.store_passage_vectors("prose", prose[start : start + step], matrix)
+                done_n += len(chunk)
+                if progress:
+                    progress(done_n, total)
         except (IndexUnavailableError, EmbeddingError) as e:
             logger.warning("vector index not updated (%s); it will catch up on the next sync", e)
             if report is not None:
@@ -1223,6 +1296,45 @@ class Workspace:
         if report is not None:
             report.embedded += done_n
         return done_n
+
+    def store_passage_vectors(
+        self,
+        kind: Kind,
+        items: Sequence[tuple[int | None, Passage]],
+        matrix: NDArray[np.float32],
+    ) -> None:
+        """Write the vectors of passages (one row of ``matrix`` each, embedding their
+        :attr:`~langmem_ext.workspace.sqlite.passage_rows.Passage.indexed_text`) to the
+        vector index's partition of their kind and scope, and keep copies: a prose
+        chunk's in its row (``items`` give its rowid), an event as a new passage.
+
+        Takes the lock; call without it (the embedding was made outside it).
+
+        Raises:
+            IndexUnavailableError: The vector index is down (nothing is kept then).
+        """
+        model = self.vectors.model_name
+        with self.lock.hold():
+            self.refresh_if_stale()
+            by_part: dict[str, list[int]] = {}
+            for row, (_rowid, p) in enumerate(items):
+                by_part.setdefault(partition(kind, p.scope), []).append(row)
+            for part, rows in by_part.items():
+                self.vectors.upsert(
+                    part,
+                    [items[r][1].vector_id for r in rows],
+                    matrix[rows],
+                    [
+                        {"path": p.path, "line": p.line, "created_at": p.created_at}
+                        for p in (items[r][1] for r in rows)
+                    ],
+                )
+            if kind == "prose":
+                done = [(int(rowid or 0), text_hash(p.indexed_text)) for rowid, p in items]
+                self.keyword.mark_passages(done, model, matrix)
+            else:
+                self.keyword.add_events([p for _rowid, p in items], model, matrix)
+            self.bump_generation()
 
     def _backfill_vectors(self) -> None:
         """Keep copies of the vectors Chroma already holds, once per embedder.
@@ -1251,7 +1363,7 @@ class Workspace:
         with self.lock.hold():
             scopes = self._known_scopes()
             try:
-                self.vectors.drop_all(scopes)
+                self.vectors.drop_all([*scopes, *(partition(k, s) for k in KINDS for s in scopes)])
             except IndexUnavailableError as e:
                 logger.warning("could not drop Chroma collections: %s", e)
             self._discard_index()

@@ -52,6 +52,16 @@ from langmem_ext.workspace.sqlite.fts import (
     retokenize_index,
     unindex_doc,
 )
+from langmem_ext.workspace.sqlite.passage_rows import (
+    SCHEMA as _PASSAGES_SCHEMA,
+)
+from langmem_ext.workspace.sqlite.passage_rows import (
+    ProseFile,
+    drop_prose,
+    follow_stamp,
+    shift_prose,
+    write_prose,
+)
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
 
 _SCHEMA = """
@@ -120,7 +130,7 @@ class DocTable:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA + _PASSAGES_SCHEMA)
         self._conn.execute("SELECT count(*) FROM docs").fetchone()  # fails if corrupt
         with self._lock:
             move_to_scope_blocks(self._conn)
@@ -128,6 +138,8 @@ class DocTable:
         self._sections: dict[str, ScopeSections] = {}
         self._doc_caches: dict[str, DocCache] = {}
         self._matrices: dict[tuple[str, str], ScopeMatrix | None] = {}
+        self._passage_cache: dict[tuple[str, str, str], Any] = {}
+        """In-memory search data of passages, by (kind, model, scope); dropped on writes."""
         self._data_version: int | None = None
 
     def close(self) -> None:
@@ -244,6 +256,7 @@ class DocTable:
             for cache in self._doc_caches.values():
                 cache.clear()
             self._matrices.clear()
+            self._passage_cache.clear()
             self._data_version = version
 
     def _forget(self, ids: Iterable[str] = (), paths: Iterable[str] = ()) -> None:
@@ -457,9 +470,15 @@ class DocTable:
         model: str | None = None,
         embedded: Sequence[tuple[str, str]] = (),
         vectors: Sequence[Sequence[float]] | NDArray[np.float32] = (),
+        prose: Sequence[ProseFile] = (),
     ) -> int | None:
         """Apply doc upserts, deletes ``(id, scope)``, line moves ``(line, id)`` and file
         stamps in one transaction.
+
+        The prose passages of a file (:mod:`~langmem_ext.workspace.sqlite.passage_rows`)
+        follow in the same transaction: ``prose`` gives the chunks of files just read;
+        the prose of every other file whose stamp is written is taken to be unchanged
+        (its lines move with ``shifts``), and a dropped file's prose goes with it.
 
         With ``generation``, the same transaction bumps the index generation (see
         :meth:`bump_generation`) and the new value is returned; else ``None``. With
@@ -476,6 +495,7 @@ class DocTable:
         gone = {entry_id for entry_id, _scope in deletes}  # leave the vector search
         inserted: list[Doc] = []  # new docs (the section map may take them in place)
         committed = False
+        prose_changed = False
         gen: int | None = None
         with self._lock:
             c = self._conn
@@ -486,6 +506,7 @@ class DocTable:
                         "UPDATE docs SET line = line + ? WHERE path = ? AND line > ?",
                         (count, path, after),
                     )
+                    shift_prose(c, path, after, count)
                 for entry_id, scope in deletes:
                     row = c.execute("SELECT rowid FROM docs WHERE id = ?", (entry_id,)).fetchone()
                     if row:
@@ -532,13 +553,20 @@ class DocTable:
                         unindex_doc(c, rowid)
                         index_doc(c, rowid, d.text)
                 c.executemany("UPDATE docs SET line = ? WHERE id = ?", list(lines))
+                read = {pf.path for pf in prose}
                 for p in drop_files:
                     c.execute("DELETE FROM files WHERE path = ?", (p,))
+                    if p not in read:
+                        prose_changed |= drop_prose(c, p)
                 for f in files:
+                    if f.path not in read:
+                        follow_stamp(c, f)
                     c.execute(
                         "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)",
                         (f.path, f.scope, f.hash, f.mtime_ns, f.size),
                     )
+                for pf in prose:
+                    prose_changed |= write_prose(c, pf)
                 if model is not None:
                     _mark_embedded(c, embedded, model, vectors)
                 gen = _bump_generation(c) if generation else None
@@ -561,6 +589,8 @@ class DocTable:
                 )
                 if not committed:
                     self._matrices.clear()
+                if prose_changed or not committed:
+                    self._passage_cache.clear()
                 self._recheck_matrix_fallbacks()
                 for matrix in self._matrices.values():
                     if matrix is not None:

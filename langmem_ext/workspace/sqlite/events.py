@@ -122,6 +122,29 @@ class SqliteEvents(SqliteRepo):
             for r in rows
         ]
 
+    def last_id(self) -> int:
+        """The id of the last event logged (0: none)."""
+        row = self._one("SELECT coalesce(max(id), 0) FROM session_events")
+        return int(row[0]) if row else 0
+
+    def after(self, last_id: int, limit: int) -> list[EventRow]:
+        """Up to ``limit`` events logged after the event ``last_id`` (by id), oldest first."""
+        rows = self._all(
+            f"SELECT {_COLS} FROM session_events e WHERE e.id > ? ORDER BY e.id LIMIT ?",
+            (int(last_id), int(limit)),
+        )
+        return [EventRow(*r) for r in rows]
+
+    def many(self, where: EventFilter, ids: Sequence[int]) -> dict[int, EventRow]:
+        """The events of ``ids`` that ``where`` selects, by id."""
+        cond, params = _where(where)
+        rows = self._all_in(
+            f"SELECT {_COLS} FROM session_events e WHERE {cond} AND e.id IN ({{marks}})",
+            ids,
+            params,
+        )
+        return {int(r[-1]): EventRow(*r) for r in rows}
+
     def bm25_full(self, tokens: Sequence[str]) -> float:
         """The BM25 score of an event of average length holding each of ``tokens``
         once (the sum of their IDFs): what a match of the whole query scores.

@@ -29,17 +29,20 @@ Blocks are handed out in order of first use (table ``scope_blocks``) and never r
 """
 
 
-def index_doc(c: sqlite3.Connection, rowid: int, text: str) -> None:
-    """Add the tokens of a doc's text under its rowid; inside a write."""
+def index_doc(c: sqlite3.Connection, rowid: int, text: str, table: str = "fts") -> None:
+    """Add the tokens of a doc's text under its rowid; inside a write.
+
+    ``table`` is the FTS5 table (``fts`` for entries, ``passages_fts`` for prose).
+    """
     c.execute(
-        "INSERT INTO fts (rowid, tokens) VALUES (?, ?)",
+        f"INSERT INTO {table} (rowid, tokens) VALUES (?, ?)",
         (rowid, " ".join(index_tokens(text))),
     )
 
 
-def unindex_doc(c: sqlite3.Connection, rowid: int) -> None:
-    """Remove the tokens under a doc's rowid; inside a write."""
-    c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+def unindex_doc(c: sqlite3.Connection, rowid: int, table: str = "fts") -> None:
+    """Remove the tokens under a doc's rowid from ``table``; inside a write."""
+    c.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
 
 
 TOKENIZER_KEY = "tokenizer"

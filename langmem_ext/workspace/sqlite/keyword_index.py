@@ -15,8 +15,10 @@ from pathlib import Path
 
 from langmem_ext.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import _D_COLS, _DOC_COLS, Doc, _doc
-from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB, DocTable
+from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB
 from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range, idf_sum, match_any
+from langmem_ext.workspace.sqlite.passage_rows import FTS_TABLE, P_COLS, Passage, passage
+from langmem_ext.workspace.sqlite.passages import PassageTable
 
 GATE_MIN_DOCS = 20_000
 """Below this many docs in the index, a keyword query matches on every token."""
@@ -25,8 +27,8 @@ COMMON_TOKEN_SHARE = 0.05
 :meth:`KeywordIndex._match_tokens`)."""
 
 
-class KeywordIndex(DocTable):
-    """The doc table with FTS5 BM25 keyword search, in one SQLite file.
+class KeywordIndex(PassageTable):
+    """The doc table (and its passages) with FTS5 BM25 keyword search, in one SQLite file.
 
     Args:
         path: ``.index/index.db``.
@@ -67,6 +69,10 @@ class KeywordIndex(DocTable):
             conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
             conn.execute(  # document frequencies for bm25_full (temp: not in the file)
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, row)"
+            )
+            conn.execute(  # ... and for prose_bm25_full
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.passages_vocab "
+                f"USING fts5vocab(main, {FTS_TABLE}, row)"
             )
             conn.execute("PRAGMA query_only=1")
             with self._lock:
@@ -167,6 +173,53 @@ class KeywordIndex(DocTable):
         n_docs, df = self._doc_frequencies(toks)
         rare = [t for t in toks if df.get(t, 0) <= COMMON_TOKEN_SHARE * n_docs]
         return rare if rare else toks
+
+    def prose_bm25(self, scope: str, query: str, limit: int) -> list[tuple[Passage, float]]:
+        """BM25 keyword search over a scope's prose chunks (their headings included),
+        on this thread's reader connection (as :meth:`bm25`).
+
+        Returns:
+            ``(passage, score)`` pairs, best first; scores are positive.
+
+        Raises:
+            sqlite3.Error: When FTS5 fails.
+        """
+        toks = query_tokens(query)
+        if not toks:
+            return []
+        rows = (
+            self._reader()
+            .execute(
+                f"SELECT {P_COLS}, t.s FROM (SELECT rowid, rank AS s FROM {FTS_TABLE} "
+                f"WHERE {FTS_TABLE} MATCH ?) t JOIN passages p ON p.rowid = t.rowid "
+                "WHERE p.kind = 'prose' AND p.scope = ? ORDER BY t.s LIMIT ?",
+                (match_any(toks), scope, limit),
+            )
+            .fetchall()
+        )
+        return [(passage(r[:-1]), -float(r[-1])) for r in rows]
+
+    def prose_bm25_full(self, query: str) -> float:
+        """What a prose chunk of average length holding every query token once scores
+        (:meth:`bm25_full`, over the prose chunks' statistics).
+
+        Raises:
+            sqlite3.Error: When FTS5 fails.
+        """
+        toks = query_tokens(query)
+        if not toks:
+            return 0.0
+        conn = self._reader()
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        cached: tuple[int, int] | None = getattr(self._reader_local, "n_prose", None)
+        if cached is None or cached[0] != version:
+            n = int(conn.execute(f"SELECT count(*) FROM {FTS_TABLE}").fetchone()[0])
+            cached = self._reader_local.n_prose = (version, n)
+        marks = ",".join("?" * len(toks))
+        df = dict(
+            conn.execute(f"SELECT term, doc FROM temp.passages_vocab WHERE term IN ({marks})", toks)
+        )
+        return idf_sum(cached[1], df, toks)
 
     def substring(self, scope: str, query: str, limit: int) -> list[tuple[Doc, float]]:
         """Plain substring match (the last-resort keyword mode).
