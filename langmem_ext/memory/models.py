@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from langmem_ext.retrieval.explain import Step, explain
-
 if TYPE_CHECKING:
+    from langmem_ext.retrieval.explain import Step
     from langmem_ext.workspace.records import PendingRow
 
 Target = Literal["long_term", "daily"]
@@ -185,6 +184,8 @@ class SearchHit(_Cited):
         Returns:
             The steps, first to last; the last is the score on the scale 0..1.
         """
+        from langmem_ext.retrieval.explain import explain  # the ranking layer, on first use
+
         return explain(
             self.debug,
             text=self.text,
