@@ -149,6 +149,9 @@ def test_admin_in_a_real_browser(browser: Any, admin_server: str, tmp_path: Path
     page.keyboard.press("Enter")
     first = page.locator("#hits li.hit").first
     assert "主人喜欢吃拉面" in first.inner_text()
+    reasons = first.locator(".why th").all_inner_texts()
+    assert reasons and all(name.strip() for name in reasons), reasons
+    first.locator("details summary").click()  # the numbers, folded under the reasons
     stages = dict(
         zip(
             first.locator(".stages th").all_inner_texts(),
