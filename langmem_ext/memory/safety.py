@@ -116,22 +116,23 @@ _MAX_NAME_CHARS = 4
 _HANZI = re.compile(r"[\u4e00-\u9fff]+")
 
 
-@lru_cache(maxsize=4096)
-def _readings(name: str) -> tuple[frozenset[str], ...] | None:
-    """The toneless pinyin readings of each character of a Chinese name; ``None``
-    for anything else (the reading table is loaded on first use)."""
-    if not name or len(name) > _MAX_NAME_CHARS or not _HANZI.fullmatch(name):
-        return None
+@lru_cache(maxsize=1 << 14)
+def _char_readings(ch: str) -> frozenset[str]:
+    """The toneless pinyin readings of one Chinese character (empty when unknown;
+    the reading table is loaded on first use)."""
     from pypinyin.contrib.tone_convert import to_normal
     from pypinyin.pinyin_dict import pinyin_dict
 
-    out: list[frozenset[str]] = []
-    for ch in name:
-        raw = pinyin_dict.get(ord(ch))
-        if not raw:
-            return None
-        out.append(frozenset(to_normal(r) for r in raw.split(",")))
-    return tuple(out)
+    raw = pinyin_dict.get(ord(ch))
+    return frozenset(to_normal(r) for r in raw.split(",")) if raw else frozenset()
+
+
+def _readings(name: str) -> tuple[frozenset[str], ...] | None:
+    """The readings of each character of a Chinese name; ``None`` for anything else."""
+    if not name or len(name) > _MAX_NAME_CHARS or not _HANZI.fullmatch(name):
+        return None
+    out = tuple(_char_readings(ch) for ch in name)
+    return None if not all(out) else out
 
 
 def same_person(a: str, b: str) -> bool:
@@ -270,16 +271,27 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
         >>> persons("What does Wu Lei's wife do?"), persons("林伟对花生过敏", ["林伟"])
         (('wife',), ('user',))
     """
-    if not isinstance(text, str) or speaker_of(text) is not None:
+    if not isinstance(text, str):
         return ()
-    known = _names(names)
+    return _persons(text[:_SUBJECT_PHRASE], _names(names))
+
+
+_SUBJECT_PHRASE = 48
+"""Characters of a text :func:`persons` reads: its subject opens it (within
+:data:`_SUBJECT_WITHIN` characters), a name may stand next to it."""
+
+
+@lru_cache(maxsize=1 << 14)
+def _persons(text: str, known: frozenset[str]) -> tuple[str, ...]:
+    if speaker_of(text) is not None:
+        return ()
     found: list[tuple[int, int, str]] = []
     low = text.casefold()
     for name in known:
         at = low.find(name)
         if name and at >= 0:
             found.append((at, at + len(name), USER))
-        else:  # the name in the other script opening the text: "林伟对…" for "Lin Wei"
+        elif name.isascii() and _HANZI.match(text):  # "林伟对…" for "Lin Wei"
             for size in range(2, _MAX_NAME_CHARS + 1):
                 if same_person(text[:size], name):
                     found.append((0, size, USER))

@@ -62,6 +62,9 @@ logger = logging.getLogger(__name__)
 MODES = ("keyword", "fts", "vector", "hybrid")
 SLOT_HITS = 3
 """Current memories of one slot the slot stage brings in, newest first."""
+PERSON_DEPTH = 20
+"""The person stage reads whom the best 20 of each engine's candidates (``2 k`` when
+more) are about: reading a text costs ~50 µs the first time."""
 COVER_DEPTH = 10
 """A question of a compound message with no hit in the top ``k`` takes its best hit
 from the next 10 of the ranking (see
@@ -324,7 +327,7 @@ class SearchEngine:
         if valid.as_of is None and rs.safety_stage and self.safety is not None:
             vector, keyword = self._safety_stage(q, scope, category, valid, qvecs, vector, keyword)
         if rs.person_stage:
-            self._person_stage(q, scope, vector, keyword)
+            self._person_stage(q, scope, vector, keyword, depth=max(2 * k, PERSON_DEPTH))
         for c in (*(vector or ()), *(keyword or ())) if older else ():
             if c.id in older:  # a newer statement of its slot replaces it
                 c.debug["older_statement"] = 1.0
@@ -739,6 +742,8 @@ class SearchEngine:
         scope: str,
         vector: list[Candidate] | None,
         keyword: list[Candidate] | None,
+        *,
+        depth: int,
     ) -> None:
         """Whom the question asks about against whom each memory is about
         (:func:`~langmem_ext.memory.safety.persons`): a question about the user ("what
@@ -749,13 +754,14 @@ class SearchEngine:
         told apart (a name and a relation may be one person), nor is a memory whose
         wording names nobody; and a question naming someone by name may be about the
         user (whose name the profile may not hold), so only a relation ("my wife",
-        "我妈妈") sets the user's own facts apart."""
+        "我妈妈") sets the user's own facts apart. Only the best ``depth`` of each
+        engine's list are read (what can reach the top ``k``)."""
         names = self._names(scope)
         asked = persons(q, names)
         if not asked or (asked[0] != USER and not is_relation(asked[0])):
             return
         mine = asked[0] == USER
-        for c in (*(vector or ()), *(keyword or ())):
+        for c in (*(vector or ())[:depth], *(keyword or ())[:depth]):
             about = persons(c.text, names)
             if about and (is_relation(about[0]) if mine else about == (USER,)):
                 c.other_person = True
@@ -887,4 +893,4 @@ class SearchEngine:
         )
 
 
-__all__ = ["COVER_DEPTH", "MODES", "ExtraSource", "SearchEngine", "Validity"]
+__all__ = ["COVER_DEPTH", "MODES", "PERSON_DEPTH", "ExtraSource", "SearchEngine", "Validity"]
