@@ -272,14 +272,24 @@ class _ServedRetriever(RunnableBinding[Any, Any]):
 
 def _status_of(error: Exception) -> int:
     """The HTTP status of a typed error of the memory layer."""
-    from langmem_ext.errors import InvalidInputError, NotFoundError, PendingStateError
+    from langmem_ext.errors import (
+        EmbeddingError,
+        EntrySupersededError,
+        IndexUnavailableError,
+        InvalidInputError,
+        NotFoundError,
+        PendingStateError,
+        WorkspaceLockTimeout,
+    )
 
     if isinstance(error, NotFoundError):
         return 404
     if isinstance(error, InvalidInputError):
         return 422
-    if isinstance(error, PendingStateError):
-        return 409
+    if isinstance(error, PendingStateError | EntrySupersededError):
+        return 409  # the state changed: read it again
+    if isinstance(error, WorkspaceLockTimeout | IndexUnavailableError | EmbeddingError):
+        return 503  # busy or a backend down: try again later
     return 400
 
 

@@ -78,3 +78,24 @@ def test_a_stream_that_fails_midway_ends_cleanly_with_an_error_event(
         assert r.status_code == 200
         assert "event: error" in text
         assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+
+
+def test_typed_errors_map_to_the_status_a_client_acts_on() -> None:
+    from langmem_ext.errors import (
+        EntryNotFoundError,
+        EntrySupersededError,
+        IndexUnavailableError,
+        LineBreakError,
+        PendingExpiredError,
+        SchemaVersionError,
+        WorkspaceLockTimeout,
+    )
+    from langmem_ext.serving import _status_of
+
+    assert _status_of(EntryNotFoundError("x")) == 404
+    assert _status_of(LineBreakError("x")) == 422
+    assert _status_of(PendingExpiredError("x")) == 409
+    assert _status_of(EntrySupersededError("x")) == 409
+    assert _status_of(WorkspaceLockTimeout("x")) == 503
+    assert _status_of(IndexUnavailableError("x")) == 503
+    assert _status_of(SchemaVersionError("x")) == 400
