@@ -95,6 +95,7 @@ from langmem_ext._callers import (
 from langmem_ext._scoping import check_scope
 from langmem_ext.config import Settings
 from langmem_ext.errors import LangmemError, ThreadConflictError
+from langmem_ext.memory._utils import check_unicode
 from langmem_ext.memory.jobs import DailyJobs
 from langmem_ext.memory.service import Memory
 from langmem_ext.web.guard import RequestGuard
@@ -177,21 +178,29 @@ class AgentInput(BaseModel):
     @classmethod
     def _within_limits(cls, value: list[HumanMessage]) -> list[HumanMessage]:
         texts = [_message_text(m) for m in value]
-        if not any(t.strip() for t in texts):
-            raise ValueError("The message is empty: send what the user said.")
-        size = sum(len(t) for t in texts)
-        if size > cls.max_chars:
-            raise ValueError(
-                f"The message is {size:,} characters long; this server accepts at most "
-                f"{cls.max_chars:,} (server.max_message_chars)."
-            )
+        _served_text("".join(texts), "message", cls.max_chars, "send what the user said")
         # Only what the user said reaches the thread: other fields a client sends
         # (additional_kwargs, response_metadata, ...) are dropped.
         return [HumanMessage(content=t, id=m.id, name=m.name) for m, t in zip(value, texts, strict=True)]
 
 
+def _served_text(text: str, what: str, max_chars: int, empty_hint: str) -> str:
+    """``text`` when the server takes it: not empty, at most ``max_chars`` characters,
+    valid Unicode; else a ``ValueError`` (a 422) saying which."""
+    if not text.strip():
+        raise ValueError(f"The {what} is empty: {empty_hint}.")
+    if len(text) > max_chars:
+        raise ValueError(
+            f"The {what} is {len(text):,} characters long; this server accepts at most "
+            f"{max_chars:,} (server.max_message_chars)."
+        )
+    check_unicode(text, f"The {what}")
+    return text
+
+
 def _message_text(message: HumanMessage) -> str:
-    """The text of a user message; refuses non-text parts and lone surrogates."""
+    """The text of a user message; refuses non-text parts and an id or name that is
+    not valid Unicode."""
     content = message.content
     if isinstance(content, list):
         parts = []
@@ -203,16 +212,9 @@ def _message_text(message: HumanMessage) -> str:
             else:
                 raise ValueError("Only text messages are accepted (a part is not text).")
         content = "".join(parts)
-    for what, value in (("message", content), ("id", message.id), ("name", message.name)):
-        if value is None:
-            continue
-        try:
-            str(value).encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(
-                f"The {what} contains a lone surrogate at character {e.start}: it is not "
-                "valid Unicode."
-            ) from None
+    for what, value in (("message id", message.id), ("message name", message.name)):
+        if value is not None:
+            check_unicode(str(value), f"The {what}")
     return str(content)
 
 
@@ -228,21 +230,7 @@ def memory_query(max_chars: int) -> Any:
     from pydantic import AfterValidator
 
     def check(text: str) -> str:
-        if not text.strip():
-            raise ValueError("The query is empty: send what to search for.")
-        if len(text) > max_chars:
-            raise ValueError(
-                f"The query is {len(text):,} characters long; this server accepts at most "
-                f"{max_chars:,} (server.max_message_chars)."
-            )
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(
-                f"The query contains a lone surrogate at character {e.start}: it is not "
-                "valid Unicode."
-            ) from None
-        return text
+        return _served_text(text, "query", max_chars, "send what to search for")
 
     return Annotated[str, AfterValidator(check)]
 
