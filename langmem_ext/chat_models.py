@@ -29,20 +29,18 @@ def check_model_reachable(settings: Settings) -> None:
     providers are assumed reachable when their package imports.
     """
     spec = settings.chat_model
-    provider = spec.split(":", 1)[0] if ":" in spec else ""
-    if provider == "ollama":
+    provider, _, model = spec.partition(":")
+    if provider == "ollama" and model and model_reachability(spec, settings)[0] is False:
         url = settings.embeddings.ollama_base_url
-        if not _port_open(url):
-            model = spec.split(":", 1)[1]
-            msg = (
-                f"No chat model is reachable: Ollama is not running at {url}.\n"
-                f"  Fix: install Ollama (https://ollama.com/download), then `ollama pull {model}`,\n"
-                "  or set LANGMEM_CHAT_MODEL to another init_chat_model string\n"
-                "  (e.g. 'openai:gpt-4o-mini' with OPENAI_API_KEY set).\n"
-                "  Memory commands (save, search, get, list, ...) work without a model;\n"
-                "  `langmem-ext chat --scripted` runs the offline scripted model."
-            )
-            raise ModelUnavailableError(msg)
+        msg = (
+            f"No chat model is reachable: Ollama is not running at {url}.\n"
+            f"  Fix: install Ollama (https://ollama.com/download), then `ollama pull {model}`,\n"
+            "  or set LANGMEM_CHAT_MODEL to another init_chat_model string\n"
+            "  (e.g. 'openai:gpt-4o-mini' with OPENAI_API_KEY set).\n"
+            "  Memory commands (save, search, get, list, ...) work without a model;\n"
+            "  `langmem-ext chat --scripted` runs the offline scripted model."
+        )
+        raise ModelUnavailableError(msg)
 
 
 def model_reachability(model: BaseChatModel | str, settings: Settings) -> tuple[bool | None, str]:
