@@ -6,9 +6,10 @@ to two graphs in alternating order:
 
 * **memory graph** — :func:`langmem_ext.graph.build_memory_graph`: pending check
   (``pending_confirm`` runs only when a save is pending), preflight recall (gate,
-  intent, hybrid search, core memories, first-turn daily notes), answer with the
-  boost step folded in (overlap test, pending refresh, token count; the hot-log
-  append and boosts handed to the background writer);
+  intent, hybrid search, core memories, first-turn daily notes), answer, then the
+  post-turn nodes: ``propose_saves`` (the thread's pending saves, one ledger read)
+  and ``record_turn`` (overlap test, token count; the hot-log append and boosts
+  handed to the background writer);
 * **bare graph** — ``StateGraph(MessagesState)`` with one node calling the model.
 
 Both call the same instant ``ScriptedChatModel`` and use the same checkpointer kind
@@ -67,6 +68,8 @@ from langmem_ext.graph import (
     ANSWER,
     PENDING_CONFIRM,
     PREFLIGHT_RECALL,
+    PROPOSE_SAVES,
+    RECORD_TURN,
     TOOLS,
     MemoryState,
     build_memory_graph,
@@ -138,8 +141,8 @@ def bare_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> Any
 def shape_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> Any:
     """The memory graph's shape with no memory work: same state, nodes, edges, updates.
 
-    ``(router: nothing pending) → preflight_recall → answer (+ boost) → (router) →
-    END``, each node returning the keys the real one returns, but computing nothing.
+    ``(router: nothing pending) → preflight_recall → answer → propose_saves →
+    record_turn → END``, each node returning the keys the real one returns, but computing nothing.
     Its cost over the bare graph is LangGraph's: the extra steps, channels and
     checkpoint writes.
     """
@@ -151,8 +154,13 @@ def shape_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> An
         return {"memory_context": "", "recalled": [], "first_turn_done": True}
 
     def answer(state: MemoryState) -> dict[str, Any]:
-        reply = model.invoke(state["messages"])
-        return {"messages": [reply], "pending_ids": [], "token_count": 0, "notes": []}
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def propose_saves(state: MemoryState) -> dict[str, Any]:
+        return {"proposed": [], "asks": {}, "pending_ids": []}
+
+    def record_turn(state: MemoryState) -> dict[str, Any]:
+        return {"token_count": 0, "notes": [], "tool_context": None}
 
     def tools(state: MemoryState) -> dict[str, Any]:  # never reached: no tool calls
         return {}
@@ -162,13 +170,21 @@ def shape_graph(model: ScriptedChatModel, saver: BaseCheckpointSaver[Any]) -> An
     g.add_node(PREFLIGHT_RECALL, preflight_recall)
     g.add_node(ANSWER, answer)
     g.add_node(TOOLS, tools)
+    g.add_node(PROPOSE_SAVES, propose_saves)
+    g.add_node(RECORD_TURN, record_turn)
     g.add_conditional_edges(
         START, lambda state: PREFLIGHT_RECALL, [PENDING_CONFIRM, PREFLIGHT_RECALL]
     )
     g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
     g.add_edge(PREFLIGHT_RECALL, ANSWER)
-    g.add_conditional_edges(ANSWER, lambda state: tools_condition(state), [TOOLS, END])
+    g.add_conditional_edges(
+        ANSWER,
+        lambda state: TOOLS if tools_condition(state) == TOOLS else PROPOSE_SAVES,
+        [TOOLS, PROPOSE_SAVES],
+    )
     g.add_edge(TOOLS, ANSWER)
+    g.add_edge(PROPOSE_SAVES, RECORD_TURN)
+    g.add_conditional_edges(RECORD_TURN, lambda state: END, [END])
     return g.compile(checkpointer=saver)
 
 
@@ -314,9 +330,9 @@ def run_kind(
         calls: list[tuple[str, Callable[[], Any]]] = [
             ("Memory.list(category='core') (preflight, every turn)",
              lambda: memory.list(scope=SCOPE, category="core")),
-            ("Memory.list_pending ×2 (pending router, boost)",
-             lambda: (memory.list_pending(scope=SCOPE), memory.list_pending(scope=SCOPE))),
-            ("count_message_tokens(history) (boost)", lambda: count_message_tokens(history)),
+            ("Memory.list_pending of the thread (propose_saves)",
+             lambda: memory.list_pending(scope=SCOPE, thread_id="t")),
+            ("count_message_tokens(history) (record_turn)", lambda: count_message_tokens(history)),
         ]  # fmt: skip
         if searched:
             calls += [

@@ -17,6 +17,8 @@ from langmem_ext.graph import (
     ANSWER,
     PENDING_CONFIRM,
     PREFLIGHT_RECALL,
+    PROPOSE_SAVES,
+    RECORD_TURN,
     TurnWriter,
     build_memory_graph,
     create_pending_router,
@@ -280,16 +282,18 @@ def test_pending_confirm_runs_only_when_something_is_pending(fake_memory: Memory
         ScriptedChatModel(policy=policy), fake_memory, checkpointer=InMemorySaver()
     )
     assert node_names(graph, "hello there, how are you doing", cfg("r1")) == [
-        PREFLIGHT_RECALL, ANSWER,
+        PREFLIGHT_RECALL, ANSWER, PROPOSE_SAVES, RECORD_TURN,
     ]  # fmt: skip
     # A save proposed outside this thread (another thread, process or tool) is pending:
     # this thread never asked about it, so its "确认" answers nothing.
     outside = fake_memory.save("主人喜欢吃寿司", scope="user_alice")
-    assert node_names(graph, "确认", cfg("r1")) == [PREFLIGHT_RECALL, ANSWER]
+    assert node_names(graph, "确认", cfg("r1")) == [
+        PREFLIGHT_RECALL, ANSWER, PROPOSE_SAVES, RECORD_TURN,
+    ]  # fmt: skip
     assert fake_memory.list(scope="user_alice") == []
     say(graph, "我喜欢吃拉面，请记住", cfg("r1"))  # proposed (and asked) in this thread
     assert node_names(graph, "确认", cfg("r1")) == [
-        PENDING_CONFIRM, PREFLIGHT_RECALL, ANSWER,
+        PENDING_CONFIRM, PREFLIGHT_RECALL, ANSWER, PROPOSE_SAVES, RECORD_TURN,
     ]  # fmt: skip
     assert [e.text for e in fake_memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
     assert [p.id for p in fake_memory.list_pending(scope="user_alice")] == [outside.id]
@@ -323,11 +327,11 @@ def test_interrupt_mode_pauses_only_when_something_is_pending(fake_memory: Memor
     )
     config = cfg("hitl-2")
     assert node_names(graph, "hello there, how are you doing", config) == [
-        PREFLIGHT_RECALL, ANSWER,
+        PREFLIGHT_RECALL, ANSWER, PROPOSE_SAVES, RECORD_TURN,
     ]  # fmt: skip
     assert graph.get_state(config).next == ()
     names = node_names(graph, "我喜欢吃拉面，请记住", config)
-    assert names[-1] == "__interrupt__" and names[-2] == ANSWER
+    assert names[-1] == "__interrupt__" and names[-3:-1] == [PROPOSE_SAVES, RECORD_TURN]
     assert graph.get_state(config).next == (PENDING_CONFIRM,)
     graph.invoke(Command(resume="no"), config)
     assert fake_memory.list_pending(scope="user_alice") == []

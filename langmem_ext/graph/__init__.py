@@ -9,14 +9,14 @@ from langmem_ext.graph.builder import (
 )
 from langmem_ext.graph.nodes import (
     ANSWER,
-    BOOST_USED,
     CHECKPOINT_SUMMARIZE,
     PENDING_CONFIRM,
     PRE_COMPACTION_FLUSH,
     PREFLIGHT_RECALL,
+    PROPOSE_SAVES,
+    RECORD_TURN,
     TOOLS,
     create_answer_node,
-    create_boost_node,
     create_checkpoint_node,
     create_flush_node,
     create_pending_confirm_node,
@@ -24,6 +24,7 @@ from langmem_ext.graph.nodes import (
     create_pending_router,
     create_preflight_recall_node,
     create_propose_node,
+    create_record_turn_node,
 )
 from langmem_ext.graph.replies import ReplyDecision, classify_reply
 from langmem_ext.graph.runs import SerializedGraph
@@ -39,11 +40,12 @@ from langmem_ext.graph.state import MemoryState
 
 __all__ = [
     "ANSWER",
-    "BOOST_USED",
     "CHECKPOINT_SUMMARIZE",
     "PENDING_CONFIRM",
     "PREFLIGHT_RECALL",
     "PRE_COMPACTION_FLUSH",
+    "PROPOSE_SAVES",
+    "RECORD_TURN",
     "TOOLS",
     "MemoryState",
     "ReplyDecision",
@@ -54,7 +56,6 @@ __all__ = [
     "build_memory_graph",
     "classify_reply",
     "create_answer_node",
-    "create_boost_node",
     "create_checkpoint_node",
     "create_flush_node",
     "create_pending_confirm_node",
@@ -62,6 +63,7 @@ __all__ = [
     "create_pending_router",
     "create_preflight_recall_node",
     "create_propose_node",
+    "create_record_turn_node",
     "default_checkpointer",
     "flush_turn_writes",
     "reduce_session",

@@ -1,13 +1,16 @@
-"""``build_memory_graph``: (pending confirm →) preflight recall → answer (+ propose,
-boost) ⇄ tools → (pre-compaction flush → checkpoint summarisation).
+"""``build_memory_graph``: (pending confirm →) preflight recall → answer ⇄ tools →
+propose saves → record turn → (pre-compaction flush → checkpoint summarisation).
 
-A turn runs ``pending_confirm`` only when the previous answer proposed saves that are
-still pending (in ``confirm_mode="interrupt"``: after the answer that proposes them).
-The propose and boost nodes run inside the answer node's final step
-(``create_answer_node(..., after=...)``), and the turn's writes that the reply does
-not wait for (hot-log events, boosts) go to the memory's background
-:class:`~langmem_ext.graph.background.TurnWriter`: on the common path a turn is two
-graph steps (recall, answer), each one a checkpoint write.
+A turn runs ``pending_confirm`` only when the previous answer proposed saves (in
+``confirm_mode="interrupt"``: after the answer that proposes them). ``answer`` only
+calls the model; once its reply asks for no tool call, ``propose_saves`` decides
+which pending saves the reply asks about (and makes it ask) and ``record_turn`` does
+the turn's bookkeeping: boosts, token count, tool-result context, extraction and the
+turn log, the writes the reply does not wait for going to the memory's background
+:class:`~langmem_ext.graph.background.TurnWriter`. The thread's pending saves are
+kept in the state (``pending_ids``), read from the ledger once in a common turn. On
+the common path a turn is four graph steps and, with the default durability
+``"exit"``, one checkpoint write.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -34,10 +36,10 @@ from langmem_ext.graph.nodes import (
     PENDING_CONFIRM,
     PRE_COMPACTION_FLUSH,
     PREFLIGHT_RECALL,
+    PROPOSE_SAVES,
+    RECORD_TURN,
     TOOLS,
-    Node,
     create_answer_node,
-    create_boost_node,
     create_checkpoint_node,
     create_checkpoint_recorder,
     create_flush_node,
@@ -46,6 +48,7 @@ from langmem_ext.graph.nodes import (
     create_pending_router,
     create_preflight_recall_node,
     create_propose_node,
+    create_record_turn_node,
     needs_checkpoint,
 )
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
@@ -99,28 +102,6 @@ def resolve_extractor(
     if extractor is True:
         return True, answer_model
     return True, resolve_model(extractor)
-
-
-def _then(first: Node, second: Node) -> Node:
-    """``first`` then ``second`` in one step; ``second`` sees ``first``'s reply change
-    (a message with the reply's id replaces it) and both updates are merged."""
-
-    def both(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        update = first(state, config)
-        seen: Any = dict(state)
-        changed = {m.id: m for m in update.get("messages", []) if m.id is not None}
-        if changed:
-            messages = list(state.get("messages", []))
-            seen["messages"] = [changed.pop(m.id, m) if m.id else m for m in messages]
-            seen["messages"] += list(changed.values())
-        seen.update({k: v for k, v in update.items() if k != "messages"})
-        later = second(seen, config)
-        merged = {**update, **later}
-        if "messages" in update or "messages" in later:
-            merged["messages"] = [*update.get("messages", []), *later.get("messages", [])]
-        return merged
-
-    return both
 
 
 def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
@@ -190,7 +171,7 @@ def build_memory_graph(
             Saves proposed in another thread, or outside a conversation, are never
             resolved here.
         on_turn: Called with ``(scope, thread_id, user_text, answer_text)`` after each
-            answer (in the answer step), besides the session log.
+            answered turn (in the ``record_turn`` step), besides the session log.
         session_log: The session hot log every user and assistant message goes to
             (searchable for "what did I ask yesterday"); default a
             :class:`~langmem_ext.SessionLog` on ``memory``; ``False`` turns it off.
@@ -200,7 +181,7 @@ def build_memory_graph(
             on ``memory.close()`` and at exit; see
             :mod:`langmem_ext.graph.background` and
             :func:`~langmem_ext.graph.flush_turn_writes`). ``False``: written in the
-            answer step, before ``invoke`` returns.
+            ``record_turn`` step, before ``invoke`` returns.
         extractor: Background extraction after each answered turn
             (:meth:`Memory.extract <langmem_ext.Memory.extract>`).
             ``None`` (default): on, with the deterministic extractor (explicit
@@ -234,7 +215,7 @@ def build_memory_graph(
     log = SessionLog(memory).attach() if session_log is None else session_log or None
     writer: TurnWriter | None = turn_writer(memory) if background_writes else None
 
-    def record_turn(scope_: str, thread: str, user_text: str, answer: str) -> None:
+    def log_turn(scope_: str, thread: str, user_text: str, answer: str) -> None:
         at = time.time()
         if writer is None:
             note_turn(memory, scope_, thread, at)  # a Session API conversation's activity
@@ -261,10 +242,10 @@ def build_memory_graph(
         and memory.knowledge.model is None
     ):
         memory.knowledge.model = extract_model  # the memories' triples, with the same model
-    boost = create_boost_node(
+    record_turn_node = create_record_turn_node(
         memory,
         default_scope=scope,
-        on_turn=record_turn,
+        on_turn=log_turn,
         writer=writer,
         extract=extract,
         extract_model=extract_model,
@@ -272,7 +253,6 @@ def build_memory_graph(
     st = settings.short_term
     preflight = create_preflight_recall_node(memory, default_scope=scope, writer=writer)
     propose = create_propose_node(memory, default_scope=scope, ask=confirm_mode == "reply")
-    after = _then(propose, boost)  # boost logs the reply as the user sees it
     reader = (
         chat
         if reply_model is True
@@ -282,7 +262,8 @@ def build_memory_graph(
     )
     if is_window_mode(st):  # per-message summaries, off the reply path
         summaries = MessageSummaries(st, extract_model, writer=writer, default_scope=scope)
-        preflight, after = summaries.before(preflight), summaries.after(after)
+        preflight = summaries.before(preflight)
+        record_turn_node = summaries.after(record_turn_node)
     g.add_node(PREFLIGHT_RECALL, preflight)
     tools_tokens = tool_schema_tokens(all_tools)
     # Sent with every answer call besides the history and the memory block: the
@@ -290,11 +271,11 @@ def build_memory_graph(
     fixed_tokens = count_message_tokens([SystemMessage(SYSTEM_PROMPT)]) + tools_tokens
     fitter = CallFitter(st, summarizer_within(chat, st), tools_tokens)
     record = create_checkpoint_recorder(memory, default_scope=scope, session_log=log, writer=writer)
-    g.add_node(
-        ANSWER, create_answer_node(chat, all_tools, after=after, fitter=fitter, record=record)
-    )
+    g.add_node(ANSWER, create_answer_node(chat, all_tools, fitter=fitter, record=record))
     wrap, awrap = budget_tool_calls(st)
     g.add_node(TOOLS, ToolNode(all_tools, wrap_tool_call=wrap, awrap_tool_call=awrap))
+    g.add_node(PROPOSE_SAVES, propose)
+    g.add_node(RECORD_TURN, record_turn_node)  # logs the reply as the user sees it
     g.add_node(PRE_COMPACTION_FLUSH, create_flush_node(memory, chat, default_scope=scope))
     g.add_node(
         CHECKPOINT_SUMMARIZE,
@@ -312,6 +293,9 @@ def build_memory_graph(
         messages = state.get("messages", [])
         if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
             return TOOLS  # what ``tools_condition`` checks
+        return PROPOSE_SAVES  # the turn's final answer
+
+    def route_after_turn(state: MemoryState) -> str:
         if st.mode != "full_history" and (
             needs_checkpoint(state, settings, fixed_tokens)
             or window_overflow(state.get("messages", []), st)
@@ -321,7 +305,7 @@ def build_memory_graph(
                 if settings.short_term.flush_before_checkpoint
                 else CHECKPOINT_SUMMARIZE
             )
-        # the propose step just set ``proposed``: pause only when the answer proposed some
+        # ``propose_saves`` just set ``proposed``: pause only when the answer proposed some
         return PENDING_CONFIRM if confirm_mode == "interrupt" and state.get("proposed") else END
 
     if confirm_mode == "interrupt":
@@ -332,22 +316,23 @@ def build_memory_graph(
         g.add_edge(START, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, PENDING_CONFIRM)
         g.add_edge(PENDING_CONFIRM, END)
-        after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
+        after_turn = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, PENDING_CONFIRM, END]
     else:
         g.add_node(
-            PENDING_CONFIRM, create_pending_confirm_node(memory, default_scope=scope, model=reader)
+            PENDING_CONFIRM,
+            create_pending_confirm_node(memory, default_scope=scope, model=reader, writer=writer),
         )
-        g.add_conditional_edges(
-            START,
-            create_pending_router(memory, default_scope=scope),
-            [PENDING_CONFIRM, PREFLIGHT_RECALL],
+        g.add_conditional_edges(  # on the state alone: ``pending_confirm`` reads the ledger
+            START, create_pending_router(default_scope=scope), [PENDING_CONFIRM, PREFLIGHT_RECALL]
         )
         g.add_edge(PENDING_CONFIRM, PREFLIGHT_RECALL)
         g.add_edge(CHECKPOINT_SUMMARIZE, END)
-        after_answer = [TOOLS, PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]
+        after_turn = [PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE, END]
     g.add_edge(PREFLIGHT_RECALL, ANSWER)
-    g.add_conditional_edges(ANSWER, route_after_answer, after_answer)
+    g.add_conditional_edges(ANSWER, route_after_answer, [TOOLS, PROPOSE_SAVES])
     g.add_edge(TOOLS, ANSWER)
+    g.add_edge(PROPOSE_SAVES, RECORD_TURN)
+    g.add_conditional_edges(RECORD_TURN, route_after_turn, after_turn)
     g.add_edge(PRE_COMPACTION_FLUSH, CHECKPOINT_SUMMARIZE)
 
     saver = None if checkpointer is False else checkpointer or default_checkpointer(memory)

@@ -38,6 +38,7 @@ from langmem_ext.graph.proposals import (
     open_proposals,
     resolve_pending,
     seen_in_turn,
+    thread_pending,
 )
 from langmem_ext.graph.replies import classify_reply
 from langmem_ext.graph.state import MemoryState
@@ -65,7 +66,8 @@ PENDING_CONFIRM = "pending_confirm"
 PREFLIGHT_RECALL = "preflight_recall"
 ANSWER = "answer"
 TOOLS = "tools"
-BOOST_USED = "boost_used"
+PROPOSE_SAVES = "propose_saves"
+RECORD_TURN = "record_turn"
 PRE_COMPACTION_FLUSH = "pre_compaction_flush"
 CHECKPOINT_SUMMARIZE = "checkpoint_summarize"
 
@@ -92,12 +94,12 @@ def _thread(config: RunnableConfig | None) -> str:
     return str(((config or {}).get("configurable") or {}).get("thread_id") or "default")
 
 
-def _pending_ids(memory: Memory, scope: str) -> list[str]:
-    return [p.id for p in memory.list_pending(scope=scope)]
-
-
 def create_pending_confirm_node(
-    memory: Memory, *, default_scope: str = "main", model: BaseChatModel | None = None
+    memory: Memory,
+    *,
+    default_scope: str = "main",
+    model: BaseChatModel | None = None,
+    writer: TurnWriter | None = None,
 ) -> Node:
     """Node that confirms / rejects the saves the assistant's last reply proposed,
     when the user's message answers the proposal.
@@ -110,30 +112,38 @@ def create_pending_confirm_node(
     question, a new topic) leaves them pending and the conversation goes on; saves
     proposed in other threads, or outside any conversation, are never touched.
 
+    The thread's pending saves are read from the ledger once (again only after a
+    confirmation, which may propose a profile change) and left in ``pending_ids``.
+
     Args:
         memory: The memory service.
         default_scope: Scope when the run's config names none.
         model: A chat model reading the reply with one structured-output call;
             ``None``: the deterministic rules (also when the call fails).
+        writer: The background writer of earlier turns (their extraction proposes
+            saves): the node waits for the scope's pending writes before it reads,
+            as ``preflight_recall`` does.
     """
 
     def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
-        items = open_proposals(
-            memory, scope, thread_from_config(config), state.get("proposed") or []
-        )
-        notes: list[str] = []
-        if items:
-            text = latest_human_text(state.get("messages", []))
-            decision = classify_reply(text, items, model=model)
-            notes = resolve_pending(memory, scope, items, decision.confirm, decision.reject)
-        return {"proposed": [], "notes": notes, "pending_ids": _pending_ids(memory, scope)}
+        thread = thread_from_config(config)
+        if writer is not None:
+            writer.wait(scope)
+        pending = thread_pending(memory, scope, thread)
+        items = open_proposals(memory, scope, thread, state.get("proposed") or [], pending)
+        if not items:
+            return {"proposed": [], "notes": [], "pending_ids": [p.id for p in pending]}
+        text = latest_human_text(state.get("messages", []))
+        decision = classify_reply(text, items, model=model)
+        done = resolve_pending(memory, scope, thread, pending, decision.confirm, decision.reject)
+        return {"proposed": [], "notes": done.notes, "pending_ids": done.pending_ids}
 
     return pending_confirm
 
 
 def create_pending_router(
-    memory: Memory,
+    memory: Memory | None = None,
     *,
     default_scope: str = "main",
     pending: str = PENDING_CONFIRM,
@@ -142,11 +152,14 @@ def create_pending_router(
     """Routing function that sends a turn to ``pending_confirm`` only when it has work.
 
     That is when the previous answer proposed saves of this thread that are still
-    pending (or notes of a resolution are left to clear); other turns skip the step
-    (and its checkpoint), without reading the ledger when nothing was proposed.
+    pending (or notes of a resolution are left to clear); other turns skip the step,
+    without reading the ledger when nothing was proposed.
 
     Args:
-        memory: The memory service.
+        memory: The memory service: a proposal resolved elsewhere since (another
+            surface confirmed it) skips the step too, at the cost of a ledger read.
+            ``None``: the state alone decides (the memory graph's router: its
+            ``pending_confirm`` reads the ledger once and finds nothing to do).
         default_scope: Scope when the run's config names none.
         pending: Where turns with an open proposal go.
         otherwise: Where the other turns go.
@@ -161,6 +174,8 @@ def create_pending_router(
         proposed = state.get("proposed") or []
         if not proposed:
             return otherwise
+        if memory is None:
+            return pending
         scope = _scope(config, default_scope)
         live = open_proposals(memory, scope, thread_from_config(config), proposed)
         return pending if live else otherwise
@@ -188,11 +203,11 @@ def create_pending_interrupt_node(
 
     def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
-        items = open_proposals(
-            memory, scope, thread_from_config(config), state.get("proposed") or []
-        )
+        thread = thread_from_config(config)
+        pending = thread_pending(memory, scope, thread)
+        items = open_proposals(memory, scope, thread, state.get("proposed") or [], pending)
         if not items:
-            return {"proposed": [], "pending_ids": _pending_ids(memory, scope)}
+            return {"proposed": [], "pending_ids": [p.id for p in pending]}
         answer = interrupt(
             {
                 "question": "Save these memories?",
@@ -223,20 +238,23 @@ def create_pending_interrupt_node(
         else:
             decision = classify_reply(str(answer), items, model=model)
             yes, no = list(decision.confirm), list(decision.reject)
-        notes = resolve_pending(memory, scope, items, yes, no) + notes
-        return {"proposed": [], "notes": notes, "pending_ids": _pending_ids(memory, scope)}
+        done = resolve_pending(memory, scope, thread, pending, yes, no)
+        return {"proposed": [], "notes": done.notes + notes, "pending_ids": done.pending_ids}
 
     return pending_confirm
 
 
 def create_propose_node(memory: Memory, *, default_scope: str = "main", ask: bool = True) -> Node:
-    """Node run with the answer: which pending saves of this thread the reply asks about.
+    """Node run after the turn's final answer: which pending saves of this thread
+    the reply asks about.
 
     The saves proposed in this thread (by the model's tools this turn, by the
     background extractor or the flush since) are asked about: the reply's ``proposed``
     are the new ones and, once more, those an earlier question left unanswered (see
     :mod:`~langmem_ext.graph.proposals`). With ``ask`` the reply is made to ask:
-    when it does not (or several are numbered), a short question is added to it.
+    when it does not (or several are numbered), a short question is added to it
+    (the reply replaced in the state, same id). The thread's pending saves are read
+    from the ledger once, and ``pending_ids`` set to them.
 
     Args:
         memory: The memory service.
@@ -249,7 +267,11 @@ def create_propose_node(memory: Memory, *, default_scope: str = "main", ask: boo
         messages = state.get("messages", [])
         thread = thread_from_config(config)
         found = next_proposal(memory, scope, thread, state.get("asks"), seen_in_turn(messages))
-        update: dict[str, Any] = {"proposed": [p.id for p in found.items], "asks": found.asks}
+        update: dict[str, Any] = {
+            "proposed": [p.id for p in found.items],
+            "asks": found.asks,
+            "pending_ids": found.pending_ids,
+        }
         reply = messages[-1] if messages else None
         if ask and found.items and isinstance(reply, AIMessage):
             asking = asking_reply(reply, found.items, messages)
@@ -341,19 +363,18 @@ def create_answer_node(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
     *,
-    after: Node | None = None,
     fitter: CallFitter | None = None,
     record: CheckpointRecorder | None = None,
 ) -> Node:
     """Node that calls the chat model, bound to the memory tools.
 
+    It only answers: what follows the turn's final answer (the save proposal, the
+    boosts, the turn log) are nodes of their own (:func:`create_propose_node`,
+    :func:`create_record_turn_node`).
+
     Args:
         model: The chat model.
         tools: Tools to bind (the memory tools and any others).
-        after: A node run in the same graph step once the reply asks for no tool
-            call (the memory graph passes its boost node, saving a step per turn);
-            it sees the state with the reply appended, and its update is merged
-            into this node's.
         fitter: Makes each call fit the context window (the memory graph passes
             one): compaction inside the turn, then clipping. ``None`` sends the
             state as it is.
@@ -380,19 +401,8 @@ def create_answer_node(
                     if record is not None
                     else {"messages": cp.remove_messages(), "summary": cp.summary}
                 )
-                removed = set(cp.removed_ids)
-                messages = [m for m in messages if m.id not in removed]
         response = bound.invoke(call, config)
         update["messages"] = [*update.get("messages", []), response]
-        if after is not None and not (isinstance(response, AIMessage) and response.tool_calls):
-            after_state = {**state, **update, "messages": [*messages, response]}
-            extra = after(after_state, config)  # type: ignore[arg-type]
-            # its messages (the reply made to ask, same id) replace or follow the reply
-            update = {
-                **extra,
-                **update,
-                "messages": [*update["messages"], *extra.get("messages", [])],
-            }
         return update
 
     return answer
@@ -415,7 +425,7 @@ _MEMORY_TOOLS = frozenset(TOOL_NAMES)
 """Tools whose results are memory already (not carried as tool-result context)."""
 
 
-def create_boost_node(
+def create_record_turn_node(
     memory: Memory,
     *,
     default_scope: str = "main",
@@ -424,13 +434,19 @@ def create_boost_node(
     extract: bool = False,
     extract_model: BaseChatModel | None = None,
 ) -> Node:
-    """Node that BOOSTs recalled memories the answer actually used.
+    """Node run once per turn, after the final answer: the turn's bookkeeping.
 
-    Which memories were used is decided in the node (a deterministic overlap test,
-    :func:`used_in_answer`); ``Memory.boost`` applies the cooldown and the daily cap.
-    Also refreshes ``pending_ids`` (saves proposed this turn) and the token count,
-    and calls ``on_turn(scope, thread_id, user_text, answer_text)`` (the session
-    hot log) when given.
+    - BOOSTs the recalled memories the answer actually used (decided in the node by
+      a deterministic overlap test, :func:`used_in_answer`; ``Memory.boost``
+      applies the cooldown and the daily cap);
+    - counts the history's tokens (``token_count``) and clears ``notes``;
+    - carries the turn's tool results to the next turn (``tool_context``);
+    - schedules the turn's extraction;
+    - calls ``on_turn(scope, thread_id, user_text, answer_text)`` (the session hot
+      log) when given.
+
+    It reads no pending save (``pending_ids`` is kept by the nodes that propose and
+    resolve them).
 
     Args:
         memory: The memory service.
@@ -446,7 +462,7 @@ def create_boost_node(
             first lines are kept, :mod:`~langmem_ext.short_term.tool_context`).
     """
 
-    def boost_used(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+    def record_turn(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
         messages = state.get("messages", [])
         last = messages[-1] if messages else None
@@ -483,11 +499,7 @@ def create_boost_node(
             )
             logger.debug("turn extraction: %s", report)
 
-        update: dict[str, Any] = {
-            "pending_ids": [p.id for p in memory.list_pending(scope=scope)],
-            "token_count": history_tokens(messages),
-            "notes": [],
-        }
+        update: dict[str, Any] = {"token_count": history_tokens(messages), "notes": []}
         # Reads first: the writes below may go to a background thread at once.
         results = tool_results_of_turn(messages, skip=_MEMORY_TOOLS) if answer else []
         thread = _thread(config)
@@ -518,7 +530,7 @@ def create_boost_node(
             on_turn(scope, thread, latest_human_text(messages), answer)
         return update
 
-    return boost_used
+    return record_turn
 
 
 def create_flush_node(
@@ -751,14 +763,14 @@ def needs_checkpoint(state: MemoryState, settings: Settings, system_tokens: int 
 
 __all__ = [
     "ANSWER",
-    "BOOST_USED",
     "CHECKPOINT_SUMMARIZE",
     "PENDING_CONFIRM",
     "PREFLIGHT_RECALL",
     "PRE_COMPACTION_FLUSH",
+    "PROPOSE_SAVES",
+    "RECORD_TURN",
     "TOOLS",
     "create_answer_node",
-    "create_boost_node",
     "create_checkpoint_node",
     "create_checkpoint_recorder",
     "create_flush_node",
@@ -767,6 +779,7 @@ __all__ = [
     "create_pending_router",
     "create_preflight_recall_node",
     "create_propose_node",
+    "create_record_turn_node",
     "history_tokens",
     "latest_human_text",
     "needs_checkpoint",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -34,24 +34,49 @@ _ASKS = re.compile(r"[?？]|确认|確認|要不要|是否|\bconfirm|\byes\b", r
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
+def thread_pending(memory: Memory, scope: str, thread: str | None) -> list[PendingItem]:
+    """The pending saves proposed in this thread, oldest first: one ledger read
+    (settling and expiring as :meth:`Memory.list_pending <langmem_ext.Memory.list_pending>`
+    does); ``[]`` without a thread."""
+    if thread is None:
+        return []
+    return memory.list_pending(scope=scope, thread_id=thread)
+
+
 def open_proposals(
-    memory: Memory, scope: str, thread: str | None, ids: Sequence[str]
+    memory: Memory,
+    scope: str,
+    thread: str | None,
+    ids: Sequence[str],
+    pending: Sequence[PendingItem] | None = None,
 ) -> list[PendingItem]:
     """Those of ``ids`` still pending in this thread, in the given order (an item of
-    another thread, or resolved or expired meanwhile, drops out)."""
+    another thread, or resolved or expired meanwhile, drops out).
+
+    Args:
+        memory: The memory service.
+        scope: The scope.
+        thread: The conversation (``None``: nothing is open).
+        ids: The proposed ids.
+        pending: The thread's pending saves as just read (:func:`thread_pending`);
+            ``None`` reads them.
+    """
     if thread is None or not ids:
         return []
-    live = {p.id: p for p in memory.list_pending(scope=scope, thread_id=thread)}
+    mine = thread_pending(memory, scope, thread) if pending is None else pending
+    live = {p.id: p for p in mine}
     return [live[i] for i in ids if i in live]
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """What one answer asks about: the items (numbered in this order) and the
-    updated ask counts of the thread."""
+    """What one answer asks about: the items (numbered in this order), the
+    updated ask counts of the thread and every pending save of the thread (ids,
+    oldest first)."""
 
     items: list[PendingItem]
     asks: dict[str, int]
+    pending_ids: list[str] = field(default_factory=list)
 
 
 def next_proposal(
@@ -68,15 +93,14 @@ def next_proposal(
     if thread is None:
         return Proposal([], {})
     position = {pid: i for i, pid in enumerate(called)}
-    mine = sorted(  # stable: the ledger's order (oldest first) among the older ones
-        memory.list_pending(scope=scope, thread_id=thread),
-        key=lambda p: position.get(p.id, -1),
-    )
+    pending = thread_pending(memory, scope, thread)
+    # stable: the ledger's order (oldest first) among the older ones
+    mine = sorted(pending, key=lambda p: position.get(p.id, -1))
     counts = {p.id: int((asks or {}).get(p.id, 0)) for p in mine}
     due = [p for p in mine if counts[p.id] < MAX_ASKS][:MAX_PROPOSED]
     for p in due:
         counts[p.id] += 1
-    return Proposal(due, {i: n for i, n in counts.items() if n})
+    return Proposal(due, {i: n for i, n in counts.items() if n}, [p.id for p in pending])
 
 
 def seen_in_turn(messages: Sequence[BaseMessage]) -> list[str]:
@@ -171,16 +195,41 @@ def asking_reply(
     return reply.model_copy(update={"content": content})
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """What answering a proposal did: notes for the model and the thread's pending
+    saves left (ids, oldest first)."""
+
+    notes: list[str]
+    pending_ids: list[str]
+
+
 def resolve_pending(
     memory: Memory,
     scope: str,
-    items: Sequence[PendingItem],
+    thread: str | None,
+    pending: Sequence[PendingItem],
     confirm: Sequence[str] = (),
     reject: Sequence[str] = (),
-) -> list[str]:
-    """Confirm and reject pending saves among ``items``; notes for the model."""
-    texts = {p.id: p.text for p in items}
-    before = {p.id for p in memory.list_pending(scope=scope)} if confirm else set()
+) -> Resolution:
+    """Confirm and reject pending saves of this thread; notes for the model.
+
+    The thread's pending saves are not read again, except after a confirmation: a
+    confirmed safety fact may propose a profile change in this thread (asked next),
+    which a second read finds.
+
+    Args:
+        memory: The memory service.
+        scope: The scope.
+        thread: The conversation they were proposed in.
+        pending: The thread's pending saves as read before (:func:`thread_pending`).
+        confirm: Ids to confirm.
+        reject: Ids to reject.
+
+    Returns:
+        The notes and the thread's pending saves left.
+    """
+    texts = {p.id: p.text for p in pending}
     notes: list[str] = []
     for pid in confirm:
         try:
@@ -195,17 +244,23 @@ def resolve_pending(
             notes.append(f"rejected, not stored: {texts.get(pid, pid)}")
         except LangmemError as err:
             notes.append(f"{pid}: {err}")
+    answered = {*confirm, *reject}  # resolved now, or not pending any more (the errors)
+    left = [p.id for p in pending if p.id not in answered]
     if confirm:  # a confirmed safety fact proposes the profile change: asked next
-        for p in memory.list_pending(scope=scope):
+        before = {p.id for p in pending}
+        now = thread_pending(memory, scope, thread)
+        for p in now:
             if p.id not in before and p.target == PROFILE_TARGET:
                 notes.append(f"proposed for the profile, to be confirmed ({p.id}): {p.text}")
-    return notes
+        left = [p.id for p in now]
+    return Resolution(notes, left)
 
 
 __all__ = [
     "MAX_ASKS",
     "MAX_PROPOSED",
     "Proposal",
+    "Resolution",
     "asking_reply",
     "next_proposal",
     "open_proposals",
@@ -213,4 +268,5 @@ __all__ = [
     "reply_asks",
     "resolve_pending",
     "seen_in_turn",
+    "thread_pending",
 ]
