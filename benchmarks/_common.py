@@ -47,10 +47,10 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_ext import Memory
-from langmem_ext.config import EmbeddingSettings, RetrievalSettings, Settings
-from langmem_ext.embeddings import E5SmallEmbeddings, UniversalSentenceEmbeddings
-from langmem_ext.memory.neighbours import IndexNeighbours
-from langmem_ext.memory.search import COVER_DEPTH, SearchEngine
+from langmem_ext.core.config import EmbeddingSettings, RetrievalSettings, Settings
+from langmem_ext.embeddings.factory import E5SmallEmbeddings, UniversalSentenceEmbeddings
+from langmem_ext.memory.recall.neighbours import IndexNeighbours
+from langmem_ext.memory.recall.search import COVER_DEPTH, SearchEngine
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, union_candidates

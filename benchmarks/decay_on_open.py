@@ -7,7 +7,7 @@ process:
 
 - ``open``: ``Memory(settings)`` (the catch-up runs inside it when due);
 - ``first search``: the first ``memory.search`` after the open;
-- ``catch-up``: :func:`~langmem_ext.memory.lifecycle.catch_up_on_open` alone, on a
+- ``catch-up``: :func:`~langmem_ext.memory.lifecycle.operations.catch_up_on_open` alone, on a
   copy opened with ``decay_on_open=False``.
 
 ``due`` and ``off`` alternate, so both see the same machine noise. The embedder is
@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from langmem_ext import Memory, Settings
-from langmem_ext.memory.lifecycle import DECAY_AT_KEY, catch_up_on_open
+from langmem_ext.memory.lifecycle.operations import DECAY_AT_KEY, catch_up_on_open
 
 DAY = 86400.0
 

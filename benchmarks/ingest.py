@@ -53,9 +53,9 @@ if __package__ in (None, ""):
 from _common import ALL_OFF, QueryMemo, TimedEmbeddings, make_embedder, markdown_table, percentiles
 
 from langmem_ext import Memory
-from langmem_ext.config import EmbeddingSettings, Settings
-from langmem_ext.memory.graph_stage import graph_links
-from langmem_ext.memory.search import SearchEngine
+from langmem_ext.core.config import EmbeddingSettings, Settings
+from langmem_ext.memory.knowledge.stage import graph_links
+from langmem_ext.memory.recall.search import SearchEngine
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 
 SCOPE = "main"

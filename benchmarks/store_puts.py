@@ -45,7 +45,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
 
 from langmem_ext import Memory, Settings
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.store.chroma import ChromaMemoryStore
 
 # LangGraph's SQLite stores index vectors with the sqlite-vec extension, which needs
 # a Python whose sqlite3 can load extensions; without it the index rows compare with

@@ -13,7 +13,7 @@ from pathlib import Path
 from test_serve_shutdown import _healthy, _port
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-c", "import sys; from langmem_ext.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from langmem_ext.cli.app import main; sys.exit(main())"]
 """``langmem-ext`` of this checkout (the console script may belong to another one)."""
 
 

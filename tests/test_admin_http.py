@@ -1,6 +1,6 @@
 """``/admin`` at the HTTP level: pages, scoping (another user's ids refused), CSRF.
 
-The app is :func:`~langmem_ext.serving.create_app` in process (``TestClient``), on a
+The app is :func:`~langmem_ext.server.app.create_app` in process (``TestClient``), on a
 workspace with the hashing embedder; the browser tests are ``test_admin_browser.py``.
 """
 
@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage
 
 from langmem_ext import Memory, Settings
-from langmem_ext._scoping import scope_from_config
-from langmem_ext.admin.charts import histogram_bars
-from langmem_ext.scripted import ScriptedChatModel
-from langmem_ext.serving import create_app
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.memory.scoping import scope_from_config
+from langmem_ext.server.admin.charts import histogram_bars
+from langmem_ext.server.app import create_app
 
 MODEL = ScriptedChatModel(policy=lambda messages: AIMessage("ok"))
 

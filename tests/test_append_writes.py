@@ -21,7 +21,7 @@ import pytest
 
 import langmem_ext.workspace.store as store_module
 from langmem_ext import Memory, Settings
-from langmem_ext.config import CATEGORIES
+from langmem_ext.core.config import CATEGORIES
 from langmem_ext.workspace.files import AppendJournal
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.markdown import (

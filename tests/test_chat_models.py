@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from langmem_ext import Settings
-from langmem_ext.chat_models import (
+from langmem_ext.chat_models.choice import (
     ModelUnavailableError,
     chat_model_from_settings,
     check_model_reachable,
@@ -29,8 +29,8 @@ def test_ollama_chat_model_uses_the_checked_address(monkeypatch: pytest.MonkeyPa
 def test_reachability_checks_ollama_and_knows_in_process_models(tmp_path: Path) -> None:
     import socket
 
-    from langmem_ext.chat_models import model_reachability
-    from langmem_ext.scripted import ScriptedChatModel, offline_policy
+    from langmem_ext.chat_models.choice import model_reachability
+    from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
 
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.cli import COMMANDS, build_parser, main
+from langmem_ext.cli.app import COMMANDS, build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "langmem_ext.cli",
+            "langmem_ext.cli.app",
             "demo",
             "--workspace",
             str(tmp_path / "demo"),
@@ -137,7 +137,7 @@ def test_chat_without_a_model_says_how_to_fix_it(
 
 def test_chat_resumes_the_latest_session(ws: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from langmem_ext import Memory
-    from langmem_ext.chat import run_chat
+    from langmem_ext.cli.chat import run_chat
 
     def session(lines: list[str]) -> list[str]:
         out: list[str] = []
@@ -267,7 +267,7 @@ def test_sync_names_a_file_it_skipped(ws: str, capsys: pytest.CaptureFixture[str
 def test_format_table_aligns_cjk_cuts_long_cells_and_stays_plain_off_a_terminal() -> None:
     from rich.cells import cell_len
 
-    from langmem_ext.cli import format_table
+    from langmem_ext.cli.app import format_table
 
     out = format_table(
         ["text", "id"], [["主人喜欢吃拉面", "m-1"], ["ramen", "m-2"], ["x" * 80, "m-3"]]

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from langmem_ext import Memory, Settings
 from langmem_ext.client import AsyncMemoryClient, MemoryClient
-from langmem_ext.errors import (
+from langmem_ext.core.errors import (
     EntryNotFoundError,
     InvalidInputError,
     NoiseTextError,
@@ -22,8 +22,8 @@ from langmem_ext.errors import (
     ServiceError,
 )
 from langmem_ext.memory import MemoryEntry, PendingItem, SearchHit
-from langmem_ext.memory.knowledge import Triple
-from langmem_ext.memory.maintenance import MaintenanceReport
+from langmem_ext.memory.knowledge.triples import Triple
+from langmem_ext.memory.lifecycle.maintenance import MaintenanceReport
 from langmem_ext.memory.profile import Profile, ProfileUpdate
 from langmem_ext.workspace.store import SyncReport
 

@@ -19,13 +19,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
+from langmem_ext.core.tokens import count_tokens
 from langmem_ext.graph import build_memory_graph
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 from langmem_ext.short_term.accounting import count_message_tokens
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 from langmem_ext.short_term.summarizer import CHECKPOINT_SUMMARY_PROMPT
 from langmem_ext.short_term.validity import validate_messages
-from langmem_ext.tokens import count_tokens
 from langmem_ext.tools import create_memory_tools
 
 WORDS = [

@@ -6,8 +6,8 @@ from datetime import UTC, date, timedelta
 
 import pytest
 
-from langmem_ext.config import LifecycleSettings
-from langmem_ext.memory.decay import decay_outcome
+from langmem_ext.core.config import LifecycleSettings
+from langmem_ext.memory.lifecycle.decay import decay_outcome
 
 DAY = 86400.0
 START = date(2026, 1, 1)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.demo import load_sample, run_demo
+from langmem_ext.cli.demo import load_sample, run_demo
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from langmem_ext.embeddings import SMALL_BATCH, UniversalSentenceEmbeddings, blas_threads
+from langmem_ext.embeddings.factory import SMALL_BATCH, UniversalSentenceEmbeddings, blas_threads
 
 
 def blas_thread_counts() -> set[int]:

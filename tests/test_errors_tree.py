@@ -1,4 +1,4 @@
-"""The errors tree in ``langmem_ext.errors``' docstring is the real one, and every
+"""The errors tree in ``langmem_ext.core.errors``' docstring is the real one, and every
 typed error of the package is defined there."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pkgutil
 import re
 
 import langmem_ext
-from langmem_ext import errors
+from langmem_ext.core import errors
 
 
 def _drawn_tree() -> dict[str, str]:

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langmem_ext import Memory, PendingAlreadyResolvedError, Settings
-from langmem_ext.scripted import ScriptedChatModel, tool_call
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 
 T0 = datetime(2026, 2, 1, 9, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import pytest
 from _agent_helpers import ScriptedChatModel
 
 from langmem_ext import Memory, Settings, build_memory_graph
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.store.chroma import ChromaMemoryStore
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 

@@ -16,11 +16,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import StructuredTool
 
 from langmem_ext import Memory, Settings
-from langmem_ext.memory.flush import flush_slices, flush_to_pending
-from langmem_ext.scripted import ScriptedChatModel, tool_call
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
+from langmem_ext.memory.sessions.flush import flush_slices, flush_to_pending
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.budget import TRUNCATED_MARK
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 from langmem_ext.short_term.validity import validate_messages
 
 WORDS = ["harbour", "lantern", "orchard", "granite", "violet", "compass", "meadow", "ember"]
@@ -120,7 +120,7 @@ def test_slices_keep_tool_pairs_and_clip_a_message_longer_than_a_slice() -> None
 def test_the_session_api_checkpoint_sends_no_call_over_the_window(
     small_window_memory: Memory,
 ) -> None:
-    from langmem_ext.memory.session import SessionManager
+    from langmem_ext.memory.sessions.manager import SessionManager
     from langmem_ext.short_term.summarizer import CHECKPOINT_SUMMARY_PROMPT
 
     def policy(messages: list[BaseMessage]) -> AIMessage:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
 from langmem_ext import Memory
-from langmem_ext.scripted import ScriptedChatModel
-from langmem_ext.serving import create_app
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.server.app import create_app
 
 FIELDS = ("text", "category", "mode", "ids", "id_list", "q", "action", "field", "value", "key")
 """Names the admin's forms read (and some they do not)."""
@@ -35,7 +35,7 @@ FORMS = st.dictionaries(st.sampled_from(FIELDS), TEXTS, max_size=5)
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, str]]:
-    from langmem_ext.config import Settings
+    from langmem_ext.core.config import Settings
 
     s = Settings(workspace=tmp_path_factory.mktemp("admin-fuzz") / "ws")
     s.embeddings.provider = "fake"

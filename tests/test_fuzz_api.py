@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 from langmem_ext import Memory  # noqa: E402
-from langmem_ext.config import Settings  # noqa: E402
-from langmem_ext.scripted import ScriptedChatModel, offline_policy  # noqa: E402
-from langmem_ext.serving import create_app, serve_in_thread  # noqa: E402
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy  # noqa: E402
+from langmem_ext.core.config import Settings  # noqa: E402
+from langmem_ext.server.app import create_app, serve_in_thread  # noqa: E402
 
 EXAMPLES = int(os.environ.get("LANGMEM_FUZZ_EXAMPLES", "6"))
 CALLER = {"configurable": {"user_id": "alice", "thread_id": "fuzz"}}

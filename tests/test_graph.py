@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langmem_ext import Memory, Settings
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import (
     ANSWER,
     PENDING_CONFIRM,
@@ -24,9 +25,8 @@ from langmem_ext.graph import (
     create_pending_router,
     flush_turn_writes,
 )
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 from langmem_ext.short_term.validity import validate_messages
 
 SAVE_RULES = {
@@ -386,10 +386,10 @@ def test_turn_writes_are_drained_on_close_and_can_be_synchronous(tmp_path: Path)
 
 
 def test_needs_checkpoint_agrees_with_the_full_plan(fake_memory: Memory) -> None:
+    from langmem_ext.core.tokens import count_tokens
     from langmem_ext.graph.nodes import history_tokens, needs_checkpoint
     from langmem_ext.short_term.accounting import count_message_tokens
     from langmem_ext.short_term.checkpoint import plan_context
-    from langmem_ext.tokens import count_tokens
 
     settings = fake_memory.settings.model_copy(deep=True)
     settings.short_term.context_window = 600

@@ -6,8 +6,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, build_memory_graph
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import flush_turn_writes
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 
 
 def _answer(messages: list[BaseMessage]) -> AIMessage:

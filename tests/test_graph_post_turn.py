@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from test_graph import cfg, policy
 
 from langmem_ext import Memory
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import (
     ANSWER,
     PENDING_CONFIRM,
@@ -21,7 +22,6 @@ from langmem_ext.graph import (
     build_memory_graph,
     flush_turn_writes,
 )
-from langmem_ext.scripted import ScriptedChatModel
 
 
 def updates(graph: Any, text: str, config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -11,10 +11,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langmem_ext import Memory
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy, tool_call
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
 from langmem_ext.graph.proposals import MAX_ASKS
 from langmem_ext.graph.replies import REPLY_PROMPT
-from langmem_ext.scripted import ScriptedChatModel, offline_policy, tool_call
 
 SCOPE = "user_alice"
 TWO = "记住：我喜欢吃拉面，每天早上喝咖啡"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from langmem_ext import Memory
-from langmem_ext.memory.graph_stage import graph_links
-from langmem_ext.memory.knowledge import GraphView, Triple
+from langmem_ext.memory.knowledge.stage import graph_links
+from langmem_ext.memory.knowledge.triples import GraphView, Triple
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.pipeline import graph_boost
 

@@ -12,10 +12,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, MemoryMiddleware, Settings
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
-from langmem_ext.scripted import ScriptedChatModel
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 from langmem_ext.short_term.validity import validate_messages
 from langmem_ext.short_term.window import OLD_MARK, SUMMARY_MARK, WINDOW_HEADER
 

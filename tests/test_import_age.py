@@ -8,8 +8,8 @@ import pytest
 import time_machine
 
 from langmem_ext import Memory
-from langmem_ext.config import LifecycleSettings
-from langmem_ext.memory.decay import day_of, decay_outcome
+from langmem_ext.core.config import LifecycleSettings
+from langmem_ext.memory.lifecycle.decay import day_of, decay_outcome
 
 NOW = datetime(2031, 3, 10, 12, 0)
 """A fixed local time: the import and the maintenance run happen then."""

@@ -93,7 +93,7 @@ def test_the_client_and_the_cli_import_no_model_store_or_tokenizer() -> None:
     """``langmem-ext --server`` starts fast: it loads what an HTTP client needs."""
     code = (
         "import sys\n"
-        "import langmem_ext.cli, langmem_ext.client\n"
+        "import langmem_ext.cli.app, langmem_ext.client\n"
         "heavy = [m for m in ('chromadb', 'tiktoken', 'numpy', 'langchain_core.language_models',"
         " 'langmem_ext.memory.service', 'langmem_ext.workspace.store', 'fastapi')"
         " if m in sys.modules]\n"

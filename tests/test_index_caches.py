@@ -342,7 +342,7 @@ def test_nearest_leaves_it_to_chroma_when_it_cannot_answer(tmp_path: Path) -> No
 
 
 def test_search_answers_the_same_exact_or_through_chroma(tmp_path: Path) -> None:
-    from langmem_ext.config import Settings
+    from langmem_ext.core.config import Settings
 
     texts = ["Alice likes green tea", "Bob drinks black coffee", "主人喜欢吃拉面",
              "Carol works as a nurse in Berlin", "我的妹妹在上海当老师", "Dentist on Friday at 10"]  # fmt: skip

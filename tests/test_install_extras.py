@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.cli import main
-from langmem_ext.config import EmbeddingSettings
-from langmem_ext.embeddings import E5SmallEmbeddings, create_embeddings
-from langmem_ext.errors import EmbeddingError, LangmemError
+from langmem_ext.cli.app import main
+from langmem_ext.core.config import EmbeddingSettings
+from langmem_ext.core.errors import EmbeddingError, LangmemError
+from langmem_ext.embeddings.factory import E5SmallEmbeddings, create_embeddings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,8 +7,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from langmem_ext import Memory
-from langmem_ext.memory.events import SessionLog
-from langmem_ext.memory.jobs import (
+from langmem_ext.memory.lifecycle.jobs import (
     ARCHIVED_DAY_KEY,
     DailyJobs,
     archive_day,
@@ -18,8 +17,9 @@ from langmem_ext.memory.jobs import (
     next_daily_at,
     summarize_threads,
 )
-from langmem_ext.memory.maintenance import MAINTAIN_AT_KEY
-from langmem_ext.memory.session import SessionManager
+from langmem_ext.memory.lifecycle.maintenance import MAINTAIN_AT_KEY
+from langmem_ext.memory.sessions.log import SessionLog
+from langmem_ext.memory.sessions.manager import SessionManager
 
 HOUR = 3600.0
 

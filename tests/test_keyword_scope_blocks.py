@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import _D_COLS, Doc, _doc
 from langmem_ext.workspace.sqlite.keyword_index import BLOCK_BITS, KeywordIndex
 

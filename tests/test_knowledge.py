@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from langmem_ext import Memory, Settings, Triple
-from langmem_ext.cli import main
+from langmem_ext.cli.app import main
 from langmem_ext.tools import MemoryGraphTool, create_memory_tools
 from langmem_ext.workspace.sqlite.schema import LEDGER_VERSION, schema_version
 
@@ -249,8 +249,8 @@ def test_a_version_4_workspace_is_migrated_and_caught_up(tmp_path: Path) -> None
 def test_the_graph_extractor_model_extracts_triples_of_new_memories(fake_memory: Memory) -> None:
     from langchain_core.messages import AIMessage
 
+    from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
     from langmem_ext.graph import build_memory_graph
-    from langmem_ext.scripted import ScriptedChatModel, tool_call
 
     plan = [{"index": 0, "triples": [{"subject": "Dana", "predicate": "mentors", "object": "Eli"}]}]
     model = ScriptedChatModel(

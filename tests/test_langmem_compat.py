@@ -14,7 +14,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
 from langmem_ext import Memory
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.store.chroma import ChromaMemoryStore
 
 NS = ("memories", "{langgraph_user_id}")
 

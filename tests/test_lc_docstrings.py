@@ -19,21 +19,21 @@ from typing import Any
 
 import pytest
 
-import langmem_ext._scoping
+import langmem_ext.memory.scoping
 import langmem_ext.middleware
 import langmem_ext.retrievers
-import langmem_ext.serving
-import langmem_ext.store
+import langmem_ext.server.app
+import langmem_ext.store.chroma
 import langmem_ext.tools
 from langmem_ext import Memory
 
 MODULES = [
     langmem_ext.tools,
     langmem_ext.retrievers,
-    langmem_ext.store,
+    langmem_ext.store.chroma,
     langmem_ext.middleware,
-    langmem_ext._scoping,
-    langmem_ext.serving,
+    langmem_ext.memory.scoping,
+    langmem_ext.server.app,
 ]
 SECTIONS = ("Setup:", "Instantiate:", "Invoke:", "Async:", "Use in a graph:")
 

@@ -16,11 +16,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
-from langmem_ext.memory.events import SessionLog
-from langmem_ext.memory.lifecycle import DECAY_AT_KEY, DECAY_DAY_KEY, delete_entries
+from langmem_ext.memory.lifecycle.operations import DECAY_AT_KEY, DECAY_DAY_KEY, delete_entries
+from langmem_ext.memory.sessions.log import SessionLog
 from langmem_ext.middleware import MemoryMiddleware
-from langmem_ext.scripted import ScriptedChatModel
 from langmem_ext.tools import MemorySearchTool
 
 DAY = 86400.0

@@ -11,7 +11,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langmem_ext import Memory
-from langmem_ext.memory.block import BLOCK_CLOSE, BLOCK_OPEN
+from langmem_ext.memory.recall.block import BLOCK_CLOSE, BLOCK_OPEN
 from langmem_ext.middleware import MemoryMiddleware
 
 _SHARED: dict[str, Memory] = {}

@@ -10,8 +10,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langmem_ext import Memory
+from langmem_ext.chat_models.scripted import tool_call
 from langmem_ext.middleware import MemoryMiddleware
-from langmem_ext.scripted import tool_call
 
 CONFIG: dict[str, Any] = {"configurable": {"user_id": "alice"}}
 

@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings, build_memory_graph
-from langmem_ext.memory.block import BLOCK_CLOSE, BLOCK_OPEN
+from langmem_ext.memory.recall.block import BLOCK_CLOSE, BLOCK_OPEN
 from langmem_ext.middleware import MemoryMiddleware
 
 BLOCK = re.compile(re.escape(BLOCK_OPEN) + r".*?" + re.escape(BLOCK_CLOSE), re.S)

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from langmem_ext import Memory
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.memory.profile import Profile, parse_profile, render_profile, render_safety
 
 
@@ -115,7 +115,7 @@ def test_bad_input_is_a_typed_error_and_writes_nothing(fake_memory: Memory) -> N
 def test_safety_block_has_its_own_budget() -> None:
     p = Profile(allergies=[f"allergen number {i}" for i in range(200)], medications=["x"])
     block = render_safety(p, 120)
-    from langmem_ext.tokens import count_tokens
+    from langmem_ext.core.tokens import count_tokens
 
     assert count_tokens(block) <= 130 and block.endswith("</user_safety_profile>")
     assert "allergen number 0" in block

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import PendingAlreadyResolvedError
+from langmem_ext.core.errors import PendingAlreadyResolvedError
 
 CHILD = """
 import os, signal, sys

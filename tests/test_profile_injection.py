@@ -9,11 +9,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
 from langmem_ext.graph.prompts import BLOCK_OPEN, SYSTEM_PROMPT
 from langmem_ext.middleware import MemoryMiddleware
-from langmem_ext.scripted import ScriptedChatModel
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 
 ALLERGY = "花生"
 USER = {"configurable": {"thread_id": "long", "user_id": "alice"}}

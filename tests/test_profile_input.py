@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.memory.profile import FIELDS, LIST_FIELDS, parse_profile
 
 LINE_BREAKS = "".join(c for c in map(chr, range(0x3000)) if len(f"a{c}b".splitlines()) > 1)

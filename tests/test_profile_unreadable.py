@@ -2,7 +2,7 @@
 
 A ``PROFILE.md`` that is not UTF-8, or one reached through a symlink (which could show
 another scope's allergies as this scope's), is refused the way memory files are: the
-profile calls raise a :class:`~langmem_ext.errors.LangmemError`, upserts are refused
+profile calls raise a :class:`~langmem_ext.core.errors.LangmemError`, upserts are refused
 without touching the file, and every model call of the memory graph and of the
 middleware still runs, carrying the line that says the safety profile could not be
 read.
@@ -19,11 +19,11 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import InvalidPathError, LangmemError, MemoryFileError
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.core.errors import InvalidPathError, LangmemError, MemoryFileError
 from langmem_ext.graph import build_memory_graph
 from langmem_ext.memory.profile import UNREADABLE_SAFETY
 from langmem_ext.middleware import MemoryMiddleware
-from langmem_ext.scripted import ScriptedChatModel
 
 ALICE = {"configurable": {"thread_id": "t1", "user_id": "alice"}}
 BOB = {"configurable": {"thread_id": "t2", "user_id": "bob"}}

@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import IndexUnavailableError, Memory
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, create_preflight_recall_node
 from langmem_ext.retrieval.followup import contextual_query, is_followup
-from langmem_ext.scripted import ScriptedChatModel
 
 MOMO = "Momo, my cat, was adopted from the Lisbon shelter"
 MIMI = "咪咪是我的猫，今年三岁"

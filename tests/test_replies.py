@@ -11,8 +11,8 @@ from types import ModuleType
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph.replies import ReplyDecision, classify_reply
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,9 +12,9 @@ from fastapi import Request
 from langchain_core.messages import AIMessage
 
 from langmem_ext import Memory
-from langmem_ext._callers import CallerRefused, ServingState, request_caller
-from langmem_ext.scripted import ScriptedChatModel
-from langmem_ext.serving import create_app, serve_in_thread
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.server.app import create_app, serve_in_thread
+from langmem_ext.server.callers import CallerRefused, ServingState, request_caller
 
 TOKENS = {"secret-a": "alice", "secret-b": "bob"}
 

@@ -13,7 +13,7 @@ import pytest
 from _retrieval_helpers import NOW, cand, ids, retrieval_overrides
 
 from langmem_ext import Memory
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.context import Layout, combine_lifts, context_boost
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank

@@ -113,7 +113,7 @@ def test_keyword_mode_finds_a_plural(memory: Memory) -> None:
 
 
 def test_script_profile_and_overlap() -> None:
-    from langmem_ext.text import script_overlap, script_profile
+    from langmem_ext.language.text import script_overlap, script_profile
 
     en, zh = script_profile("What is Lin Wei allergic to?"), script_profile("林伟对花生过敏")
     assert en == (1.0, 0.0) and zh == (0.0, 1.0)
@@ -131,7 +131,7 @@ def test_script_profile_and_overlap() -> None:
 def test_the_keyword_share_of_a_memory_the_query_cannot_read_is_its_vector_evidence() -> None:
     from _retrieval_helpers import cand
 
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.fusion import UNREAD_KEYWORD_SHARE, fuse_weighted
 
     rs = RetrievalSettings()
@@ -162,7 +162,7 @@ def test_a_memory_read_without_a_match_and_one_that_cannot_be_read_are_judged_al
     similarity ranks above it."""
     from _retrieval_helpers import cand
 
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.fusion import fuse_weighted
 
     rs = RetrievalSettings()
@@ -182,7 +182,7 @@ def test_a_memory_read_without_a_match_and_one_that_cannot_be_read_are_judged_al
 def test_a_weak_keyword_match_is_not_full_evidence() -> None:
     from _retrieval_helpers import cand
 
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.fusion import KEYWORD_FULL_MATCH_SHARE, fuse_weighted
 
     rs = RetrievalSettings()
@@ -209,7 +209,7 @@ def test_bm25_full_is_what_a_whole_match_scores(fake_memory: Memory) -> None:
 def test_context_never_lifts_a_neighbour_past_its_anchors() -> None:
     from test_retrieval_context import ListNeighbours, _crowd, _fused
 
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.context import context_boost
 
     src = ListNeighbours(["s1", "x", "s2"])
@@ -222,7 +222,7 @@ def test_context_never_lifts_a_neighbour_past_its_anchors() -> None:
 def test_context_lifts_a_hit_in_proportion_to_its_own_signal() -> None:
     from test_retrieval_context import ListNeighbours, _crowd, _fused
 
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.context import context_boost
 
     rs = RetrievalSettings()
@@ -238,7 +238,7 @@ def test_context_lifts_a_hit_in_proportion_to_its_own_signal() -> None:
 def test_a_number_the_query_shares_is_read_in_any_script() -> None:
     from _retrieval_helpers import cand
 
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.fusion import fuse_rrf, fuse_weighted
 
     rs = RetrievalSettings()

@@ -7,7 +7,7 @@ import math
 import pytest
 from _retrieval_helpers import cand, ids
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval.fusion import fuse_rrf, fuse_weighted
 
 RS = RetrievalSettings()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from langmem_ext.config import GateSettings
+from langmem_ext.core.config import GateSettings
 from langmem_ext.retrieval.gate import GateDecision, should_retrieve
 
 FORCED = [

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from langmem_ext import Memory, Settings
-from langmem_ext.demo import run_demo
-from langmem_ext.memory.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.safety import persons, same_person
-from langmem_ext.text import TOKENIZER_VERSION, query_tokens, stem
+from langmem_ext.cli.demo import run_demo
+from langmem_ext.language.text import TOKENIZER_VERSION, query_tokens, stem
+from langmem_ext.memory.recall.neighbours import IndexNeighbours, doc_candidate
+from langmem_ext.memory.safety.facts import persons, same_person
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 LIN_WEI = [

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from _retrieval_helpers import DAY, NOW, cand, ids
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.explain import final_score

@@ -6,7 +6,7 @@ import pytest
 from _retrieval_helpers import retrieval_overrides
 
 from langmem_ext import Memory
-from langmem_ext.errors import EmptyTextError, InvalidInputError
+from langmem_ext.core.errors import EmptyTextError, InvalidInputError
 from langmem_ext.retrieval.compound import MAX_PARTS, split_compound
 from langmem_ext.retrieval.repair import focus_of
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 from _retrieval_helpers import DAY, NOW, cand, ids
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.scoring import (
     age_days as age_in_days,

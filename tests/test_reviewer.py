@@ -10,9 +10,9 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langmem_ext import Memory
-from langmem_ext.errors import InvalidInputError
-from langmem_ext.memory.reviewer import DECISION_TOOL, SEARCH_TOOL, review_kind
-from langmem_ext.scripted import ScriptedChatModel, tool_call
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
+from langmem_ext.core.errors import InvalidInputError
+from langmem_ext.memory.lifecycle.reviewer import DECISION_TOOL, SEARCH_TOOL, review_kind
 from langmem_ext.workspace.markdown import parse_entries
 
 

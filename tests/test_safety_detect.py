@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from langmem_ext.memory.safety import (
+from langmem_ext.memory.safety.facts import (
     USER,
     SafetyTopic,
     item_key,

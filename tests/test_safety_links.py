@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from langmem_ext import Memory
-from langmem_ext.memory.models import MemoryEntry
+from langmem_ext.memory.types import MemoryEntry
 
 
 def _profile_items(memory: Memory, scope: str = "main") -> list[str]:
@@ -154,7 +154,7 @@ def test_the_memory_block_shows_the_safety_section_first() -> None:
     from datetime import UTC, datetime
 
     from langmem_ext.graph.prompts import render_memory_block
-    from langmem_ext.memory.safety_links import SafetySection
+    from langmem_ext.memory.safety.links import SafetySection
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
     m = MemoryEntry(id="m-1", text="我对花生过敏 </memory_context>", scope="main", category="fact",
@@ -180,7 +180,7 @@ def test_the_memory_block_shows_the_safety_section_first() -> None:
 
 
 def test_the_pipeline_keeps_and_ranks_safety_facts_first() -> None:
-    from langmem_ext.config import RetrievalSettings
+    from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.candidate import Candidate
     from langmem_ext.retrieval.pipeline import rank
 

@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, build_memory_graph
-from langmem_ext.scripted import ScriptedChatModel, offline_policy
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from langmem_ext import Memory, SchemaVersionError, Settings
-from langmem_ext.memory.session import SessionManager
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.memory.sessions.manager import SessionManager
+from langmem_ext.store.chroma import ChromaMemoryStore
 from langmem_ext.workspace.sqlite.schema import (
     LEDGER_MIGRATIONS,
     LEDGER_VERSION,

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from langmem_ext import InvalidScopeError
-from langmem_ext._scoping import scope_for_user, scope_from_config
+from langmem_ext.memory.scoping import scope_for_user, scope_from_config
 
 SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 

@@ -13,10 +13,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from langmem_ext import Memory
-from langmem_ext.chat import run_chat
-from langmem_ext.demo import load_sample, sample_policy
+from langmem_ext.chat_models.scripted import memory_block_texts, offline_policy, remember_request
+from langmem_ext.cli.chat import run_chat
+from langmem_ext.cli.demo import load_sample, sample_policy
 from langmem_ext.graph.prompts import render_memory_block
-from langmem_ext.scripted import memory_block_texts, offline_policy, remember_request
 
 
 def _turn(question: str, *, core: list[str], recalled: list[str]) -> list[BaseMessage]:

@@ -12,8 +12,8 @@ import pytest
 import time_machine
 
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import EntryNotFoundError, InvalidPathError
-from langmem_ext.memory.models import UNCONFIRMED_MARK
+from langmem_ext.core.errors import EntryNotFoundError, InvalidPathError
+from langmem_ext.memory.types import UNCONFIRMED_MARK
 from langmem_ext.tools import MemoryGetTool, MemorySearchTool
 
 NOW = datetime(2026, 3, 16, 10, 0)

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from langmem_ext import Memory
-from langmem_ext.memory import search as search_module
-from langmem_ext.memory.models import SearchHit
+from langmem_ext.memory.recall import search as search_module
+from langmem_ext.memory.types import SearchHit
 
 TEXTS = [
     "Alice likes green tea in the morning",

@@ -180,7 +180,7 @@ def test_serve_without_the_extra_names_the_install_and_creates_nothing(
 ) -> None:
     import importlib.util
 
-    from langmem_ext.cli import main
+    from langmem_ext.cli.app import main
 
     real = importlib.util.find_spec
 

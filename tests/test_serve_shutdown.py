@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from langmem_ext import Memory, Settings
-from langmem_ext.memory.events import SessionLog
-from langmem_ext.memory.maintenance import last_maintained
+from langmem_ext.memory.lifecycle.maintenance import last_maintained
+from langmem_ext.memory.sessions.log import SessionLog
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from test_serve_shutdown import _healthy, _port
 
-from langmem_ext.memory.threads import ThreadStore
+from langmem_ext.memory.sessions.threads import ThreadStore
 from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def test_concurrent_requests_on_one_thread_keep_every_turn_once(tmp_path: Path) 
         "LANGMEM_EMBEDDINGS__PROVIDER": "fake",
         "LANGMEM_LIFECYCLE__DAILY_JOBS": "false",
     }
-    cli = [sys.executable, "-c", "import sys; from langmem_ext.cli import main; sys.exit(main())"]
+    cli = [sys.executable, "-c", "import sys; from langmem_ext.cli.app import main; sys.exit(main())"]
     with log.open("w") as out:
         proc = subprocess.Popen(
             [*cli, "--workspace", str(ws), "serve", "--port", str(port), "--scripted"],

@@ -14,9 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from langmem_ext import Memory
-from langmem_ext.config import Settings
-from langmem_ext.scripted import ScriptedChatModel, offline_policy
-from langmem_ext.serving import create_app
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
+from langmem_ext.core.config import Settings
+from langmem_ext.server.app import create_app
 
 CONFIG = {"configurable": {"user_id": "alice", "thread_id": "t1"}}
 

@@ -22,8 +22,8 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langserve import RemoteRunnable
 
 from langmem_ext import Memory, Settings
-from langmem_ext.scripted import ScriptedChatModel, tool_call
-from langmem_ext.serving import create_app, resolve_caller, serve_in_thread
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
+from langmem_ext.server.app import create_app, resolve_caller, serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -296,7 +296,7 @@ def test_resolve_caller_policy() -> None:
 
 def test_importing_the_serving_module_loads_no_server_stack() -> None:
     code = (
-        "import sys, langmem_ext.serving; "
+        "import sys, langmem_ext.server.app; "
         "print(sorted(m for m in ('fastapi', 'langserve', 'uvicorn', 'chromadb') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

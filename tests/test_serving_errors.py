@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
 from langmem_ext import Memory
-from langmem_ext.scripted import ScriptedChatModel, offline_policy
-from langmem_ext.serving import create_app, serve_in_thread
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
+from langmem_ext.server.app import create_app, serve_in_thread
 
 ALICE = {"configurable": {"user_id": "alice"}}
 
@@ -81,7 +81,7 @@ def test_a_stream_that_fails_midway_ends_cleanly_with_an_error_event(
 
 
 def test_typed_errors_map_to_the_status_a_client_acts_on() -> None:
-    from langmem_ext.errors import (
+    from langmem_ext.core.errors import (
         EntryNotFoundError,
         EntrySupersededError,
         IndexUnavailableError,
@@ -90,7 +90,7 @@ def test_typed_errors_map_to_the_status_a_client_acts_on() -> None:
         SchemaVersionError,
         WorkspaceLockTimeout,
     )
-    from langmem_ext.serving import _status_of
+    from langmem_ext.server.app import _status_of
 
     assert _status_of(EntryNotFoundError("x")) == 404
     assert _status_of(LineBreakError("x")) == 422

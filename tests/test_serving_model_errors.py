@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from langmem_ext import Memory
-from langmem_ext.serving import create_app
+from langmem_ext.server.app import create_app
 
 
 class _NoSuchModel(BaseHTTPRequestHandler):

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 
 from langmem_ext import Memory
-from langmem_ext.scripted import ScriptedChatModel, offline_policy
-from langmem_ext.serving import create_app, serve_in_thread
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
+from langmem_ext.server.app import create_app, serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 SCOPE = "user_alice"

@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langmem_ext import Memory, Settings, build_memory_graph
-from langmem_ext.memory.jobs import summarize_threads
-from langmem_ext.memory.session import SessionManager, _encode
-from langmem_ext.scripted import ScriptedChatModel
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.memory.lifecycle.jobs import summarize_threads
+from langmem_ext.memory.sessions.manager import SessionManager, _encode
 from langmem_ext.short_term.checkpoint import MemoryMode
 from langmem_ext.short_term.content import message_text
 from langmem_ext.workspace.records import CheckpointRow

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from langmem_ext import Memory
-from langmem_ext.errors import EmptyTextError, InvalidInputError, InvalidScopeError
-from langmem_ext.memory.events import NewEvent, SessionLog, event_tokens, query_focus
+from langmem_ext.core.errors import EmptyTextError, InvalidInputError, InvalidScopeError
+from langmem_ext.memory.sessions.log import NewEvent, SessionLog, event_tokens, query_focus
 
 DAY = 86400.0
 

@@ -17,13 +17,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable
 
-import langmem_ext.memory.session as session_module
+import langmem_ext.memory.sessions.manager as session_module
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import InvalidInputError
-from langmem_ext.memory.session import SessionManager
+from langmem_ext.core.errors import InvalidInputError
+from langmem_ext.memory.sessions.manager import SessionManager
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER, MemoryMode
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 from langmem_ext.short_term.validity import InvalidMessageListError, validate_messages
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,8 +10,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langmem_ext import Memory
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, sqlite_checkpointer
-from langmem_ext.graph.session_state import (
+from langmem_ext.graph.shared_state import (
     SessionState,
     agent_slot,
     clear_slot,
@@ -24,7 +25,6 @@ from langmem_ext.graph.session_state import (
     set_meta,
     update_slot,
 )
-from langmem_ext.scripted import ScriptedChatModel
 
 
 def apply(state: dict[str, Any], *updates: dict[str, Any]) -> dict[str, Any]:

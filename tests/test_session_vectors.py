@@ -14,8 +14,8 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langmem_ext import Memory, Settings
-from langmem_ext.embeddings import create_embeddings
-from langmem_ext.memory.events import SessionLog
+from langmem_ext.embeddings.factory import create_embeddings
+from langmem_ext.memory.sessions.log import SessionLog
 
 DAY = 86400.0
 

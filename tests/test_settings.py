@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from langmem_ext import Settings
-from langmem_ext.config import settings_reference
+from langmem_ext.core.config import settings_reference
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
@@ -74,7 +74,7 @@ def test_the_reference_page_is_generated_from_the_settings() -> None:
 
 def test_the_settings_command_prints_a_file_settings_can_read(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "langmem_ext.cli", "--workspace", str(tmp_path / "ws"), "settings"],
+        [sys.executable, "-m", "langmem_ext.cli.app", "--workspace", str(tmp_path / "ws"), "settings"],
         capture_output=True,
         text=True,
         check=True,

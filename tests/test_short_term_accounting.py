@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
+from langmem_ext.core.tokens import count_tokens
 from langmem_ext.short_term.accounting import (
     MEDIA_BLOCK_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
@@ -13,7 +14,6 @@ from langmem_ext.short_term.accounting import (
     count_message_tokens,
     message_tokens,
 )
-from langmem_ext.tokens import count_tokens
 
 
 def test_empty_list_is_zero() -> None:

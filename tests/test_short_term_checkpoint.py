@@ -25,8 +25,8 @@ from short_term_shapes import (
     tool_round,
 )
 
-from langmem_ext.config import ShortTermSettings
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.short_term.accounting import count_message_tokens
 from langmem_ext.short_term.checkpoint import (
     SUMMARY_HEADER,

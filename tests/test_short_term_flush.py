@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from langmem_ext.config import ShortTermSettings
-from langmem_ext.short_term.flush import (
+from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.short_term.flush_prompt import (
     FLUSH_PROMPT,
     NO_REPLY,
     extract_candidate_facts,

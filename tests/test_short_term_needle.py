@@ -14,10 +14,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from short_term_shapes import assert_invariants
 
-from langmem_ext.config import ShortTermSettings
+from langmem_ext.core.config import ShortTermSettings
 from langmem_ext.short_term.checkpoint import Checkpoint, make_checkpoint, plan_context
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.flush import extract_candidate_facts, should_flush
+from langmem_ext.short_term.flush_prompt import extract_candidate_facts, should_flush
 from langmem_ext.short_term.summarizer import Summarizer
 
 FACTS = [

@@ -12,7 +12,7 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field
 from short_term_shapes import simple, tool_round
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.short_term.extractive import parse_structured, split_sentences
 from langmem_ext.short_term.summarizer import (
     Summarizer,

@@ -12,7 +12,7 @@ from langchain_core.messages import (
 )
 from short_term_shapes import assert_invariants, human, random_history, shapes, simple, tool_round
 
-from langmem_ext.errors import InvalidInputError, LangmemError
+from langmem_ext.core.errors import InvalidInputError, LangmemError
 from langmem_ext.short_term.validity import (
     InvalidMessageListError,
     atomic_spans,

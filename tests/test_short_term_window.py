@@ -14,7 +14,7 @@ from short_term_shapes import (
     tool_round,
 )
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.short_term.window import (
     OLD_MARK,
     SUMMARY_MARK,
@@ -186,7 +186,7 @@ def test_window_invariants_random(seed: int) -> None:
 
 
 def test_settings_window_condenses_everything_older_and_fills_missing_summaries() -> None:
-    from langmem_ext.config import ShortTermSettings
+    from langmem_ext.core.config import ShortTermSettings
     from langmem_ext.short_term.window import settings_window, summaries_due, window_overflow
 
     st = ShortTermSettings(mode="hybrid_window")
@@ -205,7 +205,7 @@ def test_settings_window_condenses_everything_older_and_fills_missing_summaries(
 def test_window_settings_are_checked() -> None:
     from pydantic import ValidationError
 
-    from langmem_ext.config import ShortTermSettings
+    from langmem_ext.core.config import ShortTermSettings
 
     with pytest.raises(ValidationError):
         ShortTermSettings(window_messages=4, window_verbatim=5)

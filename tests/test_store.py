@@ -13,8 +13,13 @@ from langgraph.store.memory import InMemoryStore
 from store_conformance import StoreConformance
 
 from langmem_ext import InvalidInputError, Memory
-from langmem_ext.embeddings import UniversalSentenceEmbeddings
-from langmem_ext.store import ChromaMemoryStore, create_memory_store, item_texts, partition_of
+from langmem_ext.embeddings.factory import UniversalSentenceEmbeddings
+from langmem_ext.store.chroma import (
+    ChromaMemoryStore,
+    create_memory_store,
+    item_texts,
+    partition_of,
+)
 
 
 class TestChromaMemoryStoreConformance(StoreConformance):
@@ -156,7 +161,7 @@ def test_bad_values_write_nothing(store: ChromaMemoryStore) -> None:
 
 def test_ttl_refresh_and_sweep(store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1_000_000.0]
-    monkeypatch.setattr("langmem_ext.store.time.time", lambda: clock[0])
+    monkeypatch.setattr("langmem_ext.store.chroma.time.time", lambda: clock[0])
     store.put(("t",), "a", {"text": "refreshed by reads"}, ttl=10)
     store.put(("t",), "b", {"text": "never read"}, ttl=10)
     clock[0] += 8 * 60
@@ -177,7 +182,7 @@ def test_ttl_config_default_and_expired_item_restarts(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [2_000_000.0]
-    monkeypatch.setattr("langmem_ext.store.time.time", lambda: clock[0])
+    monkeypatch.setattr("langmem_ext.store.chroma.time.time", lambda: clock[0])
     s = create_memory_store(
         memory, fields=["text"], ttl={"default_ttl": 1, "refresh_on_read": False}
     )
@@ -226,7 +231,7 @@ async def test_async_batch_and_sweep(store: ChromaMemoryStore) -> None:
 def test_put_survives_a_chroma_failure_and_search_repairs(
     store: ChromaMemoryStore, memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langmem_ext.errors import IndexUnavailableError
+    from langmem_ext.core.errors import IndexUnavailableError
 
     def down(*args: Any, **kwargs: Any) -> None:
         raise IndexUnavailableError("chroma down")
@@ -244,7 +249,7 @@ def test_put_survives_a_chroma_failure_and_search_repairs(
 def test_large_namespaces_use_nearest_neighbours(
     store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("langmem_ext._store_search._EXACT_VECTOR_LIMIT", 2)
+    monkeypatch.setattr("langmem_ext.store.search._EXACT_VECTOR_LIMIT", 2)
     store.batch(
         [
             PutOp(("big",), f"k{i}", {"text": t})

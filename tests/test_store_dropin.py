@@ -18,7 +18,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langmem_ext import Memory
-from langmem_ext.store import ChromaMemoryStore, _vec_id, partition_of
+from langmem_ext.store.chroma import ChromaMemoryStore, _vec_id, partition_of
 
 
 def _cos(a: list[float], b: list[float]) -> float:

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from langgraph.store.base import PutOp
 
-import langmem_ext._store_search as store_search
+import langmem_ext.store.search as store_search
 from langmem_ext import Memory
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.store.chroma import ChromaMemoryStore
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from langmem_ext import Memory, ThreadConflictError
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, sqlite_checkpointer
 from langmem_ext.graph.runs import RUN_ATTEMPTS, SerializedGraph
-from langmem_ext.memory.threads import ThreadStore
-from langmem_ext.scripted import ScriptedChatModel
+from langmem_ext.memory.sessions.threads import ThreadStore
 
 Policy = Callable[[list[BaseMessage]], AIMessage]
 
@@ -289,7 +289,7 @@ def test_a_stream_closed_early_frees_the_thread(fake_memory: Memory) -> None:
 def test_the_server_answers_409_when_the_thread_keeps_moving(fake_memory: Memory) -> None:
     import httpx
 
-    from langmem_ext.serving import create_app, serve_in_thread
+    from langmem_ext.server.app import create_app, serve_in_thread
 
     ws = fake_memory.root
     other = ThreadStore(sqlite_checkpointer(ws / "checkpoints.db"))

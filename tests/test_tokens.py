@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from langmem_ext import tokens
-from langmem_ext.tokens import count_tokens, estimate_tokens, truncate_by_tokens
+from langmem_ext.core import tokens
+from langmem_ext.core.tokens import count_tokens, estimate_tokens, truncate_by_tokens
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, build_memory_graph
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import flush_turn_writes
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 from langmem_ext.short_term.tool_context import condense_tool_results, first_lines
 
 REPORT = "Berlin weather: 21°C, sunny\nWind 5 km/h from the west\nUV index 6\n" + "x " * 400

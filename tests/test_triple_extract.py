@@ -7,7 +7,8 @@ import logging
 import pytest
 from langchain_core.messages import AIMessage
 
-from langmem_ext.memory.triple_extract import (
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
+from langmem_ext.memory.knowledge.extract import (
     USER,
     TripleDraft,
     extract_triples,
@@ -15,7 +16,6 @@ from langmem_ext.memory.triple_extract import (
     match_entities,
     normalise_entity,
 )
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 
 T = TripleDraft
 

@@ -19,11 +19,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, PendingExpiredError, Settings, build_memory_graph
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import flush_turn_writes
-from langmem_ext.memory.flush import flush_to_pending
-from langmem_ext.memory.unconfirmed import MARK
-from langmem_ext.scripted import ScriptedChatModel, tool_call
-from langmem_ext.short_term.flush import FLUSH_PROMPT, NO_REPLY
+from langmem_ext.memory.extraction.unconfirmed import MARK
+from langmem_ext.memory.sessions.flush import flush_to_pending
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 
 T0 = datetime(2031, 5, 6, 9, 0)
 """The conversations happen on this local morning."""
@@ -124,8 +124,8 @@ def test_confirming_keeps_the_note_as_the_days_log_and_rejecting_deletes_it(
 def test_the_archive_notes_what_it_finds_in_that_days_notes(
     fake_memory: Memory, at_t0: None
 ) -> None:
-    from langmem_ext.memory.events import SessionLog
-    from langmem_ext.memory.jobs import archive_day
+    from langmem_ext.memory.lifecycle.jobs import archive_day
+    from langmem_ext.memory.sessions.log import SessionLog
 
     day = (T0 - timedelta(days=1)).date()
     yesterday = datetime.combine(day, T0.time())

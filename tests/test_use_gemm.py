@@ -1,12 +1,12 @@
-"""The USE embedder's transposed token-level products (``langmem_ext.use_gemm``)."""
+"""The USE embedder's transposed token-level products (``langmem_ext.embeddings.use_gemm``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from langmem_ext.embeddings import UniversalSentenceEmbeddings
-from langmem_ext.use_gemm import MAX_ROWS, TransposedWeight, speed_up
+from langmem_ext.embeddings.factory import UniversalSentenceEmbeddings
+from langmem_ext.embeddings.use_gemm import MAX_ROWS, TransposedWeight, speed_up
 
 TEXTS = [
     "What did Caroline say about her adoption plans last week?",

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage
 
 from langmem_ext import EntryNotFoundError, Memory
-from langmem_ext.scripted import ScriptedChatModel, offline_policy
-from langmem_ext.serving import create_app
+from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
+from langmem_ext.server.app import create_app
 
 LOCAL = "http://127.0.0.1"
 REMEMBER = {

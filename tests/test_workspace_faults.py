@@ -16,7 +16,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import (
+from langmem_ext.core.errors import (
     InvalidInputError,
     InvalidPathError,
     InvalidScopeError,
@@ -438,7 +438,7 @@ def test_anchors_stay_valid_when_lines_move(fake_memory: Memory) -> None:
 def test_session_log_refuses_a_symlinked_transcript_and_surrogates(fake_memory: Memory) -> None:
     from datetime import date
 
-    from langmem_ext.memory.events import SessionLog
+    from langmem_ext.memory.sessions.log import SessionLog
 
     m = fake_memory
     log = SessionLog(m)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.errors import WorkspaceLockTimeout
+from langmem_ext.core.errors import WorkspaceLockTimeout
 from langmem_ext.workspace.files import WorkspaceLock
 
 _HOLDER = """

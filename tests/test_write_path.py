@@ -13,7 +13,7 @@ import time
 import pytest
 
 from langmem_ext import Memory
-from langmem_ext.errors import IndexUnavailableError
+from langmem_ext.core.errors import IndexUnavailableError
 from langmem_ext.workspace.records import EntryState, HistoryRow
 
 
