@@ -1,4 +1,4 @@
-"""Cost of seed 001's decay on open (issue 19): ``Memory()`` + first search, due vs off.
+"""Cost of the decay on open: ``Memory()`` + first search, due vs off.
 
 A workspace of N facts in one scope, every one idle for 10 days, so the catch-up
 changes every importance (the worst case: N history rows, N index rows). Each trial

@@ -1,4 +1,4 @@
-"""What the background extractor adds to a turn (issue 19): reply path and background.
+"""What the background extractor adds to a turn: reply path and background.
 
 Two memory graphs on one workspace (``--memories`` filler memories, USE embedder),
 one with the default extractor (deterministic, on) and one with ``extractor=False``,

@@ -1,4 +1,4 @@
-"""Per-turn overhead of the memory graph at 10k memories (issue 6).
+"""Per-turn overhead of the memory graph at 10k memories.
 
 In one process, on one workspace of ``--memories`` memories in scope ``main``
 (ingested with ``Memory.add_many``, USE embedder), each turn of a fixed mix is sent

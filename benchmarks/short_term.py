@@ -1,4 +1,4 @@
-"""Short-term memory benchmark (issue 5): tokens sent per turn and needle recall.
+"""Short-term memory benchmark: tokens sent per turn and needle recall.
 
 A synthetic bilingual (Chinese / English) conversation of ``--turns`` turns, with
 tool calls every few turns and facts ("needles") planted in user messages, runs
@@ -565,7 +565,7 @@ def render(report: Report, command: str, day: str) -> str:
         f"({r.recall['summary_n+memory']:.0%})"
     )
     missing = f"\nMissing needles: {', '.join(r.missing)}\n" if r.missing else ""
-    return f"""## Short-term memory (issue 5)
+    return f"""## Short-term memory
 
 Date: {day}. Command:
 

@@ -1,6 +1,6 @@
 """A supervisor and two sub-agents sharing entities, each with its own slot.
 
-Seed 004's session value in a LangGraph graph: the supervisor reads the user's
+The session value in a LangGraph graph: the supervisor reads the user's
 message, records the entities it mentions (``order_id``, ``destination``) and the
 flow step, and hands over to the ``orders`` or the ``shipping`` agent. Both agents
 read the shared entities and keep private notes in their own slot; the ``session``

@@ -1,4 +1,4 @@
-"""Writes whose cost does not grow with the file (issue 18, item 6).
+"""Writes whose cost does not grow with the file.
 
 A new entry whose section ends the file is appended (journaled, fsynced) instead of
 rewriting the file; what the process knows of a file (line count, headings, hash) is

@@ -1,4 +1,4 @@
-"""Every model call fits the context window, inside a turn too (issue 16).
+"""Every model call fits the context window, inside a turn too.
 
 A long conversation with tool calls: the memory graph must keep each call the model
 receives (system prompt, memory block, history, tool results, the bound tools'

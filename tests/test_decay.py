@@ -1,4 +1,4 @@
-"""Seed 001's decay table, day by day (pure; ``maintain`` applies it)."""
+"""The decay table, day by day (pure; ``maintain`` applies it)."""
 
 from __future__ import annotations
 

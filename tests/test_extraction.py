@@ -1,4 +1,4 @@
-"""Background extraction: structured actions from a model, slots without one (issue 19, item 1)."""
+"""Background extraction: structured actions from a model, slots without one."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _plan_model(*actions: dict[str, object]) -> ScriptedChatModel:
 def test_fallback_supersedes_by_slot(
     memory: Memory, first: str, second: str, question: str, old: str, new: str
 ) -> None:
-    memory.settings.lifecycle.extract_mode = "direct"  # written at once (seed 001)
+    memory.settings.lifecycle.extract_mode = "direct"  # written at once
     memory.add("My brother lives in Rome")
     r1 = memory.extract(_turn(first), at=T0)
     assert r1.used_fallback and len(r1.added) == 1

@@ -1,4 +1,4 @@
-"""The graph's background extractor (issue 19, item 1): after each answered turn."""
+"""The graph's background extractor: after each answered turn."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _cfg(thread: str = "t1") -> dict[str, object]:
 
 
 def test_fallback_extractor_supersedes_across_turns(fake_memory: Memory) -> None:
-    fake_memory.settings.lifecycle.extract_mode = "direct"  # seed 001: written at once
+    fake_memory.settings.lifecycle.extract_mode = "direct"  # written at once
     graph = build_memory_graph(
         ScriptedChatModel(policy=_answer), fake_memory, checkpointer=InMemorySaver(),
         extractor=True,  # the scripted answer model gives no plan: the fallback runs

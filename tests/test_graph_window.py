@@ -1,4 +1,4 @@
-"""Seed 002's hybrid window as ``short_term.mode``: graph and middleware, scripted models."""
+"""The hybrid window as ``short_term.mode``: graph and middleware, scripted models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The user profile: PROFILE.md, its history, and pending safety changes (issue 20, item 1)."""
+"""The user profile: PROFILE.md, its history, and pending safety changes."""
 
 from __future__ import annotations
 

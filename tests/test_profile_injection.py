@@ -1,4 +1,4 @@
-"""The profile's safety fields are in every answer call, through compactions (issue 20, item 2)."""
+"""The profile's safety fields are in every answer call, through compactions."""
 
 from __future__ import annotations
 

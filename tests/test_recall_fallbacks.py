@@ -1,4 +1,4 @@
-"""Seed 000's recall fallbacks in the graph: follow-ups searched with recent history,
+"""The recall fallbacks in the graph: follow-ups searched with recent history,
 and the static long-term file when search is unavailable."""
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def test_lifts_combine_as_independent_evidence_never_past_the_cap() -> None:
 def test_a_run_of_on_topic_neighbours_does_not_lift_one_past_the_better_match() -> None:
     """A paragraph: every sentence matches a little, the gold one best after the top
     hit. Summed, the lifts of four neighbours carried a weaker sentence past the gold
-    one (XQuAD, issue 17); combined, each neighbour closes only its share of the gap."""
+    one (XQuAD); combined, each neighbour closes only its share of the gap."""
     order = ["s1", "s2", "gold", "s4", "top", "s6"]
     cands = [
         _fused("top", 0.48),

@@ -1,4 +1,4 @@
-"""Cross-lingual recall with the real offline embedder (issue 17).
+"""Cross-lingual recall with the real offline embedder.
 
 A bilingual user asks in one language about what was stored in the other: the
 keyword engine cannot see such a memory, so the hit rests on its own cosine. These

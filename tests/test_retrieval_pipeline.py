@@ -72,7 +72,7 @@ def test_near_duplicate_is_demoted_below_a_different_memory() -> None:
     # ... but not behind a much weaker one: it is demoted, not deleted
     got = rank(vector, [], k=3, settings=RS, now=NOW)
     assert ids(got) == ["a", "a2", "b"] and "mmr_demoted" in got[1].debug
-    seed = RS.model_copy(update={"mmr_demotion": 0.0})  # seed 000: to the end
+    seed = RS.model_copy(update={"mmr_demotion": 0.0})  # to the end
     assert ids(rank(vector, [], k=3, settings=seed, now=NOW)) == ["a", "b", "a2"]
     assert ids(rank(vector, [], k=2, settings=seed, now=NOW)) == ["a", "b"]
     off = PipelineOptions(mmr=False)

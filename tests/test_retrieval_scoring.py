@@ -30,7 +30,7 @@ RS = RetrievalSettings()
 # The age stages apply to episodes by default; these tests exercise their
 # mechanics on facts too.
 AGED = RetrievalSettings(age_categories=["episode", "fact"])
-SEED_MMR = RetrievalSettings(mmr_demotion=0.0)  # seed 000: a near-duplicate goes to the end
+SEED_MMR = RetrievalSettings(mmr_demotion=0.0)  # a near-duplicate goes to the end
 
 
 def scored(

@@ -1,4 +1,4 @@
-"""ChromaMemoryStore as a drop-in for LangGraph's SqliteStore / PostgresStore (issue 18, item 7).
+"""ChromaMemoryStore as a drop-in for LangGraph's SqliteStore / PostgresStore.
 
 Each test pins one thing a user switching stores relies on: cosine-scale scores,
 their own embedder in ``index``, dotted filter keys, the TTL sweeper API, and async

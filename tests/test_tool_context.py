@@ -1,4 +1,4 @@
-"""Tool results carried to the next turn only (issue 19, item 6; seed 001's ContextManager)."""
+"""Tool results carried to the next turn only (item 6; the ContextManager)."""
 
 from __future__ import annotations
 

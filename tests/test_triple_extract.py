@@ -1,4 +1,4 @@
-"""Triples from memories (issue 21, item 2) and entities in questions (item 4)."""
+"""Triples from memories and entities in questions (item 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Memory versions: an update supersedes, never loses (issue 19, item 2)."""
+"""Memory versions: an update supersedes, never loses."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Faults of the workspace found on first contact (issue 16): silent loss, crashes,
+"""Faults of the workspace found on first contact: silent loss, crashes,
 stray temp files, untyped errors, symlinks, scope names and stable citations."""
 
 from __future__ import annotations

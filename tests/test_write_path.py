@@ -1,4 +1,4 @@
-"""The write path (issue 18): one "store these entries" step per engine, each entered once.
+"""The write path: one "store these entries" step per engine, each entered once.
 
 A memory written with its embedding goes to the Markdown file, the ledger, the vector
 index and the doc table in that order and never waits in the vector outbox; when the
