@@ -72,7 +72,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def admin_server(tmp_path: Path) -> Iterator[str]:
-    from test_serve_cli import langmem_serve
+    from _serve_helpers import langmem_serve
 
     seed(tmp_path / "ws")
     with langmem_serve(tmp_path, "--scripted", env=ENV) as (url, _log):

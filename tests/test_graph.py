@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _agent_helpers import cfg, memory_block, policy
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -29,37 +30,6 @@ from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
 from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 from langmem_ext.short_term.validity import validate_messages
 
-SAVE_RULES = {
-    "我喜欢吃拉面，请记住": "主人喜欢吃拉面",
-    "记住：我今天心情不好": "今天心情不好",
-    "Remember that my sister Mei is vegetarian": "My sister Mei is vegetarian",
-}
-
-
-def memory_block(messages: list[BaseMessage]) -> str:
-    return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
-
-
-def policy(messages: list[BaseMessage]) -> AIMessage:
-    last = messages[-1]
-    if isinstance(last, ToolMessage):
-        if "pending" in str(last.content).lower():
-            return AIMessage("我先记下了，等你确认。Please confirm.")
-        return AIMessage(f"Search says: {last.content}")
-    text = str(last.content)
-    if text == FLUSH_PROMPT:
-        return AIMessage(NO_REPLY)
-    if text in SAVE_RULES:
-        return AIMessage("", tool_calls=[tool_call("memory_save", text=SAVE_RULES[text])])
-    if "吃什么" in text or "vegetarian?" in text:
-        block = memory_block(messages)
-        if "拉面" in block:
-            return AIMessage("你上次说你喜欢吃拉面。")
-        if "vegetarian" in block:
-            return AIMessage("Yes, Mei is vegetarian.")
-        return AIMessage("我搜索过了，但没有找到相关记忆。")
-    return AIMessage("好的。")
-
 
 @pytest.fixture
 def graph_parts(memory: Memory) -> tuple[Any, ScriptedChatModel, Memory]:
@@ -68,8 +38,6 @@ def graph_parts(memory: Memory) -> tuple[Any, ScriptedChatModel, Memory]:
     return graph, model, memory
 
 
-def cfg(thread: str, user: str = "alice") -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread, "user_id": user}}
 
 
 def say(graph: Any, text: str, config: dict[str, Any]) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _agent_helpers import cfg, policy
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from test_graph import cfg, policy
 
 from langmem_ext import Memory
 from langmem_ext.chat_models.scripted import ScriptedChatModel

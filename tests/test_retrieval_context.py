@@ -7,53 +7,21 @@ Chinese conversations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
-from _retrieval_helpers import NOW, cand, ids, retrieval_overrides
+from _retrieval_helpers import NOW, ListNeighbours, _crowd, _fused, cand, ids, retrieval_overrides
 
 from langmem_ext import Memory
 from langmem_ext.core.config import RetrievalSettings
-from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.context import Layout, combine_lifts, context_boost
+from langmem_ext.retrieval.context import combine_lifts, context_boost
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 
 RS = RetrievalSettings()
 
 
-class ListNeighbours:
-    """Entries in one ordered list (one file section)."""
-
-    def __init__(self, order: Sequence[str]) -> None:
-        self.order = list(order)
-
-    def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
-        out: dict[str, list[tuple[int, str]]] = {}
-        for c in candidates:
-            if c.id not in self.order:
-                continue
-            at = self.order.index(c.id)
-            out[c.id] = [
-                (j - at, self.order[j])
-                for j in range(max(at - window, 0), min(at + window + 1, len(self.order)))
-                if j != at
-            ]
-        return out
-
-    def candidates(self, ids: Sequence[str]) -> list[Candidate]:
-        return [cand(i, f"entry {i} of the conversation") for i in ids]
 
 
-def _fused(id: str, score: float, relevance: float = 0.8) -> Candidate:
-    c = cand(id)
-    c.score = score
-    c.debug.update(fused=score, relevance=relevance)
-    return c
 
 
-def _crowd(n: int, score: float = 0.2) -> list[Candidate]:
-    """``n`` weak candidates far away from everything else (``far0`` ...)."""
-    return [_fused(f"far{i}", score, relevance=0.2) for i in range(n)]
 
 
 def test_neighbours_receive_decaying_shares_of_what_a_hit_scores_above_the_crowd() -> None:

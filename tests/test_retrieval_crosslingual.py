@@ -207,7 +207,7 @@ def test_bm25_full_is_what_a_whole_match_scores(fake_memory: Memory) -> None:
 
 
 def test_context_never_lifts_a_neighbour_past_its_anchors() -> None:
-    from test_retrieval_context import ListNeighbours, _crowd, _fused
+    from _retrieval_helpers import ListNeighbours, _crowd, _fused
 
     from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.context import context_boost
@@ -220,7 +220,7 @@ def test_context_never_lifts_a_neighbour_past_its_anchors() -> None:
 
 
 def test_context_lifts_a_hit_in_proportion_to_its_own_signal() -> None:
-    from test_retrieval_context import ListNeighbours, _crowd, _fused
+    from _retrieval_helpers import ListNeighbours, _crowd, _fused
 
     from langmem_ext.core.config import RetrievalSettings
     from langmem_ext.retrieval.context import context_boost

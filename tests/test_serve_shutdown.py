@@ -11,7 +11,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _serve_helpers import _healthy, _port
 
 from langmem_ext import Memory, Settings
 from langmem_ext.memory.lifecycle.maintenance import last_maintained
@@ -32,23 +32,8 @@ JSON = {"content-type": "application/json"}
 SECOND = "我住在上海，上海的夏天很热。"
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
-def _healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"serve did not start:\n{log.read_text()}")
 
 
 def _body(text: str) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _serve_helpers import _healthy, _port
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
-from test_serve_shutdown import _healthy, _port
 
 from langmem_ext.memory.sessions.threads import ThreadStore
 from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
