@@ -25,7 +25,7 @@ from langmem_ext import Memory, Settings
 from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.server.app import create_app, resolve_caller, serve_in_thread
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 SAVE_RULES = {
     "我喜欢吃拉面，请记住": "主人喜欢吃拉面",

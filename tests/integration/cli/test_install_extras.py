@@ -13,7 +13,7 @@ from langmem_ext.core.config import EmbeddingSettings
 from langmem_ext.core.errors import EmbeddingError, LangmemError
 from langmem_ext.embeddings.factory import E5SmallEmbeddings, create_embeddings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from _serve_helpers import served
 
 pytestmark = pytest.mark.slow
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 @pytest.fixture(scope="module")

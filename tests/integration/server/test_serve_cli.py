@@ -19,7 +19,7 @@ import httpx
 import pytest
 from _serve_helpers import _console_script, _free_port, langmem_serve
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.slow
 

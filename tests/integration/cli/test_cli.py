@@ -12,7 +12,7 @@ import pytest
 
 from langmem_ext.cli.app import COMMANDS, build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from langmem_ext import Memory
 from langmem_ext.chat_models.scripted import ScriptedChatModel, offline_policy
 from langmem_ext.server.app import create_app, serve_in_thread
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCOPE = "user_alice"
 
 

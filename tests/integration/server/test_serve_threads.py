@@ -24,7 +24,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langmem_ext.memory.sessions.threads import ThreadStore
 from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 N = 20
 
 pytestmark = pytest.mark.slow

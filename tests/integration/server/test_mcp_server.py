@@ -25,7 +25,7 @@ from langmem_ext import Memory, Settings
 from langmem_ext.tools import TOOL_NAMES
 
 pytestmark = pytest.mark.slow
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def _seed(workspace: Path) -> None:

@@ -21,7 +21,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 NOTEBOOK = EXAMPLES / "memory_agent.ipynb"
 
 OFFLINE_GUARD = """

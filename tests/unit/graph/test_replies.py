@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph.replies import ReplyDecision, classify_reply
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _benchmark() -> ModuleType:

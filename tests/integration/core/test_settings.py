@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from langmem_ext import Settings
 from langmem_ext.core.config import settings_reference
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
 
 
 @pytest.mark.parametrize(
