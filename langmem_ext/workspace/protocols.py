@@ -179,7 +179,7 @@ class VectorIndex(Protocol):
         embeddings: Sequence[Sequence[float]] | NDArray[np.float32],
         metadatas: Sequence[dict[str, Any]],
     ) -> None:
-        """Insert or replace vectors (one row, one id, one metadata dict each).
+        """Insert or replace vectors (one row, one id, one non-empty metadata dict each).
 
         Raises:
             IndexUnavailableError: the index cannot be reached.
