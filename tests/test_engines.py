@@ -3,6 +3,7 @@ the server reach them (the checkpointer included) through the memory layer."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
@@ -204,7 +205,7 @@ class _CountingDocuments:
     def list(self, scope: str) -> list[str]:
         return self.inner.list(scope)
 
-    def scopes(self) -> list[str]:
+    def scopes(self) -> builtins.list[str]:
         return self.inner.scopes()
 
 

@@ -304,10 +304,6 @@ class KeywordIndex(Protocol):
         """Docs per category in a scope."""
         ...
 
-    def count(self, scope: str | None = None) -> int:
-        """Docs (of ``scope``, or all)."""
-        ...
-
     def neighbours(
         self, scope: str, anchors: Sequence[tuple[str, str, int, str]], window: int
     ) -> dict[str, list[tuple[int, str]]]:
@@ -344,12 +340,6 @@ class KeywordIndex(Protocol):
         ...
 
     # -- kept vectors and exact search ------------------------------------
-    def nearest(
-        self, scope: str, model: str, query: Sequence[float], n: int
-    ) -> list[tuple[str, float]] | None:
-        """Exact nearest docs by the kept vectors; ``None`` when the scope is too large."""
-        ...
-
     def nearest_many(
         self, scope: str, model: str, queries: Sequence[Sequence[float]], n: int
     ) -> list[list[tuple[str, float]]] | None:
@@ -406,20 +396,8 @@ class KeywordIndex(Protocol):
         """Files of ``scope`` whose prose is not indexed at their current stamp."""
         ...
 
-    def passage_count(self, kind: str, scope: str) -> int:
-        """Passages of one kind in a scope."""
-        ...
-
     def has_passages(self, kind: str, scope: str) -> bool:
         """Whether a scope has passages of one kind."""
-        ...
-
-    def passages_of_path(self, kind: str, path: str) -> list[Passage]:
-        """The passages of one file."""
-        ...
-
-    def passages_by_rowid(self, rowids: Sequence[int]) -> dict[int, Passage]:
-        """Passages by row id."""
         ...
 
     def passages_by_vector_id(self, kind: str, vector_ids: Sequence[str]) -> dict[str, Passage]:

@@ -54,7 +54,7 @@ def test_applied_docs_read_back(filled: KeywordIndex) -> None:
     assert filled.docs(["en1", "zh1", "missing"]) == {"en1": ENGLISH[0], "zh1": CHINESE[0]}
     assert set(filled.docs_of_path("MEMORY.md")) == {"en1", "en2", "en3", "zh1", "zh2"}
     assert filled.lines_of_path("MEMORY.md")["en3"] == 5
-    assert filled.count("main") == 5 and filled.count() == 5
+    assert len(filled.scope_docs("main")) == 5 and filled.scope_docs("u1") == []
     assert filled.category_counts("main") == {"fact": 4, "episode": 1}
     assert [d.id for d in filled.scope_docs("main", "episode")] == ["en3"]
 
@@ -105,7 +105,7 @@ def test_a_deleted_doc_is_not_found(filled: KeywordIndex) -> None:
     filled.apply(deletes=[("en1", "main")])
     assert "en1" not in filled.docs(["en1"])
     assert filled.bm25("main", "coffee", 5) == []
-    assert filled.count("main") == 4
+    assert len(filled.scope_docs("main")) == 4
 
 
 def test_an_updated_text_is_found_by_its_new_words_only(filled: KeywordIndex) -> None:
@@ -159,8 +159,9 @@ def test_exact_search_over_kept_vectors(filled: KeywordIndex) -> None:
     todo = filled.vector_todo()
     matrix = np.stack([unit_vector(d.text) for d in todo])
     filled.mark_vectors([(d.id, d.text_hash) for d in todo], model=MODEL, vectors=matrix)
-    found = filled.nearest("main", MODEL, unit_vector(CHINESE[1].text).tolist(), 2)
-    assert found is not None and found[0][0] == "zh2" and found[0][1] == pytest.approx(1.0)
+    found = filled.nearest_many("main", MODEL, [unit_vector(CHINESE[1].text).tolist()], 2)
+    assert found is not None
+    assert found[0][0][0] == "zh2" and found[0][0][1] == pytest.approx(1.0)
     many = filled.nearest_many("main", MODEL, [unit_vector(ENGLISH[2].text).tolist()], 1)
     assert many is not None and [i for i, _s in many[0]] == ["en3"]
 
@@ -194,6 +195,6 @@ def test_discarding_the_index_empties_it(open_engines: Callable[[], Engines]) ->
     engines.discard_index()
     fresh = engines.open_keyword()
     try:
-        assert fresh.count() == 0 and fresh.bm25("main", "coffee", 5) == []
+        assert fresh.docs(["en1"]) == {} and fresh.bm25("main", "coffee", 5) == []
     finally:
         fresh.close()

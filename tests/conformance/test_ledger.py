@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,7 @@ def state(
     return EntryState(**fields)  # type: ignore[arg-type]
 
 
-def add(ledger: Ledger, entry_id: str, text: str, **kw: object) -> EntryState:
+def add(ledger: Ledger, entry_id: str, text: str, **kw: Any) -> EntryState:
     st = state(entry_id, text, **kw)
     ledger.entries.add([st], [HistoryRow(entry_id, st.scope, "add", None, text, st.created_at)])
     return st
