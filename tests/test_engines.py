@@ -277,3 +277,16 @@ def test_the_embedded_checkpointer_is_on_checkpoints_db(tmp_path: Path) -> None:
         assert (root / "checkpoints.db").exists()
     finally:
         memory.close()
+
+
+def test_a_workspace_without_engines_opens_the_embedded_ones(tmp_path: Path) -> None:
+    from langmem_ext.embeddings import HashingEmbeddings
+    from langmem_ext.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws", HashingEmbeddings(), model_name=MODEL)
+    try:
+        assert ws.engines.name == "embedded"
+        assert ws.ledger is ws.engines.ledger and ws.lock is ws.engines.lock
+        assert (tmp_path / "ws" / "state.db").exists()
+    finally:
+        ws.close()
