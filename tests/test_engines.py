@@ -144,6 +144,35 @@ def test_a_registered_scheme_gets_its_opener(tmp_path: Path, registry: None) -> 
     assert asked[0].model_name == MODEL
 
 
+def test_a_known_engine_module_is_imported_on_its_first_url(
+    tmp_path: Path, registry: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scheme whose engine lives in a module is registered by importing it."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "lazydb_engine.py").write_text(
+        "from dataclasses import replace\n"
+        "from langmem_ext.workspace.engines import embedded_engines, register_engine\n"
+        "def _open(request):\n"
+        "    return replace(embedded_engines(replace(request, url=None)), name='lazydb')\n"
+        "register_engine('lazydb', _open)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "mods" / "silentdb_engine.py").write_text("# registers nothing\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    monkeypatch.setitem(engines_module._PROVIDERS, "lazydb", ("lazydb_engine", "LazyDB"))
+    monkeypatch.setitem(engines_module._PROVIDERS, "silentdb", ("silentdb_engine", "SilentDB"))
+    monkeypatch.setitem(engines_module._PROVIDERS, "gonedb", ("no_such_engine_mod", "GoneDB"))
+    assert "lazydb" not in registered_schemes()
+    engines = engines_from_url("lazydb://h/x", root=tmp_path / "ws", model_name=MODEL)
+    engines.close()
+    assert engines.name == "lazydb" and "lazydb" in registered_schemes()
+    with pytest.raises(EngineUnavailableError, match="SilentDB did not register 'silentdb'"):
+        engines_from_url("silentdb://h/x", root=tmp_path / "ws2", model_name=MODEL)
+    with pytest.raises(EngineUnavailableError, match="GoneDB is not installed"):
+        engines_from_url("gonedb://h/x", root=tmp_path / "ws3", model_name=MODEL)
+    assert not (tmp_path / "ws2").exists() and not (tmp_path / "ws3").exists()
+
+
 @pytest.mark.parametrize("scheme", ["", "post gres://", "a:b", "x/y", "pg+psycopg"])
 def test_an_invalid_scheme_is_not_registered(scheme: str, registry: None) -> None:
     with pytest.raises(InvalidInputError):

@@ -11,12 +11,14 @@ The engine set is chosen by the URL's scheme:
   server at ``Settings.index.chroma_url``), a file lock on ``.lock`` and
   ``checkpoints.db``;
 * any other scheme: the opener registered for it with :func:`register_engine`
-  (a package providing an engine registers it when imported), else
-  :class:`~langmem_ext.core.errors.EngineUnavailableError`.
+  (a module providing an engine registers it when imported; the PostgreSQL
+  engine's module, ``langmem_ext.workspace.postgres``, is imported on the first
+  ``postgresql://`` URL), else :class:`~langmem_ext.core.errors.EngineUnavailableError`.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import shutil
 import sqlite3
@@ -261,14 +263,34 @@ def registered_schemes() -> list[str]:
     return sorted(_OPENERS)
 
 
-_KNOWN_ENGINES = {
-    "postgresql": "the PostgreSQL engine",
-    "postgres": "the PostgreSQL engine",
+_PROVIDERS: dict[str, tuple[str, str]] = {
+    "postgresql": ("langmem_ext.workspace.postgres", "the PostgreSQL engine"),
+    "postgres": ("langmem_ext.workspace.postgres", "the PostgreSQL engine"),
 }
+"""Schemes whose engine lives in a module of its own: scheme → (module, what it is).
+The module registers its opener when imported (:func:`register_engine`); it is
+imported the first time a URL of the scheme is opened."""
+
+
+def _provided(scheme: str) -> tuple[EngineOpener | None, str | None]:
+    """Import the module that provides ``scheme``'s engine, if one is known; returns the
+    opener it registered, or why there is none."""
+    module, what = _PROVIDERS.get(scheme, (None, None))
+    if module is None:
+        return None, None
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        return None, f"{what} is not installed in this environment ({e})"
+    opener = _OPENERS.get(scheme)
+    return opener, None if opener is not None else f"{what} did not register {scheme!r}"
 
 
 def opener_for(url: str | None, root: Path) -> EngineOpener:
     """The opener of the engines ``url`` names, checked without opening anything.
+
+    A scheme nothing registered yet whose engine lives in a known module
+    (``postgresql``) has that module imported first, which registers it.
 
     Args:
         url: The database URL (see :func:`engines_from_url`).
@@ -278,23 +300,25 @@ def opener_for(url: str | None, root: Path) -> EngineOpener:
         The opener to call with an :class:`EngineRequest`.
 
     Raises:
-        EngineUnavailableError: no engine is registered for the URL's scheme, or a
-            ``sqlite:`` URL or path names another place than the workspace.
+        EngineUnavailableError: no engine is registered for the URL's scheme (or its
+            module cannot be imported), or a ``sqlite:`` URL or path names another
+            place than the workspace.
     """
     scheme = url_scheme(url)
     if scheme is None or scheme == "sqlite":
         _embedded_root(EngineRequest(url=url, root=root, model_name=""))
         return _OPENERS.get("sqlite", embedded_engines) if scheme else embedded_engines
     opener = _OPENERS.get(scheme)
+    why = None
+    if opener is None:
+        opener, why = _provided(scheme)
     if opener is not None:
         return opener
-    what = _KNOWN_ENGINES.get(scheme)
     shown = (url or "").split("://", 1)[0] + "://…"
-    if what is not None:
+    if why is not None:
         msg = (
-            f"Database URL {shown!r}: {what} is not installed in this environment, "
-            "so the workspace cannot be opened there; unset LANGMEM_DATABASE_URL "
-            "(database_url) to use the embedded engines."
+            f"Database URL {shown!r}: {why}, so the workspace cannot be opened there; "
+            "unset LANGMEM_DATABASE_URL (database_url) to use the embedded engines."
         )
     else:
         msg = (
