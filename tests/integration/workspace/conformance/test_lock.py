@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from langmem_ext.errors import WorkspaceLockTimeout
+from langmem_ext.core.errors import WorkspaceLockTimeout
 from langmem_ext.workspace.engines import Engines
 from langmem_ext.workspace.protocols import WorkspaceLock
 

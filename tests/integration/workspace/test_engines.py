@@ -16,9 +16,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings
-from langmem_ext.errors import EngineUnavailableError, InvalidInputError, LangmemError
+from langmem_ext.core.errors import EngineUnavailableError, InvalidInputError, LangmemError
 from langmem_ext.graph import build_memory_graph
-from langmem_ext.memory.threads import default_saver, open_async_saver
+from langmem_ext.memory.sessions.threads import default_saver, open_async_saver
 from langmem_ext.workspace import engines as engines_module
 from langmem_ext.workspace.engines import (
     EngineRequest,
@@ -309,7 +309,7 @@ def test_the_embedded_checkpointer_is_on_checkpoints_db(tmp_path: Path) -> None:
 
 
 def test_a_workspace_without_engines_opens_the_embedded_ones(tmp_path: Path) -> None:
-    from langmem_ext.embeddings import HashingEmbeddings
+    from langmem_ext.embeddings.factory import HashingEmbeddings
     from langmem_ext.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws", HashingEmbeddings(), model_name=MODEL)

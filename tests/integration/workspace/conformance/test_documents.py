@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_ext.errors import InvalidPathError, InvalidScopeError, MemoryFileError
+from langmem_ext.core.errors import InvalidPathError, InvalidScopeError, MemoryFileError
 from langmem_ext.workspace.engines import EMBEDDED, Engines
 from langmem_ext.workspace.protocols import DocumentStore
 
