@@ -43,6 +43,7 @@ from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
 
 if TYPE_CHECKING:
     from langmem_ext.core.config import Settings
+    from langmem_ext.memory.sessions.log import SessionLog
     from langmem_ext.memory.types import PendingItem, SearchHit
     from langmem_ext.workspace.store import Progress, SyncReport, Workspace
 
@@ -87,8 +88,9 @@ class MemoryHost(Protocol):
         """Run ``callback`` when the memory closes."""
         ...
 
-    def maintenance_steps(self) -> list[Callable[[float], int]]:
-        """Workspace-wide steps registered by services on top (the hot log's purge)."""
+    @property
+    def session_log(self) -> SessionLog:
+        """The memory's session hot log (``maintain`` purges its TTL)."""
         ...
 
 
