@@ -43,11 +43,18 @@ from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
 
 if TYPE_CHECKING:
     from langmem_ext.core.config import Settings
-    from langmem_ext.memory.sessions.log import SessionLog
     from langmem_ext.memory.types import PendingItem, SearchHit
     from langmem_ext.workspace.store import Progress, SyncReport, Workspace
 
 logger = logging.getLogger(__name__)
+
+
+class PurgedLog(Protocol):
+    """What ``maintain`` uses of a memory's session hot log: its TTL purge."""
+
+    def purge(self, *, now: float | None = None) -> int:
+        """Delete rows older than the TTL at ``now``; return how many."""
+        ...
 
 
 class MemoryHost(Protocol):
@@ -89,7 +96,7 @@ class MemoryHost(Protocol):
         ...
 
     @property
-    def session_log(self) -> SessionLog:
+    def session_log(self) -> PurgedLog:
         """The memory's session hot log (``maintain`` purges its TTL)."""
         ...
 

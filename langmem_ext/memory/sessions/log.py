@@ -75,7 +75,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, cast, get_args
 
 from pydantic import BaseModel
 
@@ -99,7 +99,11 @@ from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, New
 from langmem_ext.workspace.sqlite.passage_rows import Passage
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.service import Memory
+    from langchain_core.embeddings import Embeddings
+
+    from langmem_ext.core.config import Settings
+    from langmem_ext.memory.background import TurnWriter
+    from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -420,6 +424,31 @@ def _hit(c: Candidate, weight: float, *, windowed: bool) -> SearchHit:
 # --- the log ----------------------------------------------------------------------
 
 
+class _Calibrated(Protocol):
+    @property
+    def cosine_baseline(self) -> float:
+        """The query embedder's cosine baseline."""
+        ...
+
+
+class LogHost(Protocol):
+    """What a session log uses of its memory (:class:`~langmem_ext.Memory` is one)."""
+
+    settings: Settings
+    workspace: Workspace
+    embeddings: Embeddings
+
+    @property
+    def background(self) -> TurnWriter:
+        """The memory's ordered background writer (the log's vectors are made there)."""
+        ...
+
+    @property
+    def engine(self) -> _Calibrated:
+        """The memory's search (the log ranks its vector hits on its cosine scale)."""
+        ...
+
+
 class SessionLog:
     """The hot log of a workspace's conversations: ledger rows + Markdown transcripts.
 
@@ -458,7 +487,7 @@ class SessionLog:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: LogHost,
         *,
         max_results: int = DEFAULT_MAX_RESULTS,
         clock: Callable[[], float] = time.time,
@@ -932,6 +961,7 @@ class SessionLog:
 __all__ = [
     "DEFAULT_MAX_RESULTS",
     "ROLES",
+    "LogHost",
     "NewEvent",
     "QueryFocus",
     "Role",
