@@ -12,15 +12,17 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import weakref
 from pathlib import Path
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from langmem_ext import Memory, Settings
-from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import build_memory_graph
+from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.recall.search import SearchEngine
 from langmem_ext.memory.sessions.log import SessionLog
 from tests._serve_helpers import checkout_env
@@ -123,3 +125,37 @@ def test_a_graph_leaves_the_memory_it_is_built_on_as_it_was(tmp_path: Path) -> N
             ScriptedChatModel(policy=lambda _m: AIMessage("ok")), memory, extractor=extractor
         )
         assert (memory.knowledge.model, memory.session_log, memory.extraction_model) == before
+
+
+def test_the_extraction_model_given_is_what_extract_uses_by_default(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.lifecycle.extract_mode = "direct"
+    plan = [{"op": "ADD", "text": "Alice has a cat named Mochi", "category": "fact"}]
+    model = ScriptedChatModel(
+        policy=lambda _m: AIMessage("", tool_calls=[tool_call("ExtractionPlan", actions=plan)])
+    )
+    turn = [HumanMessage("My cat is called Mochi"), AIMessage("Nice name!")]
+    with Memory(settings=s, extraction_model=model) as memory:
+        report = memory.extract(turn, scope="alice")
+        assert not report.used_fallback  # the model's plan, not the patterns
+        assert [e.text for e in memory.list(scope="alice")] == ["Alice has a cat named Mochi"]
+
+
+def test_a_background_writer_given_is_drained_on_close_and_left_running(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    writer = TurnWriter(name="shared-writer")
+    ran: list[str] = []
+    try:
+        memory = Memory(settings=s, background=writer)
+        assert memory.background is writer
+        memory.add("Alice likes green tea")  # its triples are extracted on the writer
+        writer.submit("main", lambda: ran.append("queued before close"), defer=0.5)
+        memory.close()
+        assert ran == ["queued before close"]  # drained by close
+        writer.submit("main", lambda: ran.append(threading.current_thread().name))
+        assert writer.wait(timeout=30)
+        assert ran[-1] == "shared-writer"  # still the writer's own thread: not closed
+    finally:
+        writer.close()
