@@ -508,18 +508,21 @@ class SessionLog:
         self._index_missing()
 
     def _index_missing(self) -> int:
-        """Tokenise events logged before ``session_events_fts`` existed (once per log)."""
+        """Tokenise events logged before ``session_events_fts`` existed (once per log).
+
+        A read first: a workspace with nothing to index (every one but an old one)
+        opens no write transaction.
+        """
         done = 0
         events = self._ledger.events
-        while True:
+        while events.unindexed(1):
             with self._ledger.transaction(durable=False):
                 rows = events.unindexed(BACKFILL_BATCH)
                 events.index([(i, event_terms(t)) for i, t in rows])
             done += len(rows)
-            if len(rows) < BACKFILL_BATCH:
-                if done:
-                    logger.info("indexed %d session events for topic lookup", done)
-                return done
+        if done:
+            logger.info("indexed %d session events for topic lookup", done)
+        return done
 
     @property
     def ttl_seconds(self) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -159,3 +160,22 @@ def test_a_background_writer_given_is_drained_on_close_and_left_running(tmp_path
         assert ran[-1] == "shared-writer"  # still the writer's own thread: not closed
     finally:
         writer.close()
+
+
+def test_opening_a_memory_waits_for_no_writer_of_its_ledger(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    with Memory(settings=s) as memory:
+        memory.session_log.append("main", "t1", "user", "an event already indexed")
+    ledger = tmp_path / "ws" / "state.db"
+    assert ledger.is_file()
+    holder = sqlite3.connect(ledger, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process mid-write
+    try:
+        with Memory(settings=s) as again:  # its session log has nothing to index: no write
+            assert [e.text for e in again.session_log.recent("main")] == [
+                "an event already indexed"
+            ]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
