@@ -698,19 +698,19 @@ def run_embedder(
     rs = base_settings.retrieval
     pool = max(K_MAX * rs.candidate_multiplier, 20)
 
-    timed_engines = {
+    timed_engines = {  # the graph stage reads the memory's knowledge graph
         v.name: SearchEngine(
             stores["turn"].memory.workspace,
             raw,
             base_settings.model_copy(update={"retrieval": retrieval_settings(rs, v.retrieval)}),
+            knowledge=stores["turn"].memory.knowledge,
         )
         for v in MAIN_METHODS
     }
-    fetchers = {k: SearchEngine(s.memory.workspace, memo, base_settings) for k, s in stores.items()}
-    for k, f in fetchers.items():  # the graph stage reads the memory's knowledge graph
-        f.knowledge = stores[k].memory.engine.knowledge
-    for eng in timed_engines.values():
-        eng.knowledge = stores["turn"].memory.engine.knowledge
+    fetchers = {
+        k: SearchEngine(s.memory.workspace, memo, base_settings, knowledge=s.memory.knowledge)
+        for k, s in stores.items()
+    }
     variants = ablation_variants(chunking) if ablation else []
 
     # warm every scope's collection and FTS pages outside the timings

@@ -50,7 +50,6 @@ from ingest import SEED, make_queries, make_texts
 
 from langmem_ext import Memory
 from langmem_ext.core.config import Settings
-from langmem_ext.memory.sessions.log import SessionLog
 
 SCOPE = "main"
 PER_DAY = 10
@@ -198,7 +197,7 @@ def run_events(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     mem = Memory(settings=_settings(root), embeddings=timed)
     out: dict[str, Any] = {"events": args.events}
     try:
-        log = SessionLog(mem).attach()
+        log = mem.session_log
         texts = make_texts(args.events, SEED + 5)
         now = time.time()
         t0 = time.perf_counter()

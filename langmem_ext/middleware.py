@@ -245,8 +245,9 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             fit the window; ``None`` uses the deterministic extractive summary.
         extract: After the run's final answer, extract what the turn changes in
             memory (:meth:`after_agent`); ``False`` turns it off.
-        extract_model: The extraction model; ``None`` (default) uses the
-            deterministic extractor (explicit first-person statements, no model call).
+        extract_model: The extraction model; ``None`` (default) uses the memory's
+            (``Memory(extraction_model=...)``), else the deterministic extractor
+            (explicit first-person statements, no model call).
 
     Context window. Every model call (system message with memory and summary,
     messages, tool schemas) is kept within ``short_term.context_window -

@@ -451,9 +451,6 @@ def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
         from langmem_ext.chat_models.choice import load_chat_model
 
         model = load_chat_model(mem.settings)
-    from langmem_ext.memory.sessions.log import SessionLog
-
-    SessionLog(mem)  # registers the hot log's TTL purge with maintain
     update, close = _progress_bar("maintain", unit="step")
     try:
         rep = mem.maintain(scope=args.scope, now=_when(args.now), progress=update, model=model)

@@ -368,10 +368,10 @@ class KnowledgeSettings(_Section):
     batch_size: int = Field(default=64, ge=1)
     """Memories extracted per ledger transaction (and per model call)."""
     with_model: bool = False
-    """Extract triples with the memory graph's extractor model
-    (``build_memory_graph(extractor=...)``): one structured-output call per batch of
-    new memories, the deterministic patterns when it fails. Off: the patterns only (no
-    model call per write)."""
+    """Extract triples with the memory's extraction model
+    (``Memory(extraction_model=...)``) when it is given no ``knowledge_model``: one
+    structured-output call per batch of new memories, the deterministic patterns when
+    it fails. Off: the patterns only (no model call per write)."""
     max_per_entity: int = Field(default=50, ge=1)
     """At most this many triples read per entity and hop, so a hub entity cannot
     flood a neighbourhood."""

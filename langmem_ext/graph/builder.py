@@ -174,9 +174,10 @@ def build_memory_graph(
             resolved here.
         on_turn: Called with ``(scope, thread_id, user_text, answer_text)`` after each
             answered turn (in the ``record_turn`` step), besides the session log.
-        session_log: The session hot log every user and assistant message goes to
-            (searchable for "what did I ask yesterday"); default a
-            :class:`~langmem_ext.SessionLog` on ``memory``; ``False`` turns it off.
+        session_log: The session hot log every user and assistant message goes to;
+            default the memory's own (:attr:`Memory.session_log
+            <langmem_ext.Memory.session_log>`, which its search reads for "what did I
+            ask yesterday"); ``False`` turns logging off.
         background_writes: ``True`` (default): the turn's hot-log events and BOOSTs
             are written by the memory's background writer once the reply is made
             (in order; the scope's next ``preflight_recall`` waits for them; drained
@@ -186,8 +187,9 @@ def build_memory_graph(
             ``record_turn`` step, before ``invoke`` returns.
         extractor: Background extraction after each answered turn
             (:meth:`Memory.extract <langmem_ext.Memory.extract>`).
-            ``None`` (default): on, with the deterministic extractor (explicit
-            first-person statements: 我住在… / I moved to …; no model call);
+            ``None`` (default): on, with the memory's ``extraction_model``
+            (``Memory(extraction_model=...)``), else the deterministic extractor
+            (explicit first-person statements: 我住在… / I moved to …; no model call);
             ``True``: the answer model reads the turn; a chat model (or model
             string): that model; ``False``: off. It reads the turn and the memories
             recalled for it, on the background writer (off the reply path when
@@ -197,9 +199,9 @@ def build_memory_graph(
             user as a pending save (``direct``: written at once; ``off``: nothing). In
             ``short_term.mode="hybrid_window"`` it also writes the per-message
             summaries of the window (:mod:`langmem_ext.graph.summaries`; without it
-            they are extractive). With ``knowledge.with_model`` the same model
-            extracts the knowledge graph's triples of new memories
-            (``memory.knowledge.model``, when unset).
+            they are extractive). The graph leaves the memory as it was built: the
+            knowledge graph's triples are extracted with the memory's
+            ``knowledge_model`` (see :class:`~langmem_ext.Memory`).
         reply_model: A chat model reading the user's answer to a save proposal (one
             structured-output call, :func:`~langmem_ext.graph.replies.classify_reply`),
             ``True`` for the answer model; ``None`` / ``False``: deterministic rules
@@ -214,7 +216,7 @@ def build_memory_graph(
         wrote the thread first — every turn is in the history exactly once.
     """
     chat = resolve_model(model)
-    log = SessionLog(memory).attach() if session_log is None else session_log or None
+    log = memory.session_log if session_log is None else session_log or None
     writer: TurnWriter | None = turn_writer(memory) if background_writes else None
 
     def log_turn(scope_: str, thread: str, user_text: str, answer: str) -> None:
@@ -238,12 +240,8 @@ def build_memory_graph(
 
     g: StateGraph[Any, Any, Any, Any] = StateGraph(MemoryState)
     extract, extract_model = resolve_extractor(extractor, chat)
-    if (
-        extract_model is not None
-        and settings.knowledge.with_model
-        and memory.knowledge.model is None
-    ):
-        memory.knowledge.model = extract_model  # the memories' triples, with the same model
+    if extractor is None:
+        extract_model = memory.extraction_model
     record_turn_node = create_record_turn_node(
         memory,
         default_scope=scope,

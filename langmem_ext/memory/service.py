@@ -81,6 +81,7 @@ from langmem_ext.memory.profile import (
 from langmem_ext.memory.recall.search import SearchEngine
 from langmem_ext.memory.safety.facts import USER
 from langmem_ext.memory.safety.links import SafetyLinks, SafetySection, Written
+from langmem_ext.memory.sessions.log import SessionLog
 from langmem_ext.memory.types import (
     PAGE_SORTS,
     GetResult,
@@ -142,10 +143,40 @@ class Memory:
             pending = await memory.asave("Likes ramen", scope="main")
             await memory.aconfirm(pending.id, scope="main")
 
+    Everything the memory uses is built here, from ``settings`` unless given: the
+    workspace's engines, the embedder, the search, the profiles, the knowledge graph,
+    the session hot log (:attr:`session_log`: its events answer recall questions in
+    :meth:`search`), the background writer and the chat models it extracts with. No
+    other object changes them later: a graph, a ``SessionManager`` or a server
+    built on the memory uses these parts and finds what the memory finds.
+
+    Threads:
+        Building a memory may start one thread: the decay a workspace missed while
+        it was closed (over 24 h since the last ``maintain``) runs beside the caller,
+        so opening and the first search do not wait for it; ``close()`` joins it.
+        Turn it off with ``Settings(lifecycle={"decay_on_open": False})`` (then
+        ``maintain()`` does that work when called). The background writer
+        (:attr:`background`) starts its thread on the first job a write queues
+        (triples of new memories, vectors of session events); ``close()`` runs what
+        is queued and stops it. Use the memory as a context manager, or call
+        :meth:`close`.
+
     Args:
         workspace: Workspace folder; overrides ``settings.workspace``.
         settings: Settings tree; defaults to ``Settings()`` (env ``LANGMEM_*``).
         embeddings: An ``Embeddings`` to use instead of the configured one.
+        session_log: Builds the memory's session hot log from the memory, e.g.
+            ``functools.partial(SessionLog, max_results=3)``; default
+            :class:`~langmem_ext.memory.sessions.log.SessionLog`.
+        extraction_model: The chat model :meth:`extract` reads turns with when it is
+            given none (the memory graph's and the middleware's default extractor);
+            ``None``: the deterministic extractor.
+        knowledge_model: The chat model extracting the knowledge graph's triples of
+            new memories; default ``extraction_model`` when
+            ``settings.knowledge.with_model``, else ``None`` (the deterministic
+            patterns, no model call per write).
+        background: An ordered background writer to use instead of the memory's own
+            (:attr:`background`); it is drained, not closed, by :meth:`close`.
     """
 
     def __init__(
@@ -154,6 +185,10 @@ class Memory:
         *,
         settings: Settings | None = None,
         embeddings: Embeddings | None = None,
+        session_log: Callable[[Memory], SessionLog] | None = None,
+        extraction_model: BaseChatModel | None = None,
+        knowledge_model: BaseChatModel | None = None,
+        background: TurnWriter | None = None,
     ) -> None:
         settings = settings or Settings()
         if workspace is not None:
@@ -174,27 +209,42 @@ class Memory:
             engines=open_engines(settings, root=root, model_name=name),
             batch_size=settings.embeddings.batch_size,
         )
-        self.engine = SearchEngine(self.workspace, inner, settings)
+        self._closed = False
+        self._close_callbacks: builtins.list[Callable[[], object]] = []
+        self._background = background
+        self._background_lock = threading.Lock()
+        if background is not None:
+            self.on_close(background.wait)  # the caller's writer: drained, left running
+        self.extraction_model = extraction_model
+        """The chat model :meth:`extract` uses when given none (``None``: deterministic)."""
         self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)
         """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
         self.profiles.recover()  # profile confirms a killed process left half done
         self.safety = SafetyLinks(self.workspace, self.profiles)
         """Links between memories and the profiles' safety fields (see :meth:`safety_recall`)."""
-        self._closed = False
-        self._close_callbacks: builtins.list[Callable[[], object]] = []
-        self._maintenance_steps: dict[str, Callable[[float], int]] = {}
-        self._background: TurnWriter | None = None
-        self._background_lock = threading.Lock()
+        if knowledge_model is None and settings.knowledge.with_model:
+            knowledge_model = extraction_model
         self.knowledge = KnowledgeGraph(
             self.workspace,
             settings.knowledge,
             self.profiles,
             lambda: self.background,
+            model=knowledge_model,
             embed=inner.embed_documents,
         )
         """The triples of the memories (see :meth:`triples`)."""
-        self.engine.knowledge = self.knowledge  # the search's graph stage
-        self.engine.safety = self.safety  # the search's safety stage
+        self.session_log: SessionLog = (session_log or SessionLog)(self)
+        """The hot log of the memory's conversations: every message and summary the
+        graph or a ``SessionManager`` logs; :meth:`search` finds its events on recall
+        questions ("what did I ask yesterday?"), ``maintain`` purges its TTL."""
+        self.engine = SearchEngine(
+            self.workspace,
+            inner,
+            settings,
+            knowledge=self.knowledge,  # the search's graph stage
+            safety=self.safety,  # the search's safety stage
+            sources=[(self.session_log.search, True)],
+        )
         # decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
@@ -225,8 +275,9 @@ class Memory:
     def background(self) -> TurnWriter:
         """This memory's ordered background writer (its thread starts on first use).
 
-        Work that must not delay a reply runs here: the graph's turn bookkeeping and
-        the triples of new memories. :meth:`close` drains it first.
+        Work that must not delay a reply runs here: the graph's turn bookkeeping, the
+        triples of new memories and the vectors of session events. :meth:`close`
+        drains it first. The one given to the constructor, else the memory's own.
         """
         with self._background_lock:
             if self._background is None:
@@ -240,19 +291,6 @@ class Memory:
         Background writers (e.g. :attr:`background`) register their drain here, so nothing queued is lost on ``close()``.
         """
         self._close_callbacks.append(callback)
-
-    def on_maintain(self, name: str, step: Callable[[float], int]) -> None:
-        """Register a workspace-wide step of :meth:`maintain` (one per ``name``).
-
-        Services built on the memory register their own housekeeping here: the
-        session hot log (:class:`~langmem_ext.memory.sessions.log.SessionLog`) its TTL
-        purge. ``step(now)`` returns how many rows it removed.
-        """
-        self._maintenance_steps[name] = step
-
-    def maintenance_steps(self) -> builtins.list[Callable[[float], int]]:
-        """The steps registered with :meth:`on_maintain`."""
-        return builtins.list(self._maintenance_steps.values())
 
     def close(self) -> None:
         """Release database connections (after running the :meth:`on_close` callbacks)."""
@@ -1293,7 +1331,8 @@ class Memory:
                 strings; one string is one user message); its last user message and
                 the replies after it are read.
             scope: Whose memory.
-            model: The chat model, or ``None`` for the deterministic extractor.
+            model: The chat model; default the memory's ``extraction_model``
+                (``None``: the deterministic extractor).
             recalled: The memories recalled for the turn (hits or ``(id, text)``);
                 default: a search for the user's message.
             at: When the turn happened (default now): new versions are valid from then.
@@ -1326,7 +1365,7 @@ class Memory:
         else:
             shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
         extractor = Extractor(self, scope, when, saves_of_turn(conversation), thread_id)
-        return extractor.run(turn, model, shown)
+        return extractor.run(turn, self.extraction_model if model is None else model, shown)
 
     def boost(
         self,

@@ -341,12 +341,11 @@ def _delete_episodes(
 
 def _workspace_chores(memory: MemoryHost, ts: float, report: MaintenanceReport) -> None:
     """The workspace-wide steps of a full run: hot-log TTL, temp files, run times."""
-    for step in memory.maintenance_steps():
-        try:
-            report.events_purged += step(ts)
-        except Exception as e:  # the hot log is not the memory: report and go on
-            report.errors.append(f"hot-log purge: {e}")
-            logger.exception("a registered maintenance step failed")
+    try:
+        report.events_purged += memory.session_log.purge(now=ts)
+    except Exception as e:  # the hot log is not the memory: report and go on
+        report.errors.append(f"hot-log purge: {e}")
+        logger.exception("the session log's purge failed")
     report.temp_files_removed = len(memory.workspace.remove_stale_temp_files())
     meta = memory.workspace.ledger.meta
     with memory.workspace.ledger.transaction():

@@ -49,6 +49,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+class PurgedLog(Protocol):
+    """What ``maintain`` uses of a memory's session hot log: its TTL purge."""
+
+    def purge(self, *, now: float | None = None) -> int:
+        """Delete rows older than the TTL at ``now``; return how many."""
+        ...
+
+
 class MemoryHost(Protocol):
     """What the lifecycle uses of a memory service (:class:`~langmem_ext.Memory` is one).
 
@@ -87,8 +95,9 @@ class MemoryHost(Protocol):
         """Run ``callback`` when the memory closes."""
         ...
 
-    def maintenance_steps(self) -> list[Callable[[float], int]]:
-        """Workspace-wide steps registered by services on top (the hot log's purge)."""
+    @property
+    def session_log(self) -> PurgedLog:
+        """The memory's session hot log (``maintain`` purges its TTL)."""
         ...
 
 

@@ -5,8 +5,9 @@ once per reason, never raised): ``hybrid`` → ``fts`` (the embedder or Chroma i
 down) → ``keyword`` (plain substring, FTS5 failed). ``vector`` degrades the same
 way. The ranking itself is :func:`langmem_ext.retrieval.pipeline.rank`.
 
-Other layers add sources of hits (the session hot log does) with
-:meth:`SearchEngine.add_source`; their hits are merged by score. So are the notes,
+Other sources of hits (the memory's session hot log is one) are given to the
+engine when it is built (or added with :meth:`SearchEngine.add_source`); their hits
+are merged by score. So are the notes,
 the prose of the memory files (:mod:`langmem_ext.memory.recall.notes`, ranked by the same
 pipeline), unless ``retrieval.prose`` is off.
 
@@ -22,7 +23,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -129,19 +130,32 @@ class SearchEngine:
         workspace: The workspace (keyword + vector index).
         embeddings: Embedder for queries.
         settings: Settings tree.
+        knowledge: The knowledge graph the graph stage reads (``None``: no graph stage).
+        safety: The safety links the safety stage reads (``None``: no safety stage).
+        sources: Other sources of hits, each ``(source, with_vector)`` as
+            :meth:`add_source` takes them (the memory's session log is one).
     """
 
-    def __init__(self, workspace: Workspace, embeddings: Embeddings, settings: Settings) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        embeddings: Embeddings,
+        settings: Settings,
+        *,
+        knowledge: KnowledgeGraph | None = None,
+        safety: SafetyLinks | None = None,
+        sources: Sequence[tuple[ExtraSource, bool]] = (),
+    ) -> None:
         self.workspace = workspace
         self.embeddings = embeddings
         self.settings = settings
         self._warned: set[str] = set()
-        self._sources: list[tuple[ExtraSource, bool]] = []
+        self._sources: list[tuple[ExtraSource, bool]] = list(sources)
         self._baseline: float | None = None
-        self.knowledge: KnowledgeGraph | None = None
-        """The knowledge graph the graph stage reads (set by :class:`~langmem_ext.Memory`)."""
-        self.safety: SafetyLinks | None = None
-        """The safety links the safety stage reads (set by :class:`~langmem_ext.Memory`)."""
+        self.knowledge = knowledge
+        """The knowledge graph the graph stage reads."""
+        self.safety = safety
+        """The safety links the safety stage reads."""
 
     @property
     def cosine_baseline(self) -> float:

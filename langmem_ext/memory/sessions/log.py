@@ -46,16 +46,20 @@ nearest to it, in any language ("What did I ask about Hangzhou?" finds
 (:func:`langmem_ext.retrieval.pipeline.rank`: fusion, thresholds, recency, time
 decay, the time window, noise).
 
+Every :class:`~langmem_ext.Memory` owns one log (:attr:`Memory.session_log
+<langmem_ext.Memory.session_log>`), built with it: its :meth:`SessionLog.search` is a
+source of the memory's search from the start, and its TTL purge a step of
+``maintain``, whatever else the process builds. Another ``SessionLog(memory)`` reads
+and writes the same rows (a job reading the log at another time builds one with its
+own clock); only the memory's own is searched.
+
 Example:
     .. code-block:: python
 
         from langmem_ext import Memory
-        from langmem_ext.memory.sessions.log import SessionLog
 
         memory = Memory("./memory-ws")
-        log = SessionLog(memory)
-        memory.engine.add_source(log.search)      # or: log.attach()
-        log.append("main", "t1", "user", "帮我查一下去杭州的高铁")
+        memory.session_log.append("main", "t1", "user", "帮我查一下去杭州的高铁")
         memory.search("我昨天问了什么？")           # -> the event, source="session"
 """
 
@@ -67,12 +71,11 @@ import re
 import threading
 import time
 import unicodedata
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal, cast, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, cast, get_args
 
 from pydantic import BaseModel
 
@@ -96,8 +99,11 @@ from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, New
 from langmem_ext.workspace.sqlite.passage_rows import Passage
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.recall.search import SearchEngine
-    from langmem_ext.memory.service import Memory
+    from langchain_core.embeddings import Embeddings
+
+    from langmem_ext.core.config import Settings
+    from langmem_ext.memory.background import TurnWriter
+    from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -418,19 +424,48 @@ def _hit(c: Candidate, weight: float, *, windowed: bool) -> SearchHit:
 # --- the log ----------------------------------------------------------------------
 
 
+class _Calibrated(Protocol):
+    @property
+    def cosine_baseline(self) -> float:
+        """The query embedder's cosine baseline."""
+        ...
+
+
+class LogHost(Protocol):
+    """What a session log uses of its memory (:class:`~langmem_ext.Memory` is one)."""
+
+    settings: Settings
+    workspace: Workspace
+    embeddings: Embeddings
+
+    @property
+    def background(self) -> TurnWriter:
+        """The memory's ordered background writer (the log's vectors are made there)."""
+        ...
+
+    @property
+    def engine(self) -> _Calibrated:
+        """The memory's search (the log ranks its vector hits on its cosine scale)."""
+        ...
+
+
 class SessionLog:
     """The hot log of a workspace's conversations: ledger rows + Markdown transcripts.
 
     Setup:
-        Built over a :class:`~langmem_ext.Memory`; creates its ledger table on start.
+        Built over a :class:`~langmem_ext.Memory`; each memory builds its own
+        (:attr:`Memory.session_log <langmem_ext.Memory.session_log>`), whose
+        :meth:`search` its searches consult on recall questions. Building one indexes
+        events an older workspace logged without keyword tokens.
 
     Instantiate:
         .. code-block:: python
 
+            log = memory.session_log
+            # or another view of the same rows, with its own clock or result cap:
             from langmem_ext.memory.sessions.log import SessionLog
 
-            log = SessionLog(memory)
-            log.attach()   # memory.search now also finds session events on recall questions
+            log = SessionLog(memory, max_results=3)
 
     Invoke:
         .. code-block:: python
@@ -450,14 +485,9 @@ class SessionLog:
         clock: Returns "now" in epoch seconds (tests pass a fixed clock).
     """
 
-    _attached: ClassVar[weakref.WeakKeyDictionary[SearchEngine, SessionLog]] = (
-        weakref.WeakKeyDictionary()
-    )
-    _attach_lock: ClassVar[threading.Lock] = threading.Lock()
-
     def __init__(
         self,
-        memory: Memory,
+        memory: LogHost,
         *,
         max_results: int = DEFAULT_MAX_RESULTS,
         clock: Callable[[], float] = time.time,
@@ -476,21 +506,23 @@ class SessionLog:
         """Whether this log checked for events logged without a vector (its first
         recall search does, after a lost index; an append queues them anyway)."""
         self._index_missing()
-        memory.on_maintain("session_log.purge", lambda now: self.purge(now=now))
 
     def _index_missing(self) -> int:
-        """Tokenise events logged before ``session_events_fts`` existed (once per log)."""
+        """Tokenise events logged before ``session_events_fts`` existed (once per log).
+
+        A read first: a workspace with nothing to index (every one but an old one)
+        opens no write transaction.
+        """
         done = 0
         events = self._ledger.events
-        while True:
+        while events.unindexed(1):
             with self._ledger.transaction(durable=False):
                 rows = events.unindexed(BACKFILL_BATCH)
                 events.index([(i, event_terms(t)) for i, t in rows])
             done += len(rows)
-            if len(rows) < BACKFILL_BATCH:
-                if done:
-                    logger.info("indexed %d session events for topic lookup", done)
-                return done
+        if done:
+            logger.info("indexed %d session events for topic lookup", done)
+        return done
 
     @property
     def ttl_seconds(self) -> float:
@@ -499,21 +531,6 @@ class SessionLog:
 
     def _scope(self, scope: str | None) -> str:
         return check_scope(scope or self.memory.settings.default_scope)
-
-    def attach(self) -> SessionLog:
-        """Register :meth:`search` with the memory's search engine, once per engine.
-
-        Returns:
-            The log that is attached (an earlier one when the engine already had one).
-        """
-        engine = self.memory.engine
-        with self._attach_lock:
-            current = self._attached.get(engine)
-            if current is not None:
-                return current
-            engine.add_source(self.search, with_vector=True)
-            self._attached[engine] = self
-            return self
 
     # -- writes --------------------------------------------------------------------
 
@@ -947,6 +964,7 @@ class SessionLog:
 __all__ = [
     "DEFAULT_MAX_RESULTS",
     "ROLES",
+    "LogHost",
     "NewEvent",
     "QueryFocus",
     "Role",

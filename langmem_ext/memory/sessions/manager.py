@@ -551,8 +551,8 @@ class SessionManager:
         summarizer: Writes checkpoint summaries; default
                 :func:`~langmem_ext.short_term.summarizer.summarizer_within` (its calls
                 fit the window).
-        log: The hot log; default a new :class:`SessionLog`, attached to the
-            memory's search (once per engine).
+        log: The hot log; default the memory's own (:attr:`Memory.session_log
+            <langmem_ext.Memory.session_log>`, the one its search reads).
         clock: Returns "now" in epoch seconds.
         checkpointer: The LangGraph checkpointer holding the conversations' threads;
             default the memory's (:func:`~langmem_ext.memory.sessions.threads.default_saver`,
@@ -573,7 +573,7 @@ class SessionManager:
         self.threads = ThreadStore(checkpointer or default_saver(memory))
         self.model = model
         self.summarizer = summarizer or summarizer_within(model, memory.settings.short_term)
-        self.log = log if log is not None else SessionLog(memory, clock=clock).attach()
+        self.log = log if log is not None else memory.session_log
         self._clock = clock
         self._ledger = memory.workspace.ledger
         self._locks: dict[tuple[str, str], threading.RLock] = {}

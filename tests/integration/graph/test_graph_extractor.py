@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langmem_ext import Memory, build_memory_graph
+from langmem_ext import Memory, Settings, build_memory_graph
 from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import flush_turn_writes
 
@@ -113,3 +115,23 @@ def test_a_deferred_job_waits_for_its_time_or_for_a_waiter() -> None:
     assert writer.wait("s", timeout=2.0)  # ... unless someone waits for it
     assert ran and ran[0] - start < 2.0
     writer.close()
+
+
+def test_without_an_extractor_argument_the_memory_s_extraction_model_reads_the_turn(
+    tmp_path: Path,
+) -> None:
+    s = Settings(workspace=tmp_path / "ws")
+    s.embeddings.provider = "fake"
+    s.lifecycle.extract_mode = "direct"
+    plan = [{"op": "ADD", "text": "Alice has a cat named Mochi", "category": "fact"}]
+    model = ScriptedChatModel(
+        policy=lambda _m: AIMessage("", tool_calls=[tool_call("ExtractionPlan", actions=plan)])
+    )
+    with Memory(settings=s, extraction_model=model) as memory:
+        graph = build_memory_graph(
+            ScriptedChatModel(policy=_answer), memory, checkpointer=InMemorySaver()
+        )
+        graph.invoke({"messages": [HumanMessage("My cat is called Mochi")]}, _cfg())
+        flush_turn_writes(memory)
+        texts = [e.text for e in memory.list(scope="user_alice")]
+        assert texts == ["Alice has a cat named Mochi"]  # the model's plan, not the patterns

@@ -246,22 +246,27 @@ def test_a_version_4_workspace_is_migrated_and_caught_up(tmp_path: Path) -> None
         assert t.support == (eid,)
 
 
-def test_the_graph_extractor_model_extracts_triples_of_new_memories(fake_memory: Memory) -> None:
+def test_the_memory_s_extraction_model_extracts_triples_of_new_memories(
+    tmp_path: Path,
+) -> None:
     from langchain_core.messages import AIMessage
 
     from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
-    from langmem_ext.graph import build_memory_graph
 
     plan = [{"index": 0, "triples": [{"subject": "Dana", "predicate": "mentors", "object": "Eli"}]}]
     model = ScriptedChatModel(
         policy=lambda _m: AIMessage("", tool_calls=[tool_call("TriplePlan", items=plan)])
     )
-    answer = ScriptedChatModel(policy=lambda _m: AIMessage("ok"))
-    build_memory_graph(answer, fake_memory, extractor=model)
-    assert fake_memory.knowledge.model is None  # off by default: no model call per write
-    fake_memory.settings.knowledge.with_model = True
-    build_memory_graph(answer, fake_memory, extractor=model)
-    assert fake_memory.knowledge.model is model
-    fake_memory.add("Dana has been guiding Eli through his first year")  # no pattern for it
-    fake_memory.background.wait()
-    assert [t.text for t in fake_memory.triples("Dana")] == ["Dana — mentors → Eli"]
+    s = Settings(workspace=tmp_path / "off")
+    s.embeddings.provider = "fake"
+    with Memory(settings=s, extraction_model=model) as off:
+        assert off.knowledge.model is None  # off by default: no model call per write
+    with Memory(settings=s, knowledge_model=model) as given:
+        assert given.knowledge.model is model  # given, it is used
+    s = s.model_copy(update={"workspace": tmp_path / "on"})
+    s.knowledge.with_model = True
+    with Memory(settings=s, extraction_model=model) as memory:
+        assert memory.knowledge.model is model
+        memory.add("Dana has been guiding Eli through his first year")  # no pattern for it
+        memory.background.wait()
+        assert [t.text for t in memory.triples("Dana")] == ["Dana — mentors → Eli"]

@@ -19,7 +19,6 @@ from langmem_ext import Memory, Settings
 from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
 from langmem_ext.memory.lifecycle.operations import DECAY_AT_KEY, DECAY_DAY_KEY, delete_entries
-from langmem_ext.memory.sessions.log import SessionLog
 from langmem_ext.middleware import MemoryMiddleware
 from langmem_ext.tools import MemorySearchTool
 
@@ -253,7 +252,7 @@ async def test_async_maintain_and_middleware_recall(fake_memory: Memory) -> None
 
 
 def test_maintain_purges_the_hot_log_past_its_ttl(fake_memory: Memory) -> None:
-    log = SessionLog(fake_memory)  # registers its purge with maintain
+    log = fake_memory.session_log  # the memory's own log: its maintain purges it
     log.append("main", "t1", "user", "帮我查一下去杭州的高铁", at=time.time())
     assert fake_memory.maintain(now=noon(10)).events_purged == 0
     report = fake_memory.maintain(now=noon(31))

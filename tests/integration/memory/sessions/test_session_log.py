@@ -293,13 +293,14 @@ def test_scopes_are_isolated(fake_memory: Memory) -> None:
     assert all(h.scope == "alice" for h in log.search("what did I ask yesterday", "alice", 5, None))
 
 
-def test_attach_registers_once_per_engine(fake_memory: Memory) -> None:
-    first = SessionLog(fake_memory).attach()
-    second = SessionLog(fake_memory).attach()
-    assert second is first
-    first.append("main", "t1", "user", "我昨天说要买牛奶", at=_yesterday_noon())
+def test_the_memory_searches_its_own_log_once_however_many_logs_exist(
+    fake_memory: Memory,
+) -> None:
+    other = SessionLog(fake_memory)  # another view of the same rows, not searched twice
+    SessionLog(fake_memory)
+    other.append("main", "t1", "user", "我昨天说要买牛奶", at=_yesterday_noon())
     hits = fake_memory.search("我昨天说了什么？", scope="main")
-    assert len([h for h in hits if h.source == "session"]) == 1
+    assert [h.text for h in hits if h.source == "session"] == ["User: 我昨天说要买牛奶"]
 
 
 def test_max_results_caps_session_hits(fake_memory: Memory) -> None:

@@ -63,7 +63,7 @@ def _hangzhou(log: SessionLog, at: float) -> None:
 
 
 def test_events_are_embedded_by_the_background_writer(mem: Memory, watched: Watched) -> None:
-    log = SessionLog(mem).attach()
+    log = mem.session_log
     _hangzhou(log, time.time() - 3 * DAY)
     assert mem.background.wait(timeout=60)
     assert watched.threads["帮我查一下去杭州的高铁"] == mem.background.name
@@ -75,7 +75,7 @@ def test_events_are_embedded_by_the_background_writer(mem: Memory, watched: Watc
 
 
 def test_a_scope_s_recall_does_not_wait_for_the_embedding(mem: Memory, watched: Watched) -> None:
-    log = SessionLog(mem).attach()
+    log = mem.session_log
     watched.gate = threading.Event()  # the embedder blocks until released
     _hangzhou(log, time.time() - 3 * DAY)
     # what the next turn's recall waits for: the scope's jobs, not the embedding
@@ -93,7 +93,7 @@ def test_a_scope_s_recall_does_not_wait_for_the_embedding(mem: Memory, watched: 
     ["What did I ask about Hangzhou before?", "上次我问的杭州高铁", "上次我问了什么关于杭州的？"],
 )
 def test_a_recall_question_finds_the_event_in_either_language(mem: Memory, question: str) -> None:
-    log = SessionLog(mem).attach()
+    log = mem.session_log
     _hangzhou(log, time.time() - 3 * DAY)
     mem.background.wait(timeout=60)
     hits = mem.search(question, scope="main")
@@ -103,7 +103,7 @@ def test_a_recall_question_finds_the_event_in_either_language(mem: Memory, quest
 
 
 def test_a_chinese_question_finds_an_english_event(mem: Memory) -> None:
-    log = SessionLog(mem).attach()
+    log = mem.session_log
     now = time.time()
     log.append(
         "main", "t1", "user", "Can you book a table for two at the sushi place?", at=now - DAY
@@ -117,7 +117,7 @@ def test_a_chinese_question_finds_an_english_event(mem: Memory) -> None:
 
 
 def test_the_vector_side_keeps_the_role_window_and_scope(mem: Memory) -> None:
-    log = SessionLog(mem).attach()
+    log = mem.session_log
     now = time.time()
     log.append("main", "t1", "user", "What's the weather in Hangzhou tomorrow?", at=now - 40 * DAY)
     log.append("main", "t1", "assistant", "杭州明天小雨，记得带伞。", at=now - DAY)
@@ -136,7 +136,7 @@ def test_the_vector_side_keeps_the_role_window_and_scope(mem: Memory) -> None:
 def test_a_failed_embedding_is_retried_and_a_lost_index_is_embedded_again(
     mem: Memory, watched: Watched
 ) -> None:
-    log = SessionLog(mem).attach()
+    log = mem.session_log
     watched.down = True
     _hangzhou(log, time.time() - 3 * DAY)
     mem.background.wait(timeout=60)
@@ -150,7 +150,7 @@ def test_a_failed_embedding_is_retried_and_a_lost_index_is_embedded_again(
     assert log.embed_pending() == 2
     mem.close()
     shutil.rmtree(mem.root / ".index")  # the derived index is gone
-    again = SessionLog(Memory(settings=mem.settings, embeddings=watched)).attach()
+    again = Memory(settings=mem.settings, embeddings=watched).session_log
     try:
         first = again.memory.search("What did I ask about Hangzhou before?", scope="main")
         assert not [h for h in first if h.source == "session"]  # no vector yet: none
