@@ -1,0 +1,162 @@
+"""Connections of the PostgreSQL engine: one pool, and the transaction a thread is in.
+
+A repository method called inside :meth:`PgConnections.transaction` (same thread)
+joins that transaction; one called outside it runs on a pooled connection of its
+own and commits when it returns, as the SQLite repositories do on their one
+connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langmem_ext.errors import InvalidInputError
+
+
+def _require_psycopg() -> None:
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise InvalidInputError(
+            "a postgresql:// database URL needs the postgres extra: "
+            'pip install "langmem-ext[postgres]"'
+        ) from exc
+
+
+def check_url(url: str) -> str:
+    """``url`` when it names a PostgreSQL database.
+
+    Raises:
+        InvalidInputError: Another scheme, or an empty URL.
+    """
+    text = (url or "").strip()
+    if not text.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        raise InvalidInputError(
+            f"not a PostgreSQL URL: {url!r} (expected postgresql://user@host/database)"
+        )
+    return text.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+class PgConnections:
+    """A connection pool and the transaction each thread holds.
+
+    Args:
+        url: ``postgresql://…`` of the database.
+        min_size: Connections the pool keeps open.
+        max_size: Connections the pool opens at most.
+        timeout: Seconds a caller waits for a free connection.
+
+    Raises:
+        InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+    """
+
+    def __init__(
+        self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
+    ) -> None:
+        _require_psycopg()
+        from psycopg_pool import ConnectionPool
+
+        self.url = check_url(url)
+        self._local = threading.local()
+        self.pool = ConnectionPool(
+            self.url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"autocommit": True},
+            open=True,
+            name="langmem-ledger",
+        )
+
+    def close(self) -> None:
+        """Close the pool (its connections)."""
+        self.pool.close()
+
+    def current(self) -> Any | None:
+        """The connection of this thread's open transaction, or ``None``."""
+        return getattr(self._local, "conn", None)
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """This thread's transaction connection, or a pooled one (autocommit) for the block."""
+        conn = self.current()
+        if conn is not None:
+            yield conn
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self, *, durable: bool = True) -> Iterator[Any]:
+        """One transaction for the block; calls of this thread inside it join it.
+
+        Nested, it is a savepoint of the outer one.
+
+        Args:
+            durable: ``False``: the commit does not wait for the write-ahead log to
+                reach the disk (``synchronous_commit = off``; a crash of the server
+                may lose the last such commits, never a part of one).
+        """
+        conn = self.current()
+        if conn is not None:
+            with conn.transaction():
+                yield conn
+            return
+        with self.pool.connection() as conn, conn.transaction():
+            if not durable:
+                conn.execute("SET LOCAL synchronous_commit TO OFF")
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+
+class PgRepo:
+    """A repository's access to the ledger's connections (see :class:`PgConnections`).
+
+    Args:
+        db: The ledger's connections.
+    """
+
+    def __init__(self, db: PgConnections) -> None:
+        self._db = db
+
+    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        with self._db.connection() as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+        with self._db.connection() as conn:
+            row = conn.execute(sql, params).fetchone()
+        return tuple(row) if row is not None else None
+
+    def _run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run a write; returns the rows it changed."""
+        with self._db.connection() as conn:
+            return int(conn.execute(sql, params).rowcount or 0)
+
+    def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        batch = list(rows)
+        if not batch:
+            return
+        with self._atomic() as conn, conn.cursor() as cur:
+            cur.executemany(sql, batch)
+
+    @contextmanager
+    def _atomic(self) -> Iterator[Any]:
+        """Several statements as one write: they join this thread's transaction, or
+        run in one of their own."""
+        if self._db.current() is not None:
+            with self._db.connection() as conn:
+                yield conn
+            return
+        with self._db.transaction() as conn:
+            yield conn
+
+
+__all__ = ["PgConnections", "PgRepo", "check_url"]
