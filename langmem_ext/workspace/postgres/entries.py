@@ -192,7 +192,7 @@ class PgEntries(PgRepo):
     def scopes(self) -> list[str]:
         """Scopes that have live entries, sorted."""
         rows = self._all(
-            "SELECT DISTINCT scope FROM entries WHERE deleted_at IS NULL ORDER BY 1 COLLATE \"C\""
+            'SELECT DISTINCT scope COLLATE "C" AS s FROM entries WHERE deleted_at IS NULL ORDER BY s'
         )
         return [str(r[0]) for r in rows]
 

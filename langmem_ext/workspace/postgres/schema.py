@@ -103,8 +103,7 @@ _SESSION_EVENTS = (
     line INTEGER NOT NULL
 )""",
     "CREATE INDEX IF NOT EXISTS session_events_scope_at ON session_events(scope, at)",
-    "CREATE INDEX IF NOT EXISTS session_events_thread_at "
-    "ON session_events(scope, thread_id, at)",
+    "CREATE INDEX IF NOT EXISTS session_events_thread_at ON session_events(scope, thread_id, at)",
     # FTS5's table: each event's distinct tokens under its id
     """CREATE TABLE IF NOT EXISTS session_events_fts (
     id BIGINT PRIMARY KEY,

@@ -140,7 +140,7 @@ class PgSafetyLinks(PgRepo):
                     return []
                 sql += f" AND {column} = ANY(%s)"
                 params.append(list(values))  # type: ignore[arg-type]
-        rows = self._all(sql + " ORDER BY e.created_at, l.entry_id COLLATE \"C\"", params)
+        rows = self._all(sql + ' ORDER BY e.created_at, l.entry_id COLLATE "C"', params)
         return [from_row(SafetyLinkRow, r) for r in rows]
 
     def of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:

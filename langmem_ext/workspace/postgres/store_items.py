@@ -161,9 +161,7 @@ class PgStoreItems(PgRepo):
     ) -> list[TextMatch]:
         """The texts of these vector ids whose item is live and passes ``flt``."""
         ids = list(vec_ids)
-        sql = (
-            f"SELECT {_TEXT}, i.value FROM {_TEXTS} WHERE t.vec_id = ANY(%(ids)s) AND {_LIVE}"
-        )
+        sql = f"SELECT {_TEXT}, i.value FROM {_TEXTS} WHERE t.vec_id = ANY(%(ids)s) AND {_LIVE}"
         return self._passing(sql, {"ids": ids, "now": now}, _checked(flt), _text, len(ids))
 
     def vector_ids(
@@ -174,9 +172,7 @@ class PgStoreItems(PgRepo):
             f"SELECT t.vec_id, i.value FROM {_TEXTS} "
             f"WHERE t.ns = %(ns)s AND t.vec_hash IS NOT NULL AND {_LIVE}"
         )
-        return self._passing(
-            sql, {"ns": ns, "now": now}, _checked(flt), lambda r: str(r[0]), limit
-        )
+        return self._passing(sql, {"ns": ns, "now": now}, _checked(flt), lambda r: str(r[0]), limit)
 
     def keyword_search(
         self, prefix: str, query: str, flt: Mapping[str, Any] | None, now: float, limit: int
@@ -256,9 +252,7 @@ class PgStoreItems(PgRepo):
         new_paths = {t.path for t in p.texts}
         gone = [path for path in old if path not in new_paths]
         for path in gone:
-            c.execute(
-                "DELETE FROM store_texts WHERE item_id = %s AND path = %s", (item_id, path)
-            )
+            c.execute("DELETE FROM store_texts WHERE item_id = %s AND path = %s", (item_id, path))
         changed = bool(gone)
         for t in p.texts:
             if t.path in old and old[t.path][1] == t.text_hash:
