@@ -9,7 +9,7 @@ connection.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -49,13 +49,20 @@ class PgConnections:
         min_size: Connections the pool keeps open.
         max_size: Connections the pool opens at most.
         timeout: Seconds a caller waits for a free connection.
+        configure: Called with each new connection (e.g. to register pgvector's type).
 
     Raises:
         InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
     """
 
     def __init__(
-        self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 8,
+        timeout: float = 30.0,
+        configure: Callable[[Any], None] | None = None,
     ) -> None:
         _require_psycopg()
         from psycopg_pool import ConnectionPool
@@ -69,7 +76,8 @@ class PgConnections:
             timeout=timeout,
             kwargs={"autocommit": True},
             open=True,
-            name="langmem-ledger",
+            name="langmem-ext",
+            configure=configure,
         )
 
     def close(self) -> None:
