@@ -99,9 +99,8 @@ def test_the_lock_excludes_another_process_and_times_out_with_the_typed_error(
     try:
         assert started.wait(60)
         lock = PgWorkspaceLock(db, "main", timeout=0.3)
-        with pytest.raises(WorkspaceLockTimeout, match="process"):
-            with lock.hold():
-                pass
+        with pytest.raises(WorkspaceLockTimeout, match="process"), lock.hold():
+            pass
         with lock.try_hold() as held:
             assert held is False
         with PgWorkspaceLock(db, "other-scope", timeout=0.3).hold():
