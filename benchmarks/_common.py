@@ -19,7 +19,7 @@ the time it is asked, the external ids of its evidence). The harness
 Metrics follow ``/work/shared/bench/README.md``: recall@1/5/10/20 (share of a
 question's evidence in the top k, averaged over questions), MRR@20, hit@5 (any
 evidence in the top 5), p50/p95 search latency; recall@3 and hit@3 too, since the
-graph injects the top 3 (issue 17). Every search asks for k = 20 and
+graph injects the top 3. Every search asks for k = 20 and
 the smaller cut-offs are read from that list.
 """
 
@@ -47,10 +47,10 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_ext import Memory
-from langmem_ext.config import EmbeddingSettings, RetrievalSettings, Settings
-from langmem_ext.embeddings import E5SmallEmbeddings, UniversalSentenceEmbeddings
-from langmem_ext.memory.neighbours import IndexNeighbours
-from langmem_ext.memory.search import COVER_DEPTH, SearchEngine
+from langmem_ext.core.config import EmbeddingSettings, RetrievalSettings, Settings
+from langmem_ext.embeddings.factory import E5SmallEmbeddings, UniversalSentenceEmbeddings
+from langmem_ext.memory.recall.neighbours import IndexNeighbours
+from langmem_ext.memory.recall.search import COVER_DEPTH, SearchEngine
 from langmem_ext.retrieval import scoring
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import cover_questions, union_candidates
@@ -214,7 +214,7 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         full("- thresholds (min / hard min)", options=_off(thresholds=False)),
         full("- noise filter", options=_off(noise=False)),
         full("- MMR demotion", options=_off(mmr=False)),
-        full("MMR to the end (seed 000: demotion factor 0)", retrieval=(("mmr_demotion", 0.0),)),
+        full("MMR to the end (demotion factor 0)", retrieval=(("mmr_demotion", 0.0),)),
         full("MMR demotion factor 0.8", retrieval=(("mmr_demotion", 0.8),)),
         full("- question parts (self-repair focus, compound split)",
              retrieval=(("question_parts", False),),
@@ -226,14 +226,14 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
              note="rank()'s own order; SearchEngine.search re-sorts by score"),
         Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF,
                 retrieval=PLAIN),
-        Variant("no stages: weighted 0.7 / 0.3 (seed 000)", options=ALL_OFF,
+        Variant("no stages: weighted 0.7 / 0.3", options=ALL_OFF,
                 retrieval=seed_plain),
         Variant("no stages: weighted 0.5 / 0.5", options=ALL_OFF, retrieval=EQUAL),
         Variant("no stages: RRF 0.5 / 0.5", options=ALL_OFF, retrieval=RRF_EQUAL),
         Variant("only context: weighted 0.4 / 0.6", retrieval=PLAIN, options=_off(
             recency=False, importance=False, length_norm=False, time_decay=False,
             thresholds=False, noise=False, mmr=False)),
-        full("all stages: weighted 0.7 / 0.3 (seed 000)", retrieval=seed),
+        full("all stages: weighted 0.7 / 0.3", retrieval=seed),
         full("all stages: weighted 0.5 / 0.5", retrieval=EQUAL),
         full("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
         full("context window 1", retrieval=(("context_window", 1),)),

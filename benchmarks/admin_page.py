@@ -1,13 +1,13 @@
-"""Server time of the admin's memories and stats pages (issue 22): N memories.
+"""Server time of the admin's memories and stats pages: N memories.
 
 One scope of N facts (hashing embedder: the page never embeds), served by
-:func:`~langmem_ext.serving.create_app` in process; each request goes through the
+:func:`~langmem_ext.server.app.create_app` in process; each request goes through the
 whole app (routing, the caller, ``Memory.list_page``, the template) with Starlette's
 ``TestClient``, so the time is the server's without a network. Variants: the default
 view (newest first), file order, a text filter, a sort on a ledger column
 (``last_access``), page 100, and the stats page (counts per category, the importance
 histogram and memories per day). Each variant is asked ``--trials`` times after one
-warm-up; medians and p95. The floor of issue 22 is 300 ms for the first page.
+warm-up; medians and p95. The floor is 300 ms for the first page.
 
     python benchmarks/admin_page.py --sizes 1000 10000 --trials 20 [--views stats]
 """
@@ -27,8 +27,8 @@ from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage
 
 from langmem_ext import Memory, Settings
-from langmem_ext.scripted import ScriptedChatModel
-from langmem_ext.serving import create_app
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.server.app import create_app
 
 FLOOR_MS = 300.0
 VARIANTS = {

@@ -1,4 +1,4 @@
-"""Cost of seed 001's decay on open (issue 19): ``Memory()`` + first search, due vs off.
+"""Cost of the decay on open: ``Memory()`` + first search, due vs off.
 
 A workspace of N facts in one scope, every one idle for 10 days, so the catch-up
 changes every importance (the worst case: N history rows, N index rows). Each trial
@@ -7,7 +7,7 @@ process:
 
 - ``open``: ``Memory(settings)`` (the catch-up runs inside it when due);
 - ``first search``: the first ``memory.search`` after the open;
-- ``catch-up``: :func:`~langmem_ext.memory.lifecycle.catch_up_on_open` alone, on a
+- ``catch-up``: :func:`~langmem_ext.memory.lifecycle.operations.catch_up_on_open` alone, on a
   copy opened with ``decay_on_open=False``.
 
 ``due`` and ``off`` alternate, so both see the same machine noise. The embedder is
@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from langmem_ext import Memory, Settings
-from langmem_ext.memory.lifecycle import DECAY_AT_KEY, catch_up_on_open
+from langmem_ext.memory.lifecycle.operations import DECAY_AT_KEY, catch_up_on_open
 
 DAY = 86400.0
 

@@ -1,4 +1,4 @@
-"""What the background extractor adds to a turn (issue 19): reply path and background.
+"""What the background extractor adds to a turn: reply path and background.
 
 Two memory graphs on one workspace (``--memories`` filler memories, USE embedder),
 one with the default extractor (deterministic, on) and one with ``extractor=False``,
@@ -32,8 +32,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory, Settings, build_memory_graph
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import flush_turn_writes
-from langmem_ext.scripted import ScriptedChatModel
 
 STATEMENTS = ["I moved to {c} last month.", "我现在住在{z}。", "I work at {o} now.",
               "我最喜欢的颜色是{k}。", "My favourite colour is {e} now.", "我在{p}工作。"]  # fmt: skip
@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = p.parse_args(argv)
     # the instant answer model gives no structured plan: every turn logs the fallback
-    logging.getLogger("langmem_ext.memory.extraction").setLevel(logging.ERROR)
+    logging.getLogger("langmem_ext.memory.extraction.extractor").setLevel(logging.ERROR)
     root = Path(tempfile.mkdtemp(prefix="extractor-cost-"))
     s = Settings(workspace=root / "ws")
     s.embeddings.provider = args.embedder

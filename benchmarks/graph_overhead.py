@@ -1,4 +1,4 @@
-"""Per-turn overhead of the memory graph at 10k memories (issue 6).
+"""Per-turn overhead of the memory graph at 10k memories.
 
 In one process, on one workspace of ``--memories`` memories in scope ``main``
 (ingested with ``Memory.add_many``, USE embedder), each turn of a fixed mix is sent
@@ -63,7 +63,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 
 from langmem_ext import Memory
-from langmem_ext.config import EmbeddingSettings, Settings
+from langmem_ext.chat_models.scripted import ScriptedChatModel
+from langmem_ext.core.config import EmbeddingSettings, Settings
 from langmem_ext.graph import (
     ANSWER,
     PENDING_CONFIRM,
@@ -77,7 +78,6 @@ from langmem_ext.graph import (
     sqlite_checkpointer,
 )
 from langmem_ext.retrieval.gate import should_retrieve
-from langmem_ext.scripted import ScriptedChatModel
 from langmem_ext.short_term.accounting import count_message_tokens
 
 SCOPE = "main"

@@ -14,12 +14,12 @@ For each size, in one process and on the same deterministic bilingual texts:
   ``Memory.update`` (a new version) and ``Memory.delete`` calls of random memories.
 
 The store's own overhead per memory is ``(add_many - embedding inside add_many) / N``.
-Floors (issue 2): overhead <= 1 ms per memory; search p95 <= query embedding + 10 ms
-at 10k. Issue 18 (item 6): a single ``Memory.add`` at the largest size costs at most
+Floors: overhead <= 1 ms per memory; search p95 <= query embedding + 10 ms
+at 10k. A single ``Memory.add`` at the largest size costs at most
 2x its cost at the smallest (same run); hybrid search p95 at 100k <= query embedding
 p95 + 15 ms. Single adds are timed twice on the filled store: as written (a new entry
 whose section ends the file is appended) and with ``Workspace.append_writes`` off
-(every write rewrites the file, as before issue 18). RSS and disk per memory are
+(every write rewrites the file, as writes used to). RSS and disk per memory are
 taken after ingest.
 
 ``--scopes S --scope-size N`` adds a run of S scopes of N memories each in one
@@ -53,9 +53,9 @@ if __package__ in (None, ""):
 from _common import ALL_OFF, QueryMemo, TimedEmbeddings, make_embedder, markdown_table, percentiles
 
 from langmem_ext import Memory
-from langmem_ext.config import EmbeddingSettings, Settings
-from langmem_ext.memory.graph_stage import graph_links
-from langmem_ext.memory.search import SearchEngine
+from langmem_ext.core.config import EmbeddingSettings, Settings
+from langmem_ext.memory.knowledge.stage import graph_links
+from langmem_ext.memory.recall.search import SearchEngine
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 
 SCOPE = "main"

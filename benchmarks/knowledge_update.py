@@ -1,4 +1,4 @@
-"""Knowledge-update benchmark (issue 19): a fact changes; is the current one first?
+"""Knowledge-update benchmark: a fact changes; is the current one first?
 
 Each case is one scope. Some unrelated memories and look-alike distractors (the
 same kind of fact about someone else: "My sister lives in Rome") are stored with

@@ -1,4 +1,4 @@
-"""LoCoMo turn-level retrieval benchmark (issue 3).
+"""LoCoMo turn-level retrieval benchmark.
 
 Every turn of a conversation is one memory, ``"{speaker}: {text}"`` plus
 ``" [image: {blip_caption}]"`` when the speaker shared an image, timestamped with

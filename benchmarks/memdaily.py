@@ -1,4 +1,4 @@
-"""MemDaily "pooled" retrieval benchmark (issue 3, Chinese).
+"""MemDaily "pooled" retrieval benchmark (Chinese).
 
 One scope per file: every message of every trajectory of the file is one memory
 (id ``"<tid>/<mid>"``, timestamped with its ``time``), so each scope holds hundreds

@@ -23,7 +23,7 @@ needed), ``wrong_person`` the look-alikes that state the same kind of fact about
 another person, ``decoy`` other look-alikes (the older city, a food liked next to a
 food to avoid). The direction of a question is its language → its answer's
 (``zh->en``: a Chinese question, an English memory), from
-:func:`langmem_ext.text.script_profile`.
+:func:`langmem_ext.language.text.script_profile`.
 
 Methods, in the same run on the same workspace: plain BM25, plain dense cosine of
 the same embedder, and :meth:`langmem_ext.Memory.search` (the full pipeline with its
@@ -67,10 +67,10 @@ from _common import (
 )
 
 from langmem_ext import Memory
-from langmem_ext.config import EmbeddingSettings, Settings
-from langmem_ext.memory.models import SearchHit
-from langmem_ext.memory.search import SearchEngine
-from langmem_ext.text import script_profile
+from langmem_ext.core.config import EmbeddingSettings, Settings
+from langmem_ext.language.text import script_profile
+from langmem_ext.memory.recall.search import SearchEngine
+from langmem_ext.memory.types import SearchHit
 
 DATA = Path(__file__).resolve().parent / "data" / "personal.jsonl"
 ASKED_AT = datetime(2025, 11, 1, 12, 0)

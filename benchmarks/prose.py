@@ -49,8 +49,8 @@ from _common import TimedEmbeddings, make_embedder, markdown_table, percentiles
 from ingest import SEED, make_queries, make_texts
 
 from langmem_ext import Memory
-from langmem_ext.config import Settings
-from langmem_ext.memory.events import SessionLog
+from langmem_ext.core.config import Settings
+from langmem_ext.memory.sessions.log import SessionLog
 
 SCOPE = "main"
 PER_DAY = 10
@@ -238,7 +238,7 @@ def run_events(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
 
 def _event(role: str, text: str, at: float) -> Any:
-    from langmem_ext.memory.events import NewEvent
+    from langmem_ext.memory.sessions.log import NewEvent
 
     return NewEvent(role, text, at)
 

@@ -63,7 +63,7 @@ TOPICS = [
     ("plays {x} on weekends", ["tennis", "football", "chess", "golf"]),
     ("has a meeting about {x}", ["budget", "hiring", "release", "design"]),
 ]
-CLI = [sys.executable, "-c", "import sys; from langmem_ext.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from langmem_ext.cli.app import main; sys.exit(main())"]
 
 
 def _texts(n: int) -> list[str]:

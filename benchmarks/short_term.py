@@ -1,8 +1,8 @@
-"""Short-term memory benchmark (issue 5): tokens sent per turn and needle recall.
+"""Short-term memory benchmark: tokens sent per turn and needle recall.
 
 A synthetic bilingual (Chinese / English) conversation of ``--turns`` turns, with
 tool calls every few turns and facts ("needles") planted in user messages, runs
-through the real :class:`~langmem_ext.memory.session.SessionManager` on a real
+through the real :class:`~langmem_ext.memory.sessions.manager.SessionManager` on a real
 workspace, without a chat model (flush and summaries use their deterministic
 fallbacks). At every turn it measures the tokens sent to the model by three
 strategies:
@@ -53,7 +53,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langmem_ext import Memory, Settings
-from langmem_ext.memory.session import SessionManager
+from langmem_ext.memory.sessions.manager import SessionManager
 from langmem_ext.short_term.accounting import count_message_tokens, message_tokens
 from langmem_ext.short_term.checkpoint import make_checkpoint, plan_context, with_summary
 from langmem_ext.short_term.content import message_text
@@ -565,7 +565,7 @@ def render(report: Report, command: str, day: str) -> str:
         f"({r.recall['summary_n+memory']:.0%})"
     )
     missing = f"\nMissing needles: {', '.join(r.missing)}\n" if r.missing else ""
-    return f"""## Short-term memory (issue 5)
+    return f"""## Short-term memory
 
 Date: {day}. Command:
 

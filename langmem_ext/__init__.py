@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from langmem_ext._lazy import lazy_getattr
-from langmem_ext.errors import (
+from langmem_ext.core.errors import (
     EmbeddingError,
     EmptyTextError,
     EntryNotFoundError,
@@ -41,22 +40,23 @@ from langmem_ext.errors import (
     ThreadConflictError,
     WorkspaceLockTimeout,
 )
+from langmem_ext.core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from langmem_ext.config import Settings
+    from langmem_ext.core.config import Settings
+    from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
     from langmem_ext.graph import MemoryState, build_memory_graph
-    from langmem_ext.memory.events import SessionLog
-    from langmem_ext.memory.extraction import ExtractionReport
-    from langmem_ext.memory.knowledge import Triple
-    from langmem_ext.memory.maintenance import MaintenanceReport
-    from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
+    from langmem_ext.memory.extraction.extractor import ExtractionReport
+    from langmem_ext.memory.knowledge.triples import Triple
+    from langmem_ext.memory.lifecycle.maintenance import MaintenanceReport
     from langmem_ext.memory.profile import Profile, ProfileUpdate
     from langmem_ext.memory.service import Memory
-    from langmem_ext.memory.session import SessionManager
+    from langmem_ext.memory.sessions.log import SessionLog
+    from langmem_ext.memory.sessions.manager import SessionManager
+    from langmem_ext.memory.types import GetResult, MemoryEntry, PendingItem, SearchHit
     from langmem_ext.middleware import MemoryMiddleware
     from langmem_ext.retrievers import MemoryRetriever
-    from langmem_ext.store import ChromaMemoryStore, create_memory_store
-    from langmem_ext.tokens import count_tokens, truncate_by_tokens
+    from langmem_ext.store.chroma import ChromaMemoryStore, create_memory_store
     from langmem_ext.tools import create_memory_tools
     from langmem_ext.workspace.store import SyncReport
 
@@ -68,29 +68,29 @@ __version__ = "0.1.0"
 __getattr__ = lazy_getattr(
     __name__,
     {
-        "ChromaMemoryStore": "langmem_ext.store",
-        "ExtractionReport": "langmem_ext.memory.extraction",
-        "MaintenanceReport": "langmem_ext.memory.maintenance",
+        "ChromaMemoryStore": "langmem_ext.store.chroma",
+        "ExtractionReport": "langmem_ext.memory.extraction.extractor",
+        "MaintenanceReport": "langmem_ext.memory.lifecycle.maintenance",
         "Profile": "langmem_ext.memory.profile",
         "ProfileUpdate": "langmem_ext.memory.profile",
         "SyncReport": "langmem_ext.workspace.store",
-        "GetResult": "langmem_ext.memory.models",
+        "GetResult": "langmem_ext.memory.types",
         "Memory": "langmem_ext.memory.service",
-        "MemoryEntry": "langmem_ext.memory.models",
+        "MemoryEntry": "langmem_ext.memory.types",
         "MemoryMiddleware": "langmem_ext.middleware",
         "MemoryRetriever": "langmem_ext.retrievers",
         "MemoryState": "langmem_ext.graph",
-        "PendingItem": "langmem_ext.memory.models",
-        "SearchHit": "langmem_ext.memory.models",
-        "SessionLog": "langmem_ext.memory.events",
-        "SessionManager": "langmem_ext.memory.session",
-        "Settings": "langmem_ext.config",
-        "Triple": "langmem_ext.memory.knowledge",
+        "PendingItem": "langmem_ext.memory.types",
+        "SearchHit": "langmem_ext.memory.types",
+        "SessionLog": "langmem_ext.memory.sessions.log",
+        "SessionManager": "langmem_ext.memory.sessions.manager",
+        "Settings": "langmem_ext.core.config",
+        "Triple": "langmem_ext.memory.knowledge.triples",
         "build_memory_graph": "langmem_ext.graph",
-        "count_tokens": "langmem_ext.tokens",
-        "create_memory_store": "langmem_ext.store",
+        "count_tokens": "langmem_ext.core.tokens",
+        "create_memory_store": "langmem_ext.store.chroma",
         "create_memory_tools": "langmem_ext.tools",
-        "truncate_by_tokens": "langmem_ext.tokens",
+        "truncate_by_tokens": "langmem_ext.core.tokens",
     },
 )
 

@@ -1,16 +1,16 @@
 """Clients of a running memory server (``langmem-ext serve``): the memory over HTTP.
 
 :class:`MemoryClient` (sync) and :class:`AsyncMemoryClient` (async) call the server's
-``/v1`` REST API (:mod:`langmem_ext.web.rest`) with the method names of
+``/v1`` REST API (:mod:`langmem_ext.server.rest`) with the method names of
 :class:`~langmem_ext.Memory` and return its result types, so code written for a
 ``Memory`` in the process runs against a shared server, where the embedder is
 loaded once. The server decides the scope: the user's own (``user_id``), or a
 shared scope it lists (``scope=``).
 
 Errors the server names come back as their own class (an unknown id raises
-:class:`~langmem_ext.errors.EntryNotFoundError`, an empty text
-:class:`~langmem_ext.errors.EmptyTextError` …); the rest (not authenticated, not
-allowed, no connection) as :class:`~langmem_ext.errors.ServiceError`.
+:class:`~langmem_ext.core.errors.EntryNotFoundError`, an empty text
+:class:`~langmem_ext.core.errors.EmptyTextError` …); the rest (not authenticated, not
+allowed, no connection) as :class:`~langmem_ext.core.errors.ServiceError`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ import httpx
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from langmem_ext import errors
-from langmem_ext._callers import SCOPE_HEADER, USER_HEADER
-from langmem_ext.errors import InvalidInputError, LangmemError, ServiceError
-from langmem_ext.memory.models import GetResult, MemoryEntry, MemoryPage, PendingItem, SearchHit
-from langmem_ext.web.schema import (
+from langmem_ext.core import errors
+from langmem_ext.core.errors import InvalidInputError, LangmemError, ServiceError
+from langmem_ext.memory.types import GetResult, MemoryEntry, MemoryPage, PendingItem, SearchHit
+from langmem_ext.server.callers import SCOPE_HEADER, USER_HEADER
+from langmem_ext.server.schema import (
     CheckpointResponse,
     ContextResponse,
     FinalizeResponse,
@@ -42,8 +42,8 @@ from langmem_ext.web.schema import (
 if TYPE_CHECKING:  # heavier modules, imported when an answer of theirs is read
     from langchain_core.messages import BaseMessage
 
-    from langmem_ext.memory.knowledge import Triple
-    from langmem_ext.memory.maintenance import MaintenanceReport
+    from langmem_ext.memory.knowledge.triples import Triple
+    from langmem_ext.memory.lifecycle.maintenance import MaintenanceReport
     from langmem_ext.memory.profile import Profile, ProfileChange, ProfileUpdate
     from langmem_ext.workspace.store import SyncReport
 
@@ -99,7 +99,7 @@ def _sync_report(data: Any) -> SyncReport:
 
 
 def _maintenance_report(data: Any) -> MaintenanceReport:
-    from langmem_ext.memory.maintenance import MaintenanceReport
+    from langmem_ext.memory.lifecycle.maintenance import MaintenanceReport
 
     return MaintenanceReport.from_dict(data)
 
@@ -109,7 +109,7 @@ def _confirmed(data: Any) -> MemoryEntry | ProfileUpdate:
 
 
 def _triples(data: Any) -> builtins.list[Triple]:
-    from langmem_ext.memory.knowledge import Triple
+    from langmem_ext.memory.knowledge.triples import Triple
 
     found = _list_of(TripleOut)(data)
     return [

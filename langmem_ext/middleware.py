@@ -2,7 +2,7 @@
 window fitting and extraction for any agent.
 
 :class:`MemoryMiddleware` recalls once per user message with the same routine as the
-memory graph (:func:`~langmem_ext.memory.recall.recall_context`: the profile's safety
+memory graph (:func:`~langmem_ext.memory.recall.context.recall_context`: the profile's safety
 fields, core memories, the hybrid search behind the adaptive gate, a session's
 first-turn daily notes, the last turn's tool results), keeps the turn's memory block
 in the agent state, puts it in the system message of every model call of the turn,
@@ -51,12 +51,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config
-from langmem_ext.errors import LangmemError
+from langmem_ext.core.errors import LangmemError
 from langmem_ext.graph.nodes import BACKGROUND_DEFER
-from langmem_ext.memory.recall import RecallContext, recall_context
+from langmem_ext.memory.recall.context import RecallContext, recall_context
+from langmem_ext.memory.scoping import MAIN_SCOPE, check_scope, scope_from_config
 from langmem_ext.memory.service import Memory
-from langmem_ext.memory.session import record_checkpoint
+from langmem_ext.memory.sessions.manager import record_checkpoint
 from langmem_ext.short_term.accounting import tool_schema_tokens
 from langmem_ext.short_term.budget import budget_result
 from langmem_ext.short_term.checkpoint import Checkpoint
@@ -143,7 +143,7 @@ def _last_turn_tool_context(messages: Sequence[BaseMessage]) -> str | None:
 
 @dataclass(frozen=True)
 class _CallTarget:
-    """The middleware's :class:`~langmem_ext.memory.session.CheckpointTarget`.
+    """The middleware's :class:`~langmem_ext.memory.sessions.manager.CheckpointTarget`.
 
     The summarised messages leave this model call, and the agent state (the
     response's update removes them); the summary becomes an ``episode`` memory of

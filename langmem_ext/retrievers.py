@@ -13,9 +13,9 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, ensure_config, run_in_executor
 from pydantic import Field, field_validator
 
-from langmem_ext._scoping import check_scope, scope_from_config
-from langmem_ext.memory.models import SearchHit
+from langmem_ext.memory.scoping import check_scope, scope_from_config
 from langmem_ext.memory.service import Memory
+from langmem_ext.memory.types import SearchHit
 
 
 def hit_to_document(hit: SearchHit) -> Document:
@@ -46,7 +46,7 @@ class MemoryRetriever(BaseRetriever):
 
     The scope of a call is, in order: a ``scope=`` keyword of the call, the run's
     ``config["configurable"]`` (``scope``, else ``user_id`` mapped by
-    :func:`~langmem_ext._scoping.scope_for_user`), this retriever's ``scope``
+    :func:`~langmem_ext.memory.scoping.scope_for_user`), this retriever's ``scope``
     field, then ``settings.default_scope``. Hits below the search thresholds are
     dropped, so a call may return fewer than ``k`` documents.
 

@@ -8,10 +8,10 @@ dates or wording; saving needs the user's confirmation.
 
 Scope. The scope a tool reads and writes comes from the run's
 ``config["configurable"]`` (``scope``, else ``user_id``, else the tool's ``scope``
-field) — see :func:`langmem_ext._scoping.scope_from_config`. No argument schema has a
+field) — see :func:`langmem_ext.memory.scoping.scope_from_config`. No argument schema has a
 scope or user field, so a model cannot reach another user's memory by naming it.
 
-Errors. A :class:`~langmem_ext.errors.LangmemError` (unknown id, bad path, empty text,
+Errors. A :class:`~langmem_ext.core.errors.LangmemError` (unknown id, bad path, empty text,
 index down, ...) becomes the tool's answer (a ``ToolMessage`` with
 ``status="error"``) instead of an exception in the agent loop; so do invalid
 arguments.
@@ -34,16 +34,21 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 
-from langmem_ext._scoping import MAIN_SCOPE, check_scope, scope_from_config, thread_from_config
-from langmem_ext.errors import LangmemError
+from langmem_ext.core.errors import LangmemError
+from langmem_ext.core.tokens import count_tokens, truncate_at_boundary
 from langmem_ext.memory import Triple
-from langmem_ext.memory.block import quote as _quote
-from langmem_ext.memory.lifecycle import record_recall
-from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit, cite
+from langmem_ext.memory.lifecycle.operations import record_recall
 from langmem_ext.memory.profile import Profile, ProfileUpdate, fact_ops, preference_ops
+from langmem_ext.memory.recall.block import quote as _quote
+from langmem_ext.memory.scoping import (
+    MAIN_SCOPE,
+    check_scope,
+    scope_from_config,
+    thread_from_config,
+)
 from langmem_ext.memory.service import GET_MAX_LINES, Memory
+from langmem_ext.memory.types import GetResult, MemoryEntry, PendingItem, SearchHit, cite
 from langmem_ext.short_term.budget import clip_text, truncation_marker
-from langmem_ext.tokens import count_tokens, truncate_at_boundary
 
 logger = logging.getLogger(__name__)
 
@@ -476,9 +481,9 @@ class _MemoryTool(BaseTool):
     its ``name``, ``description``, ``args_schema`` and one call.
 
     A subclass implements :meth:`_call`: it gets the caller's scope (from the run's
-    config, see :func:`~langmem_ext._scoping.scope_from_config`) and the validated
+    config, see :func:`~langmem_ext.memory.scoping.scope_from_config`) and the validated
     arguments, and returns ``(content, artifact)``. The base turns a
-    :class:`~langmem_ext.errors.LangmemError` into an error ``ToolMessage`` (and
+    :class:`~langmem_ext.core.errors.LangmemError` into an error ``ToolMessage`` (and
     invalid arguments too, see :func:`_validation_message`). ``ainvoke`` runs the same
     call in a worker thread (``BaseTool._arun``, as :class:`~langmem_ext.Memory`'s async
     twins do), so the sync and async paths cannot diverge.

@@ -7,9 +7,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
+
+from langmem_ext.chat_models.scripted import tool_call
+from langmem_ext.short_term.flush_prompt import FLUSH_PROMPT, NO_REPLY
 
 Step = AIMessage | str | Callable[[list[BaseMessage]], AIMessage | str]
 
@@ -93,3 +96,40 @@ def anchor_in(messages: Sequence[BaseMessage]) -> str:
     """The stable anchor (``path#^m-…``) of the first memory cited by the last search."""
     found = _first_cited(messages)
     return f"{found.group(1)}#^{found.group(2)}"
+
+
+SAVE_RULES = {
+    "我喜欢吃拉面，请记住": "主人喜欢吃拉面",
+    "记住：我今天心情不好": "今天心情不好",
+    "Remember that my sister Mei is vegetarian": "My sister Mei is vegetarian",
+}
+
+
+def memory_block(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+
+
+
+def policy(messages: list[BaseMessage]) -> AIMessage:
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        if "pending" in str(last.content).lower():
+            return AIMessage("我先记下了，等你确认。Please confirm.")
+        return AIMessage(f"Search says: {last.content}")
+    text = str(last.content)
+    if text == FLUSH_PROMPT:
+        return AIMessage(NO_REPLY)
+    if text in SAVE_RULES:
+        return AIMessage("", tool_calls=[tool_call("memory_save", text=SAVE_RULES[text])])
+    if "吃什么" in text or "vegetarian?" in text:
+        block = memory_block(messages)
+        if "拉面" in block:
+            return AIMessage("你上次说你喜欢吃拉面。")
+        if "vegetarian" in block:
+            return AIMessage("Yes, Mei is vegetarian.")
+        return AIMessage("我搜索过了，但没有找到相关记忆。")
+    return AIMessage("好的。")
+
+
+def cfg(thread: str, user: str = "alice") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread, "user_id": user}}

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.context import Layout
 
 if TYPE_CHECKING:
     from langmem_ext import Memory
@@ -55,3 +56,38 @@ def retrieval_overrides(memory: Memory, **values: Any) -> Iterator[None]:
     finally:
         for name, value in saved.items():
             setattr(rs, name, value)
+
+
+class ListNeighbours:
+    """Entries in one ordered list (one file section)."""
+
+    def __init__(self, order: Sequence[str]) -> None:
+        self.order = list(order)
+
+    def neighbours(self, candidates: Sequence[Candidate], window: int) -> Layout:
+        out: dict[str, list[tuple[int, str]]] = {}
+        for c in candidates:
+            if c.id not in self.order:
+                continue
+            at = self.order.index(c.id)
+            out[c.id] = [
+                (j - at, self.order[j])
+                for j in range(max(at - window, 0), min(at + window + 1, len(self.order)))
+                if j != at
+            ]
+        return out
+
+    def candidates(self, ids: Sequence[str]) -> list[Candidate]:
+        return [cand(i, f"entry {i} of the conversation") for i in ids]
+
+
+def _fused(id: str, score: float, relevance: float = 0.8) -> Candidate:
+    c = cand(id)
+    c.score = score
+    c.debug.update(fused=score, relevance=relevance)
+    return c
+
+
+def _crowd(n: int, score: float = 0.2) -> list[Candidate]:
+    """``n`` weak candidates far away from everything else (``far0`` ...)."""
+    return [_fused(f"far{i}", score, relevance=0.2) for i in range(n)]

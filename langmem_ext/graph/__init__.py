@@ -1,6 +1,6 @@
 """The memory agent graph and its nodes (each usable in a user's own graph)."""
 
-from langmem_ext.graph.background import TurnWriter, flush_turn_writes, turn_writer
+from langmem_ext.graph.bookkeeping import TurnWriter, flush_turn_writes, turn_writer
 from langmem_ext.graph.builder import (
     build_memory_graph,
     default_checkpointer,
@@ -28,7 +28,7 @@ from langmem_ext.graph.nodes import (
 )
 from langmem_ext.graph.replies import ReplyDecision, classify_reply
 from langmem_ext.graph.runs import SerializedGraph
-from langmem_ext.graph.session_state import (
+from langmem_ext.graph.shared_state import (
     SessionState,
     agent_slot,
     reduce_session,

@@ -7,7 +7,7 @@ calls the model; once its reply asks for no tool call, ``propose_saves`` decides
 which pending saves the reply asks about (and makes it ask) and ``record_turn`` does
 the turn's bookkeeping: boosts, token count, tool-result context, extraction and the
 turn log, the writes the reply does not wait for going to the memory's background
-:class:`~langmem_ext.graph.background.TurnWriter`. The thread's pending saves are
+:class:`~langmem_ext.graph.bookkeeping.TurnWriter`. The thread's pending saves are
 kept in the state (``pending_ids``), read from the ledger once in a common turn. On
 the common path a turn is four graph steps and, with the default durability
 ``"exit"``, one checkpoint write.
@@ -28,8 +28,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
-from langmem_ext.graph.background import TurnWriter, turn_writer
-from langmem_ext.graph.budget import CallFitter, budget_tool_calls
+from langmem_ext.graph.bookkeeping import TurnWriter, turn_writer
+from langmem_ext.graph.fitting import CallFitter, budget_tool_calls
 from langmem_ext.graph.nodes import (
     ANSWER,
     CHECKPOINT_SUMMARIZE,
@@ -54,12 +54,12 @@ from langmem_ext.graph.nodes import (
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
 from langmem_ext.graph.runs import COMMIT_LOCK_FILE, SerializedGraph, commit_lock
 from langmem_ext.graph.state import MemoryState
-from langmem_ext.graph.window import MessageSummaries
+from langmem_ext.graph.summaries import MessageSummaries
 from langmem_ext.memory import Memory
-from langmem_ext.memory.events import NewEvent, SessionLog
-from langmem_ext.memory.session import note_turn
-from langmem_ext.memory.threads import default_saver
-from langmem_ext.memory.threads import sqlite_saver as sqlite_checkpointer
+from langmem_ext.memory.sessions.log import NewEvent, SessionLog
+from langmem_ext.memory.sessions.manager import note_turn
+from langmem_ext.memory.sessions.threads import default_saver
+from langmem_ext.memory.sessions.threads import sqlite_saver as sqlite_checkpointer
 from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_tokens
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.window import is_window_mode, window_overflow
@@ -105,8 +105,8 @@ def resolve_extractor(
 
 
 def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
-    """The memory's checkpointer (:func:`~langmem_ext.memory.threads.default_saver`: a
-    :func:`~langmem_ext.memory.threads.sqlite_saver` on ``checkpoints.db`` in the workspace, one per memory),
+    """The memory's checkpointer (:func:`~langmem_ext.memory.sessions.threads.default_saver`: a
+    :func:`~langmem_ext.memory.sessions.threads.sqlite_saver` on ``checkpoints.db`` in the workspace, one per memory),
     shared with :class:`~langmem_ext.SessionManager`: both see the same threads."""
     return default_saver(memory)
 
@@ -179,7 +179,7 @@ def build_memory_graph(
             are written by the memory's background writer once the reply is made
             (in order; the scope's next ``preflight_recall`` waits for them; drained
             on ``memory.close()`` and at exit; see
-            :mod:`langmem_ext.graph.background` and
+            :mod:`langmem_ext.graph.bookkeeping` and
             :func:`~langmem_ext.graph.flush_turn_writes`). ``False``: written in the
             ``record_turn`` step, before ``invoke`` returns.
         extractor: Background extraction after each answered turn
@@ -194,7 +194,7 @@ def build_memory_graph(
             ``[unconfirmed]``, and its promotion to long-term memory waits for the
             user as a pending save (``direct``: written at once; ``off``: nothing). In
             ``short_term.mode="hybrid_window"`` it also writes the per-message
-            summaries of the window (:mod:`langmem_ext.graph.window`; without it
+            summaries of the window (:mod:`langmem_ext.graph.summaries`; without it
             they are extractive). With ``knowledge.with_model`` the same model
             extracts the knowledge graph's triples of new memories
             (``memory.knowledge.model``, when unset).

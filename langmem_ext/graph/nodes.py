@@ -3,7 +3,7 @@
 Every node is built by a ``create_*_node`` factory that closes over the
 :class:`~langmem_ext.Memory` (and model, where one is needed) and returns a plain
 function ``node(state, config) -> partial update``. Scope, user and thread come
-from ``config["configurable"]`` (see :func:`langmem_ext._scoping.scope_from_config`).
+from ``config["configurable"]`` (see :func:`langmem_ext.memory.scoping.scope_from_config`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 
-from langmem_ext._scoping import scope_from_config, thread_from_config
-from langmem_ext.config import Settings
-from langmem_ext.errors import LangmemError
-from langmem_ext.graph.background import TurnWriter
-from langmem_ext.graph.budget import CallFitter
+from langmem_ext.core.config import Settings
+from langmem_ext.core.errors import LangmemError
+from langmem_ext.core.tokens import count_tokens
+from langmem_ext.graph.bookkeeping import TurnWriter
+from langmem_ext.graph.fitting import CallFitter
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
 from langmem_ext.graph.proposals import (
     asking_reply,
@@ -42,11 +42,13 @@ from langmem_ext.graph.proposals import (
 )
 from langmem_ext.graph.replies import classify_reply
 from langmem_ext.graph.state import MemoryState
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.memory import Memory
-from langmem_ext.memory.events import SessionLog
-from langmem_ext.memory.flush import flush_to_pending
-from langmem_ext.memory.recall import recall_context
-from langmem_ext.memory.session import archive_messages, record_checkpoint, run_checkpoint
+from langmem_ext.memory.recall.context import recall_context
+from langmem_ext.memory.scoping import scope_from_config, thread_from_config
+from langmem_ext.memory.sessions.flush import flush_to_pending
+from langmem_ext.memory.sessions.log import SessionLog
+from langmem_ext.memory.sessions.manager import archive_messages, record_checkpoint, run_checkpoint
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
 from langmem_ext.short_term.checkpoint import Checkpoint, plan_context, summary_message
 from langmem_ext.short_term.content import message_text
@@ -56,8 +58,6 @@ from langmem_ext.short_term.tool_context import (
     first_lines,
     tool_results_of_turn,
 )
-from langmem_ext.text import index_tokens, query_tokens
-from langmem_ext.tokens import count_tokens
 from langmem_ext.tools import TOOL_NAMES
 
 logger = logging.getLogger(__name__)
@@ -570,7 +570,7 @@ def create_checkpoint_node(
     so it follows the turns queued there). ``system_tokens`` are sent with every
     call besides the history and the memory block (system prompt, tool schemas):
     the kept turns are chosen to fit next to them. The session engine's routine
-    (:func:`~langmem_ext.memory.session.run_checkpoint`) does the work.
+    (:func:`~langmem_ext.memory.sessions.manager.run_checkpoint`) does the work.
     """
     s = settings or memory.settings
     summarizer = summarizer_within(model, s.short_term)
@@ -606,7 +606,7 @@ def create_checkpoint_recorder(
     log (through ``writer`` when given); the update removes the summarised messages
     and sets the summary, the checkpoint count, the mode and the token count.
     Used by the answer node's compaction inside a turn
-    (:func:`~langmem_ext.memory.session.record_checkpoint`, as the checkpoint node
+    (:func:`~langmem_ext.memory.sessions.manager.record_checkpoint`, as the checkpoint node
     between turns), so both keep what they remove.
     """
     target = _state_target(memory, settings or memory.settings, default_scope, session_log, writer)
@@ -620,7 +620,7 @@ def create_checkpoint_recorder(
 
 @dataclass(frozen=True)
 class _StateTarget:
-    """The graph's :class:`~langmem_ext.memory.session.CheckpointTarget`: the
+    """The graph's :class:`~langmem_ext.memory.sessions.manager.CheckpointTarget`: the
     summarised messages leave the state (the update does it)."""
 
     memory: Memory

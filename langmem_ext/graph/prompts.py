@@ -1,8 +1,8 @@
-"""The memory graph's system prompt (the memory block is :mod:`langmem_ext.memory.block`'s)."""
+"""The memory graph's system prompt (the memory block is :mod:`langmem_ext.memory.recall.block`'s)."""
 
 from __future__ import annotations
 
-from langmem_ext.memory.block import BLOCK_CLOSE, BLOCK_OPEN, quote, render_memory_block
+from langmem_ext.memory.recall.block import BLOCK_CLOSE, BLOCK_OPEN, quote, render_memory_block
 
 SYSTEM_PROMPT = """You are a helpful assistant with a long-term memory.
 

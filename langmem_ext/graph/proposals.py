@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langmem_ext.errors import LangmemError
+from langmem_ext.core.errors import LangmemError
 from langmem_ext.memory import Memory
-from langmem_ext.memory.models import PendingItem, cite
 from langmem_ext.memory.profile import PROFILE_TARGET, FieldOp, ProfileUpdate
+from langmem_ext.memory.types import PendingItem, cite
 from langmem_ext.short_term.content import message_text
 
 MAX_PROPOSED = 5

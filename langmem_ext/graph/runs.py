@@ -62,7 +62,7 @@ from langgraph.checkpoint.base import (
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 
-from langmem_ext.errors import ThreadConflictError, WorkspaceLockTimeout
+from langmem_ext.core.errors import ThreadConflictError, WorkspaceLockTimeout
 from langmem_ext.graph.thread_lock import ThreadLocks
 from langmem_ext.workspace.files import WorkspaceLock
 

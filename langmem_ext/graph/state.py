@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from langgraph.graph import MessagesState
 
-from langmem_ext.graph.session_state import SessionState, reduce_session
+from langmem_ext.graph.shared_state import SessionState, reduce_session
 
 MESSAGE_SUMMARIES_MAX = 512
 """Per-message summaries a thread's state keeps (the newest; older ones belong to
@@ -54,12 +54,12 @@ class MemoryState(MessagesState, total=False):
             (never stored as memory).
         session: The structured session value: meta, flow, shared
             entities and per-agent slots, merged by
-            :func:`~langmem_ext.graph.session_state.reduce_session` and saved with the
-            thread's checkpoint (see :mod:`langmem_ext.graph.session_state`).
+            :func:`~langmem_ext.graph.shared_state.reduce_session` and saved with the
+            thread's checkpoint (see :mod:`langmem_ext.graph.shared_state`).
         message_summaries: The per-message structured summaries (≤ 280
             characters, Goal / Decision / Todo / Facts) by message id, made in the
             background in ``short_term.mode="hybrid_window"`` and saved with the
-            thread's checkpoint (see :mod:`langmem_ext.graph.window`).
+            thread's checkpoint (see :mod:`langmem_ext.graph.summaries`).
     """
 
     summary: str | None

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
-from langmem_ext.errors import ThreadConflictError
+from langmem_ext.core.errors import ThreadConflictError
 
 _WAITING, _GRANTED, _GONE = "waiting", "granted", "gone"
 

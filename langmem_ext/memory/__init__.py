@@ -1,19 +1,19 @@
 """The memory service, its result types, and what the surfaces use of the storage below.
 
 The surfaces (tools, retriever, middleware, store, serving) reach scopes and storage
-through this package and :mod:`langmem_ext._scoping`, never through
+through this package and :mod:`langmem_ext.memory.scoping`, never through
 :mod:`langmem_ext.workspace`: the scope names, and the LangGraph store's space
 (:attr:`Memory.kv`) with its row types and filter semantics.
 """
 
 from typing import TYPE_CHECKING
 
-from langmem_ext._lazy import lazy_getattr
+from langmem_ext.core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.knowledge import Triple
-    from langmem_ext.memory.models import GetResult, MemoryEntry, PendingItem, SearchHit
+    from langmem_ext.memory.knowledge.triples import Triple
     from langmem_ext.memory.service import Memory
+    from langmem_ext.memory.types import GetResult, MemoryEntry, PendingItem, SearchHit
     from langmem_ext.workspace.item_filter import matches_filter
     from langmem_ext.workspace.kv import KvSpace
     from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
@@ -24,11 +24,11 @@ if TYPE_CHECKING:
 __getattr__ = lazy_getattr(
     __name__,
     {
-        "Triple": "langmem_ext.memory.knowledge",
-        "GetResult": "langmem_ext.memory.models",
-        "MemoryEntry": "langmem_ext.memory.models",
-        "PendingItem": "langmem_ext.memory.models",
-        "SearchHit": "langmem_ext.memory.models",
+        "Triple": "langmem_ext.memory.knowledge.triples",
+        "GetResult": "langmem_ext.memory.types",
+        "MemoryEntry": "langmem_ext.memory.types",
+        "PendingItem": "langmem_ext.memory.types",
+        "SearchHit": "langmem_ext.memory.types",
         "Memory": "langmem_ext.memory.service",
         "matches_filter": "langmem_ext.workspace.item_filter",
         "KvSpace": "langmem_ext.workspace.kv",

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
-from langmem_ext.errors import InvalidInputError, InvalidTimeError
+from langmem_ext.core.errors import InvalidInputError, InvalidTimeError
 
 P = ParamSpec("P")
 R = TypeVar("R")

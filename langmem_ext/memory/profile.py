@@ -57,11 +57,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from langmem_ext.errors import InvalidInputError, LangmemError, LineBreakError
+from langmem_ext.core.errors import InvalidInputError, LangmemError, LineBreakError
+from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.memory._utils import check_unicode, utc
-from langmem_ext.memory.models import PendingItem
-from langmem_ext.memory.safety import item_key
-from langmem_ext.tokens import count_tokens, truncate_by_tokens
+from langmem_ext.memory.safety.facts import item_key
+from langmem_ext.memory.types import PendingItem
 from langmem_ext.workspace.files import atomic_write_text
 from langmem_ext.workspace.records import PendingRow, ProfileChangeRow
 from langmem_ext.workspace.store import Workspace
@@ -759,7 +759,7 @@ class ProfileBook:
         """Propose additions to list fields as pending items, whatever the source.
 
         Only the items the profile does not state and no waiting proposal carries
-        (compared as :func:`~langmem_ext.memory.safety.item_key`: case, spaces and a
+        (compared as :func:`~langmem_ext.memory.safety.facts.item_key`: case, spaces and a
         plural ignored) are proposed: one pending item per field.
 
         Args:

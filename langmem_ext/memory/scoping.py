@@ -8,7 +8,7 @@ graph) resolves the scope of a call the same way, from the run's
    be a valid scope (1-64 letters or digits of any script, ``_`` and ``-``,
    starting with a letter or digit; NFC-normalised, see
    :func:`check_scope`), else
-   :class:`~langmem_ext.errors.InvalidScopeError`.
+   :class:`~langmem_ext.core.errors.InvalidScopeError`.
 2. ``user_id`` (or LangGraph Platform's ``langgraph_user_id``) — mapped to a
    scope-safe name by :func:`scope_for_user`.
 3. the default fixed when the surface was created (``"main"`` unless told).
@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langmem_ext.errors import InvalidScopeError
+from langmem_ext.core.errors import InvalidScopeError
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 
 _DIRECT_ID_RE = re.compile(r"^[A-Za-z0-9_\-]{1,58}$")

@@ -28,9 +28,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import MessageLikeRepresentation
 from numpy.typing import NDArray
 
-from langmem_ext.config import CATEGORIES, Settings
-from langmem_ext.embeddings import CachedEmbeddings, create_embeddings, model_name_of
-from langmem_ext.errors import (
+from langmem_ext.core.config import CATEGORIES, Settings
+from langmem_ext.core.errors import (
     EmbeddingError,
     EmptyTextError,
     EntryNotFoundError,
@@ -45,11 +44,12 @@ from langmem_ext.errors import (
     PendingNotFoundError,
     TextTooLongError,
 )
-from langmem_ext.memory import unconfirmed
+from langmem_ext.core.runtime import embed_matrix
+from langmem_ext.embeddings.factory import CachedEmbeddings, create_embeddings, model_name_of
 from langmem_ext.memory._utils import async_method, check_unicode, to_epoch, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
-from langmem_ext.memory.decay import caught_up
-from langmem_ext.memory.extraction import (
+from langmem_ext.memory.extraction import unconfirmed
+from langmem_ext.memory.extraction.extractor import (
     ExtractionReport,
     Extractor,
     as_messages,
@@ -57,19 +57,18 @@ from langmem_ext.memory.extraction import (
     related_memories,
     saves_of_turn,
 )
-from langmem_ext.memory.knowledge import KnowledgeGraph, Triple
-from langmem_ext.memory.lifecycle import decay_day, recategorize, record_access, start_catch_up
-from langmem_ext.memory.maintenance import MaintenanceReport, maintain
-from langmem_ext.memory.models import (
-    PAGE_SORTS,
-    GetResult,
-    MemoryEntry,
-    MemoryPage,
-    PendingItem,
-    SearchHit,
-    Target,
-    to_dt,
+from langmem_ext.memory.knowledge.extract import normalise_entity
+from langmem_ext.memory.knowledge.triples import KnowledgeGraph, Triple
+from langmem_ext.memory.lifecycle.decay import caught_up
+from langmem_ext.memory.lifecycle.maintenance import MaintenanceReport, maintain
+from langmem_ext.memory.lifecycle.operations import (
+    decay_day,
+    recategorize,
+    record_access,
+    start_catch_up,
 )
+from langmem_ext.memory.lifecycle.reviewer import ReviewKind, ReviewResult, review_entry
+from langmem_ext.memory.lifecycle.versions import version_chain
 from langmem_ext.memory.profile import (
     PROFILE_TARGET,
     Profile,
@@ -79,16 +78,22 @@ from langmem_ext.memory.profile import (
     fact_ops,
     preference_ops,
 )
-from langmem_ext.memory.reviewer import ReviewKind, ReviewResult, review_entry
-from langmem_ext.memory.safety import USER
-from langmem_ext.memory.safety_links import SafetyLinks, SafetySection, Written
-from langmem_ext.memory.search import SearchEngine
-from langmem_ext.memory.triple_extract import normalise_entity
-from langmem_ext.memory.versions import version_chain
+from langmem_ext.memory.recall.search import SearchEngine
+from langmem_ext.memory.safety.facts import USER
+from langmem_ext.memory.safety.links import SafetyLinks, SafetySection, Written
+from langmem_ext.memory.types import (
+    PAGE_SORTS,
+    GetResult,
+    MemoryEntry,
+    MemoryPage,
+    PendingItem,
+    SearchHit,
+    Target,
+    to_dt,
+)
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.runtime import embed_matrix
 from langmem_ext.short_term.statements import slot_of
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.kv import KvSpace
@@ -242,7 +247,7 @@ class Memory:
         """Register a workspace-wide step of :meth:`maintain` (one per ``name``).
 
         Services built on the memory register their own housekeeping here: the
-        session hot log (:class:`~langmem_ext.memory.events.SessionLog`) its TTL
+        session hot log (:class:`~langmem_ext.memory.sessions.log.SessionLog`) its TTL
         purge. ``step(now)`` returns how many rows it removed.
         """
         self._maintenance_steps[name] = step
@@ -511,7 +516,7 @@ class Memory:
 
         Nothing is lost because nobody answered: each expired save leaves its text in
         the daily notes of the day it was said, marked ``[unconfirmed]``, unless the
-        scope holds that text already (see :mod:`langmem_ext.memory.unconfirmed`).
+        scope holds that text already (see :mod:`langmem_ext.memory.extraction.unconfirmed`).
         :meth:`list_pending`, :meth:`confirm` and ``maintain`` expire through here.
 
         Args:
@@ -842,7 +847,7 @@ class Memory:
         self, scope: str, written: builtins.list[Written], thread_id: str | None = None
     ) -> None:
         """Link stored memories to the safety fields they state and propose the user's
-        new items for the profile (:mod:`~langmem_ext.memory.safety_links`), in the
+        new items for the profile (:mod:`~langmem_ext.memory.safety.links`), in the
         conversation ``thread_id`` when they were confirmed there. The memories are
         stored already: a failure here is logged, never raised."""
         try:
@@ -1082,7 +1087,7 @@ class Memory:
             scope: Whose memory.
             category: Only this category.
             text: Only memories containing this text (case-insensitive).
-            sort: One of :data:`~langmem_ext.memory.models.PAGE_SORTS` (``file``: file
+            sort: One of :data:`~langmem_ext.memory.types.PAGE_SORTS` (``file``: file
                 order); ties keep file order.
             descending: Reverse the order.
             offset: Memories skipped before the page.
@@ -1203,7 +1208,7 @@ class Memory:
             path: Workspace-relative path, ``path:line`` / ``path:start-end``, or a
                 stable anchor: ``path#^m-…`` (an entry's :attr:`~MemoryEntry.anchor`)
                 or ``path#^p-…`` (a note's, :attr:`SearchHit.anchor
-                <langmem_ext.memory.models.SearchHit.anchor>` of a ``source="note"``
+                <langmem_ext.memory.types.SearchHit.anchor>` of a ``source="note"``
                 hit). An anchor finds its entry or note wherever lines above it moved
                 it; by default only its own lines are returned.
             scope: Whose memory; paths of other scopes are refused.
@@ -1511,7 +1516,7 @@ class Memory:
 
         Idempotent for a given day: a second run on the same day changes nothing.
         ``core`` and ``system`` memories are never decayed or deleted. See
-        :mod:`langmem_ext.memory.maintenance`.
+        :mod:`langmem_ext.memory.lifecycle.maintenance`.
 
         Args:
             scope: Only this scope (default every scope; the hot-log purge and the
@@ -1549,7 +1554,7 @@ class Memory:
             model: The reviewer chat model; ``None`` uses the deterministic fallback.
 
         Returns:
-            The decision and what was done (see :mod:`langmem_ext.memory.reviewer`).
+            The decision and what was done (see :mod:`langmem_ext.memory.lifecycle.reviewer`).
         """
         return review_entry(self, entry_id, scope=self._scope(scope), kind=kind, model=model)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from langchain_core.embeddings import Embeddings
 
-from langmem_ext.runtime import model_name_of
+from langmem_ext.core.runtime import model_name_of
 
 KNOWN_BASELINES: dict[str, float] = {
     "use-multilingual-v3": 0.0,

@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Protocol
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate, best_first
 
 _MIN_SEEDS = 20

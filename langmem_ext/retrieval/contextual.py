@@ -33,12 +33,12 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.text import speaker_of
+from langmem_ext.language.text import speaker_of
 
 
 def is_reply(text: str, before: str | None) -> bool:
     """Whether ``text`` is a turn that answers ``before``: both are transcript lines
-    (``Name: text``, :func:`~langmem_ext.text.speaker_of`) of different speakers.
+    (``Name: text``, :func:`~langmem_ext.language.text.speaker_of`) of different speakers.
 
     Example:
         >>> is_reply("Caroline: Yes, Biscuit!", "Melanie: Have you named the puppy?")

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from langmem_ext.text import index_tokens, is_cjk, stem
+from langmem_ext.language.text import index_tokens, is_cjk, stem
 
 FINAL_HALF = 0.25
 """The ranking score that maps to a returned score of 0.5 (:func:`final_score`)."""

@@ -28,10 +28,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from langmem_ext.config import GateSettings
+from langmem_ext.core.config import GateSettings
+from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.retrieval.gate import should_retrieve
 from langmem_ext.retrieval.noise import meaningful_length
-from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 FOLLOWUP_MAX_LENGTH = 30
 """Longest follow-up (meaningful length: 30 letters, or 15 CJK characters)."""

@@ -28,7 +28,7 @@ Two things make a keyword score mean evidence:
   of the query no longer scores that match 1.0.
 * Given the query text, each candidate's keyword evidence is scaled by the share of
   it the keyword engine can read for this query
-  (:func:`~langmem_ext.text.script_overlap`): an English query matches the
+  (:func:`~langmem_ext.language.text.script_overlap`): an English query matches the
   stray Latin words ("NFL", "Level") of a Chinese memory, not the memory, and cannot
   match a Chinese memory at all. The keyword engine's silence on the share it cannot
   read is no evidence either way: that share of the keyword term is half the
@@ -83,9 +83,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, TypedDict, Unpack
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
+from langmem_ext.language.text import numbers, script_overlap, script_profile
 from langmem_ext.retrieval.candidate import Candidate, best_first
-from langmem_ext.text import numbers, script_overlap, script_profile
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class FusionOptions(TypedDict, total=False):
     query: str | None
     """The query text. With it (and both engines run), the keyword weight of each
     candidate is scaled by the share of the memory the keyword engine can read for
-    this query (:func:`~langmem_ext.text.script_overlap`); the rest of that weight
+    this query (:func:`~langmem_ext.language.text.script_overlap`); the rest of that weight
     goes to the vector side (see the module doc)."""
 
 

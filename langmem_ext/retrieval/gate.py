@@ -1,4 +1,4 @@
-"""Adaptive retrieval gate: does this message need a memory search? (seeds 000, 003)
+"""Adaptive retrieval gate: does this message need a memory search?
 
 Searching on every message costs an embedding call and injects noise ("ok" finds
 some memory that contains "ok"). The gate decides, in this order:
@@ -24,14 +24,14 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from langmem_ext.config import GateSettings
+from langmem_ext.core.config import GateSettings
+from langmem_ext.language.text import is_cjk
 from langmem_ext.retrieval.noise import (
     is_greeting,
     is_heartbeat,
     meaningful_length,
     normalize,
 )
-from langmem_ext.text import is_cjk
 
 logger = logging.getLogger(__name__)
 

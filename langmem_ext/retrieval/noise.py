@@ -23,7 +23,7 @@ import functools
 import re
 import unicodedata
 
-from langmem_ext.text import is_cjk
+from langmem_ext.language.text import is_cjk
 
 _HEARTBEAT_RE = re.compile(r"^\W*heartbeat", re.IGNORECASE)
 

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.context import NeighbourSource, context_boost
 from langmem_ext.retrieval.explain import final_score

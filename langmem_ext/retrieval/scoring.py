@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.config import RetrievalSettings
+from langmem_ext.core.config import RetrievalSettings
 from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.noise import is_noise
 

@@ -30,7 +30,7 @@ from langmem_ext.short_term.checkpoint import (
     summary_message,
     with_summary,
 )
-from langmem_ext.short_term.flush import (
+from langmem_ext.short_term.flush_prompt import (
     FLUSH_PROMPT,
     NO_REPLY,
     extract_candidate_facts,

@@ -4,7 +4,7 @@ Counts what a chat provider is billed for, close enough to budget a context wind
 the text of every message (string or content blocks), the names and JSON arguments
 of AI tool calls, tool-call ids, message names, and a small fixed overhead per
 message for the role and separators (OpenAI documents 3-4 tokens). Text is counted
-with :func:`langmem_ext.tokens.count_tokens` (``cl100k_base``, or a CJK-aware
+with :func:`langmem_ext.core.tokens.count_tokens` (``cl100k_base``, or a CJK-aware
 estimate when the encoding is unavailable).
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
+from langmem_ext.core.tokens import count_tokens
 from langmem_ext.short_term.content import json_args
-from langmem_ext.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 

@@ -25,12 +25,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
-from langmem_ext.config import ShortTermSettings
+from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.core.tokens import count_tokens, truncate_at_boundary
 from langmem_ext.short_term.accounting import count_message_tokens, message_tokens
 from langmem_ext.short_term.checkpoint import SUMMARY_HEADER
 from langmem_ext.short_term.content import message_text
 from langmem_ext.short_term.validity import latest_human_index
-from langmem_ext.tokens import count_tokens, truncate_at_boundary
 
 logger = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from enum import StrEnum
 
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 
-from langmem_ext.config import ShortTermSettings
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.accounting import context_ratio, count_message_tokens
 from langmem_ext.short_term.content import leading_system_count

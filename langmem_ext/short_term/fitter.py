@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from langmem_ext.config import ShortTermSettings
+from langmem_ext.core.config import ShortTermSettings
 from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.accounting import count_message_tokens
 from langmem_ext.short_term.budget import clip_to_fit

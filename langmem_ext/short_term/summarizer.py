@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langmem_ext.config import ShortTermSettings
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.core.errors import InvalidInputError
+from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.content import clip, message_text, render_message
 from langmem_ext.short_term.extractive import (
@@ -34,7 +35,6 @@ from langmem_ext.short_term.extractive import (
     pack_items,
     split_sentences,
 )
-from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 logger = logging.getLogger(__name__)
 

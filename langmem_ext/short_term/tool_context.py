@@ -20,8 +20,8 @@ from collections.abc import Collection, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.short_term.content import message_text
-from langmem_ext.tokens import count_tokens, truncate_by_tokens
 
 logger = logging.getLogger(__name__)
 

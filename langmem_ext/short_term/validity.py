@@ -28,7 +28,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langmem_ext.errors import InvalidInputError, InvalidMessageListError
+from langmem_ext.core.errors import InvalidInputError, InvalidMessageListError
 
 logger = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langmem_ext.config import ShortTermSettings
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.short_term.content import (
     clip,
     leading_system_count,

@@ -1,11 +1,11 @@
 """Markdown files (the truth), the SQLite ledger (state) and the derived index.
 
-Its names load their module on first use (:mod:`langmem_ext._lazy`).
+Its names load their module on first use (:mod:`langmem_ext.core.lazy`).
 """
 
 from typing import TYPE_CHECKING
 
-from langmem_ext._lazy import lazy_getattr
+from langmem_ext.core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from langmem_ext.workspace.layout import MAIN_SCOPE, Layout, check_scope

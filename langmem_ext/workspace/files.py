@@ -24,7 +24,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from langmem_ext.errors import MemoryFileError, WorkspaceLockTimeout
+from langmem_ext.core.errors import MemoryFileError, WorkspaceLockTimeout
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 """The comparison operators a filter may use."""

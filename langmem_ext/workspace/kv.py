@@ -1,6 +1,6 @@
 """The LangGraph store's share of a workspace: its table and its ``kv.*`` collections.
 
-:class:`KvSpace` is what :class:`~langmem_ext.store.ChromaMemoryStore` asks of the
+:class:`KvSpace` is what :class:`~langmem_ext.store.chroma.ChromaMemoryStore` asks of the
 workspace: the repository of its items (:class:`~langmem_ext.workspace.records.StoreItemsRepository`),
 ledger transactions, and vector reads and writes in its own Chroma collections
 (named by ``kv.`` partition keys, which no memory scope can spell), with writes under

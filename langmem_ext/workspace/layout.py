@@ -19,7 +19,7 @@ from datetime import date
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
-from langmem_ext.errors import InvalidPathError, InvalidScopeError, MemoryFileError
+from langmem_ext.core.errors import InvalidPathError, InvalidScopeError, MemoryFileError
 
 logger = logging.getLogger(__name__)
 

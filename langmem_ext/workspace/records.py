@@ -113,8 +113,8 @@ class HistoryRow:
     """``add``, ``update``, ``superseded``, ``delete``, ``hand-add``, ``hand-edit``,
     ``hand-supersede``, ``hand-reopen``, ``move``, ``removed`` or ``profile`` (the
     safety fields of the profile it states; ``new_text`` says which and what became
-    of them, see :mod:`langmem_ext.memory.safety_links`); the lifecycle
-    (:mod:`langmem_ext.memory.lifecycle`) adds ``decay`` and ``review-keep``
+    of them, see :mod:`langmem_ext.memory.safety.links`); the lifecycle
+    (:mod:`langmem_ext.memory.lifecycle.operations`) adds ``decay`` and ``review-keep``
     (``old_text`` / ``new_text`` hold the importance before and after, e.g. ``"1.0000"``)
     and ``promote`` (both hold the entry's text)."""
     old_text: str | None
@@ -238,7 +238,7 @@ class NewEventRow(EventFields):
     """An event to add to the hot log, with its keyword tokens."""
 
     tokens: tuple[str, ...]
-    """The event's distinct keyword tokens (:func:`langmem_ext.text.index_tokens`)."""
+    """The event's distinct keyword tokens (:func:`langmem_ext.language.text.index_tokens`)."""
 
 
 @dataclass(frozen=True)
@@ -805,7 +805,7 @@ class StoreItemsRepository(Protocol):
     ) -> list[KeywordHit]:
         """BM25 search of the items' texts under ``prefix`` passing ``flt``, best first.
 
-        The query and the texts are tokenised by :mod:`langmem_ext.text`; an item
+        The query and the texts are tokenised by :mod:`langmem_ext.language.text`; an item
         matches when it holds any query token.
         """
         ...

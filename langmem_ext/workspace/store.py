@@ -29,14 +29,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
-from langmem_ext.errors import (
+from langmem_ext.core.errors import (
     EmbeddingError,
     IndexUnavailableError,
     InvalidPathError,
     LangmemError,
     MemoryFileError,
 )
-from langmem_ext.runtime import embed_matrix
+from langmem_ext.core.runtime import embed_matrix
 from langmem_ext.workspace.docs import Doc, FileStamp, text_hash
 from langmem_ext.workspace.files import (
     AppendJournal,
@@ -439,7 +439,7 @@ class Workspace:
         it wrote), the ledger (``ledger.entries.add``: states and history in one
         transaction), the vector index (``vectors.upsert``, when ``vectors`` holds
         the entries' embeddings, one row each, made outside the lock with
-        :func:`~langmem_ext.runtime.embed_matrix`), the keyword/doc table (``keyword.apply``: docs, FTS rows, the file
+        :func:`~langmem_ext.core.runtime.embed_matrix`), the keyword/doc table (``keyword.apply``: docs, FTS rows, the file
         stamp, the generation and the vectors' marks in one transaction). Without
         ``vectors``, or when the vector index is down, the doc table's outbox holds
         the entries until :meth:`flush_vectors`.

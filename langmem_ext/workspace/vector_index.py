@@ -26,7 +26,7 @@ from urllib.parse import urlparse
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.errors import IndexUnavailableError
+from langmem_ext.core.errors import IndexUnavailableError
 from langmem_ext.workspace.files import private_dir
 
 logger = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.runtime import blas_threads
+from langmem_ext.core.runtime import blas_threads
 
 
 class ScopeMatrix:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from langmem_ext import Memory
-from langmem_ext.memory.session import SessionManager
-from langmem_ext.store import ChromaMemoryStore
+from langmem_ext.memory.sessions.manager import SessionManager
+from langmem_ext.store.chroma import ChromaMemoryStore
 
 root = Path(sys.argv[1])
 shutil.rmtree(root, ignore_errors=True)

@@ -3,7 +3,7 @@
 Document vectors keyed by ``(model, text hash)``, float32 blobs. The file sits in
 ``.index/`` but is not derived from the workspace: a reindex or a rebuild keeps it,
 so nothing already seen is embedded again. One connection per thread (WAL).
-Implements :class:`langmem_ext.embeddings.EmbeddingCache`.
+Implements :class:`langmem_ext.embeddings.factory.EmbeddingCache`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """FTS5 rows and per-scope rowid blocks of ``index.db``: the keyword side of a write.
 
-``fts`` holds each doc's language-aware tokens (:mod:`langmem_ext.text`) under the
+``fts`` holds each doc's language-aware tokens (:mod:`langmem_ext.language.text`) under the
 doc's rowid, and a scope's docs have rowids in the scope's block (:data:`BLOCK_BITS`).
 The doc table (:mod:`~langmem_ext.workspace.sqlite.doc_table`) runs these statements inside
 its own transactions, so a doc and its tokens change together; the keyword index
@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 
-from langmem_ext.text import TOKENIZER_VERSION, index_tokens
+from langmem_ext.language.text import TOKENIZER_VERSION, index_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def unindex_doc(c: sqlite3.Connection, rowid: int, table: str = "fts") -> None:
 
 
 TOKENIZER_KEY = "tokenizer"
-"""``meta`` key naming the tokens ``fts`` holds (:data:`~langmem_ext.text.TOKENIZER_VERSION`)."""
+"""``meta`` key naming the tokens ``fts`` holds (:data:`~langmem_ext.language.text.TOKENIZER_VERSION`)."""
 
 
 def retokenize_index(c: sqlite3.Connection) -> int:

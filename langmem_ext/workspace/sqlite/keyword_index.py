@@ -1,6 +1,6 @@
 """The FTS5 keyword index of ``.index/index.db``: BM25 and substring search.
 
-``fts`` holds language-aware tokens (:mod:`langmem_ext.text`) ranked with FTS5's
+``fts`` holds language-aware tokens (:mod:`langmem_ext.language.text`) ranked with FTS5's
 BM25, written with the docs they belong to (:mod:`~langmem_ext.workspace.sqlite.fts`); a
 search reads only its scope's rowid block. :class:`KeywordIndex` is the doc table
 (:class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`) plus these searches, which run
@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import _D_COLS, _DOC_COLS, Doc, _doc
 from langmem_ext.workspace.sqlite.doc_table import _CACHE_KIB
 from langmem_ext.workspace.sqlite.fts import BLOCK_BITS, block_range, idf_sum, match_any

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.runtime import blas_threads
+from langmem_ext.core.runtime import blas_threads
 from langmem_ext.workspace.docs import _VEC_DTYPE, text_hash, vector_blob
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.doc_table import DocTable

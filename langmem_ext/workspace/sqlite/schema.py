@@ -16,7 +16,7 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
-from langmem_ext.errors import SchemaVersionError
+from langmem_ext.core.errors import SchemaVersionError
 
 logger = logging.getLogger(__name__)
 

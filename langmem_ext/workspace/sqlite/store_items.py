@@ -2,7 +2,7 @@
 
 ``store_items`` holds each item's value as JSON text with its dates and TTL;
 ``store_texts`` the texts chosen for indexing, each with its vector id, its
-language-aware tokens (:mod:`langmem_ext.text`), its hash and the mark of the
+language-aware tokens (:mod:`langmem_ext.language.text`), its hash and the mark of the
 vector the collection holds (``vec_hash``); ``store_fts`` (FTS5, BM25) one document
 per item under the item's id, its texts' tokens, rewritten in the same transaction
 whenever the texts change. Filters run in the queries
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import islice
 from typing import Any, TypeVar
 
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.item_filter import matches_filter
 from langmem_ext.workspace.records import (
     ItemWrite,

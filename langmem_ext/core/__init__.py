@@ -1,0 +1,1 @@
+"""The base layer: settings, the typed errors, token counting and process helpers."""

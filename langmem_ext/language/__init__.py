@@ -1,0 +1,1 @@
+"""Language resources: tokenising and language detection, and the bilingual word lists."""

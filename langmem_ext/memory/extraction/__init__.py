@@ -1,0 +1,1 @@
+"""Extraction: the background extractor and the unconfirmed notes of found facts."""

@@ -1,0 +1,1 @@
+"""The knowledge graph: triples, their extraction, their vectors and their search stage."""

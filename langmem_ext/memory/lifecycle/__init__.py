@@ -1,0 +1,1 @@
+"""The lifecycle of memories: decay, review, maintenance, versions and daily jobs."""

@@ -1,0 +1,1 @@
+"""Recall: search over memories and notes, the turn's recall and the memory block."""

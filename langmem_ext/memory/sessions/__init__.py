@@ -1,0 +1,1 @@
+"""Sessions: the conversation manager, the session log, checkpointer threads and the flush."""

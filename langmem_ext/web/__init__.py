@@ -1,1 +1,0 @@
-"""The server's web layer: what it accepts from browsers and other sites."""
