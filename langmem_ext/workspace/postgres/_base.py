@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langmem_ext.errors import InvalidInputError
+from langmem_ext.core.errors import InvalidInputError
 
 
 def _require_psycopg() -> None:

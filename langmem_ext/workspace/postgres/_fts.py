@@ -1,7 +1,7 @@
 """BM25 over PostgreSQL token arrays: FTS5's ranking, computed in SQL.
 
 A keyword table holds each document's language-aware tokens
-(:mod:`langmem_ext.text`) as a ``TEXT[]`` in order, with repeats, and a
+(:mod:`langmem_ext.language.text`) as a ``TEXT[]`` in order, with repeats, and a
 ``tsvector`` of them (``array_to_tsvector``: the tokens are the lexemes, no parser
 or dictionary runs, so Chinese characters and bigrams are matched as the tokenizer
 wrote them) under a GIN index. A search finds the documents holding any query

@@ -5,7 +5,7 @@
 :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`): ``docs`` mirrors every
 live entry, ``doc_files`` each Markdown file's stamp, ``vec_deletes`` the outbox of
 vector deletions, ``kept_vectors`` a copy of each written vector, ``index_meta`` the
-index's own settings. A doc's keyword tokens (:mod:`langmem_ext.text`) are columns
+index's own settings. A doc's keyword tokens (:mod:`langmem_ext.language.text`) are columns
 of its row (``tokens``, and their ``tsvector`` under a GIN index), so they change
 with it; BM25 is FTS5's (:mod:`~langmem_ext.workspace.postgres._fts`).
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import (
     _D_COLS,
     _DOC_COLS,
@@ -121,7 +121,7 @@ class PgKeywordIndex:
 
     def _retokenize(self, conn: Any) -> int:
         """Write every doc's tokens again when another tokenizer wrote them."""
-        from langmem_ext.text import TOKENIZER_VERSION
+        from langmem_ext.language.text import TOKENIZER_VERSION
 
         row = conn.execute(
             "SELECT value FROM index_meta WHERE key = %s", (TOKENIZER_KEY,)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langmem_ext.text import TOKENIZER_VERSION, index_tokens
+from langmem_ext.language.text import TOKENIZER_VERSION, index_tokens
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres.entries import PgEntries
 from langmem_ext.workspace.postgres.events import PgEvents

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from langmem_ext.errors import WorkspaceLockTimeout
+from langmem_ext.core.errors import WorkspaceLockTimeout
 from langmem_ext.workspace.postgres._base import PgConnections
 
 

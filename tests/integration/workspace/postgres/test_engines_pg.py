@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from langmem_ext.errors import InvalidInputError, WorkspaceLockTimeout
+from langmem_ext.core.errors import InvalidInputError, WorkspaceLockTimeout
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres.lock import PgWorkspaceLock
 from langmem_ext.workspace.postgres.vector_index import (

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from langmem_ext.errors import SchemaVersionError
-from langmem_ext.text import index_tokens, query_tokens
+from langmem_ext.core.errors import SchemaVersionError
+from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.postgres.ledger import PgLedger
 from langmem_ext.workspace.postgres.schema import PG_LEDGER_MIGRATIONS, migrate, schema_version
 from langmem_ext.workspace.records import (

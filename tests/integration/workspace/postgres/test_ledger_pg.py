@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from test_ledger_repositories import (  # type: ignore[import-not-found]
+from integration.workspace.test_ledger_repositories import (  # type: ignore[import-not-found]
     test_a_call_outside_a_transaction_commits_on_its_own,
     test_boosts_last_time_and_total_since,
     test_by_entry_and_confirm_entries,
