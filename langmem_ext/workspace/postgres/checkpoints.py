@@ -70,4 +70,45 @@ async def async_postgres_saver(url: str, *, max_size: int = 4) -> AsyncIterator[
         yield saver
 
 
-__all__ = ["async_postgres_saver", "postgres_saver"]
+class PgCheckpoints:
+    """Checkpointers on one PostgreSQL database (the methods of the embedded
+    ``SqliteCheckpoints``: :meth:`saver` and :meth:`open_async`).
+
+    Args:
+        url: ``postgresql://…`` of the database.
+        max_size: Connections of each checkpointer's pool.
+
+    Raises:
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+    """
+
+    def __init__(self, url: str, *, max_size: int = 4) -> None:
+        self.url = check_url(url)
+        self.max_size = max_size
+        self._pools: list[Any] = []
+
+    def saver(self) -> Any:
+        """A ``PostgresSaver`` on its own pool (tables set up; sync use), open until
+        :meth:`close`."""
+        _require_psycopg()
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg_pool import ConnectionPool
+
+        pool = ConnectionPool(self.url, max_size=self.max_size, kwargs=_kwargs(), open=True)
+        self._pools.append(pool)
+        saver = PostgresSaver(cast(Any, pool))
+        saver.setup()
+        return saver
+
+    def open_async(self) -> Any:
+        """An ``AsyncPostgresSaver`` for the body of an ``async with``."""
+        return async_postgres_saver(self.url, max_size=self.max_size)
+
+    def close(self) -> None:
+        """Close the pools of the savers :meth:`saver` opened."""
+        pools, self._pools = self._pools, []
+        for pool in pools:
+            pool.close()
+
+
+__all__ = ["PgCheckpoints", "async_postgres_saver", "postgres_saver"]
