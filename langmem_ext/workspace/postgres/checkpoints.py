@@ -2,22 +2,41 @@
 
 :func:`postgres_saver` is the sync ``PostgresSaver`` on a connection pool;
 :func:`async_postgres_saver` the ``AsyncPostgresSaver`` for the server's event loop.
-Both create their tables on first use (``setup()``, idempotent).
+Both create their tables on first use (``setup()``, idempotent), in the schema
+``langgraph`` of the database.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, cast
 
 from langmem_ext.workspace.postgres._base import _require_psycopg, check_url
 
+SCHEMA = "langgraph"
+"""The PostgreSQL schema of LangGraph's checkpoint tables (its ``checkpoints`` would
+otherwise meet the ledger's table of the same name)."""
+
 
 def _kwargs() -> dict[str, Any]:
+    """Connection options of a checkpointer's pool: LangGraph's tables in :data:`SCHEMA`."""
     from psycopg.rows import dict_row
 
-    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    return {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "row_factory": dict_row,
+        "options": f"-c search_path={SCHEMA}",
+    }
+
+
+def _create_schema(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
 
 
 @contextmanager
@@ -39,6 +58,7 @@ def postgres_saver(url: str, *, max_size: int = 4) -> Iterator[Any]:
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg_pool import ConnectionPool
 
+    _create_schema(url)
     with ConnectionPool(url, max_size=max_size, kwargs=_kwargs(), open=True) as pool:
         saver = PostgresSaver(cast(Any, pool))
         saver.setup()
@@ -64,6 +84,7 @@ async def async_postgres_saver(url: str, *, max_size: int = 4) -> AsyncIterator[
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg_pool import AsyncConnectionPool
 
+    await asyncio.to_thread(_create_schema, url)
     async with AsyncConnectionPool(url, max_size=max_size, kwargs=_kwargs(), open=False) as pool:
         saver = AsyncPostgresSaver(cast(Any, pool))
         await saver.setup()
@@ -94,6 +115,7 @@ class PgCheckpoints:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg_pool import ConnectionPool
 
+        _create_schema(self.url)
         pool = ConnectionPool(self.url, max_size=self.max_size, kwargs=_kwargs(), open=True)
         self._pools.append(pool)
         saver = PostgresSaver(cast(Any, pool))
@@ -111,4 +133,4 @@ class PgCheckpoints:
             pool.close()
 
 
-__all__ = ["PgCheckpoints", "async_postgres_saver", "postgres_saver"]
+__all__ = ["SCHEMA", "PgCheckpoints", "async_postgres_saver", "postgres_saver"]
