@@ -62,10 +62,12 @@ class TableStats:
 
     Args:
         table: The table (columns ``tokens TEXT[]`` and ``tsv TSVECTOR``).
+        where: A condition on its rows that makes a document (all rows when empty).
     """
 
-    def __init__(self, table: str) -> None:
+    def __init__(self, table: str, where: str = "") -> None:
         self.table = table
+        self.where = where
         self._lock = threading.Lock()
         self._kept: tuple[float, int, float] | None = None
 
@@ -82,6 +84,7 @@ class TableStats:
             return kept[1], kept[2]
         n, total = conn.execute(
             f"SELECT count(*), coalesce(sum(cardinality(tokens)), 0) FROM {self.table}"
+            + (f" WHERE {self.where}" if self.where else "")
         ).fetchone()
         n_docs, avgdl = int(n), (float(total) / int(n) if n else 1.0) or 1.0
         with self._lock:
@@ -94,7 +97,9 @@ class TableStats:
         if not terms:
             return {}
         rows = conn.execute(
-            f"SELECT u.term, (SELECT count(*) FROM {self.table} f WHERE f.tsv @@ u.q) "
+            f"SELECT u.term, (SELECT count(*) FROM {self.table} f WHERE f.tsv @@ u.q"
+            + (f" AND {self.where}" if self.where else "")
+            + ") "
             "FROM unnest(%s::text[], %s::tsquery[]) AS u(term, q)",
             (terms, [lexeme(t) for t in terms]),
         ).fetchall()

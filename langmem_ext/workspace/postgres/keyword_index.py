@@ -38,9 +38,18 @@ from langmem_ext.workspace.docs import (
 )
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres._fts import TableStats, score_sql
+from langmem_ext.workspace.postgres.passages import SCHEMA as _PASSAGES_SCHEMA
+from langmem_ext.workspace.postgres.passages import (
+    PgPassages,
+    drop_prose,
+    follow_stamp,
+    shift_prose,
+    write_prose,
+)
 from langmem_ext.workspace.sections import ScopeSections
 from langmem_ext.workspace.sqlite.fts import TOKENIZER_KEY, idf_sum
 from langmem_ext.workspace.sqlite.keyword_index import COMMON_TOKEN_SHARE, GATE_MIN_DOCS
+from langmem_ext.workspace.sqlite.passage_rows import ProseFile
 from langmem_ext.workspace.vector_matrix import ScopeMatrix
 
 SCHEMA = (
@@ -92,8 +101,8 @@ def _tokens(text: str) -> list[str]:
     return [t for t in index_tokens(text) if t]
 
 
-class PgKeywordIndex:
-    """The doc table with BM25 keyword search, in a PostgreSQL database.
+class PgKeywordIndex(PgPassages):
+    """The doc table (and its passages) with BM25 keyword search, in a PostgreSQL database.
 
     Args:
         db: The engine's connections.
@@ -102,22 +111,17 @@ class PgKeywordIndex:
     """
 
     def __init__(self, db: PgConnections, *, exact_max_entries: int = 5_000) -> None:
-        self._db = db
+        super().__init__(db, exact_max_entries)
         self.url = db.url
-        self.exact_max_entries = exact_max_entries
         self._stats = TableStats("docs")
         with db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('keyword index', 0))")
-            for statement in SCHEMA:
+            for statement in (*SCHEMA, *_PASSAGES_SCHEMA):
                 conn.execute(statement)
             self._retokenize(conn)
 
     def close(self) -> None:
         """Nothing to close: the connections belong to the engine."""
-
-    def _q(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
-        with self._db.connection() as conn:
-            return list(conn.execute(sql, params).fetchall())
 
     def _retokenize(self, conn: Any) -> int:
         """Write every doc's tokens again when another tokenizer wrote them."""
@@ -323,11 +327,13 @@ class PgKeywordIndex:
         model: str | None = None,
         embedded: Sequence[tuple[str, str]] = (),
         vectors: Sequence[Sequence[float]] | NDArray[np.float32] = (),
+        prose: Sequence[ProseFile] = (),
     ) -> int | None:
         """Apply doc upserts, deletes ``(id, scope)``, line moves ``(line, id)``, line
-        shifts ``(path, after, count)`` and file stamps in one transaction (see the
-        SQLite doc table's ``apply``); with ``generation`` the new generation is
-        returned, with ``model`` the ``embedded`` pairs and ``vectors`` are recorded."""
+        shifts ``(path, after, count)``, file stamps and the prose of files just read
+        in one transaction (see the SQLite doc table's ``apply``); with ``generation``
+        the new generation is returned, with ``model`` the ``embedded`` pairs and
+        ``vectors`` are recorded."""
         gen: int | None = None
         with self._db.transaction() as c, c.cursor() as cur:
             for path, after, count in shifts:
@@ -335,6 +341,7 @@ class PgKeywordIndex:
                     "UPDATE docs SET line = line + %s WHERE path = %s AND line > %s",
                     (count, path, after),
                 )
+                shift_prose(c, path, after, count)
             for entry_id, scope in deletes:
                 c.execute("DELETE FROM docs WHERE id = %s", (entry_id,))
                 c.execute("DELETE FROM kept_vectors WHERE id = %s", (entry_id,))
@@ -376,19 +383,27 @@ class PgKeywordIndex:
                 c.execute(f"UPDATE docs SET {sets} WHERE rowid = %s", (*params, rowid))
             if lines:
                 cur.executemany("UPDATE docs SET line = %s WHERE id = %s", list(lines))
+            read = {pf.path for pf in prose}
             for p in drop_files:
                 c.execute("DELETE FROM doc_files WHERE path = %s", (p,))
+                if p not in read:
+                    drop_prose(c, p)
             for f in files:
+                if f.path not in read:
+                    follow_stamp(c, f)
                 c.execute(
                     "INSERT INTO doc_files VALUES (%s, %s, %s, %s, %s) ON CONFLICT (path) DO "
                     "UPDATE SET scope = excluded.scope, hash = excluded.hash, "
                     "mtime_ns = excluded.mtime_ns, size = excluded.size",
                     (f.path, f.scope, f.hash, f.mtime_ns, f.size),
                 )
+            for pf in prose:
+                write_prose(c, pf)
             if model is not None:
                 _mark_embedded(cur, embedded, model, vectors)
             gen = _bump_generation(c) if generation else None
         self._stats.invalidate()
+        self._prose_stats.invalidate()
         return gen
 
     def set_importance(self, entry_id: str, importance: float) -> None:

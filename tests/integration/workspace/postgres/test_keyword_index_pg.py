@@ -13,7 +13,9 @@ import pytest
 from langmem_ext.workspace.docs import Doc, FileStamp
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres.keyword_index import PgKeywordIndex
+from langmem_ext.workspace.prose import parse_prose
 from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
+from langmem_ext.workspace.sqlite.passage_rows import Passage, ProseFile
 
 TEXTS = {
     "alice": [
@@ -165,3 +167,90 @@ def test_neighbours_and_previous_entries_follow_the_file_sections(index: Any) ->
     assert set(got) == {"main-0", "main-3", "main-9"}
     assert before["main-3"].id == "main-2" and before["main-3"].text == "note number 2"
     assert "main-0" not in before and "main-9" not in before
+
+
+_NOTES = """# Memory
+
+## Facts
+
+We moved to Oslo in the spring; the flat is near the harbour and gets the
+morning sun.
+
+- likes green tea
+
+## Preferences
+
+旅行的时候喜欢住在安静的小旅馆，早上去市场买水果。
+
+Climbing on Mondays and Thursdays keeps the week in shape.
+"""
+
+
+def _prose(path: str, scope: str, text: str, file_hash: str) -> ProseFile:
+    return ProseFile(path, scope, file_hash, parse_prose(text, path), 100.0)
+
+
+def test_prose_passages_give_the_same_answers_and_scores(
+    both: tuple[KeywordIndex, PgKeywordIndex],
+) -> None:
+    stamp = FileStamp("MEMORY.md", "main", "f1", 1, 1)
+    other = FileStamp("memory/scopes/u1/LONG_TERM.md", "u1", "g1", 1, 1)
+    for kw in both:
+        kw.apply(
+            files=[stamp, other],
+            prose=[_prose("MEMORY.md", "main", _NOTES, "f1"),
+                   _prose(other.path, "u1", "# Memory\n\nThe harbour café opens at seven.\n", "g1")],
+        )  # fmt: skip
+    lite, pg = both
+    for q in ("harbour sun", "小旅馆 水果", "climbing", "Oslo flat harbour"):
+        a, b = lite.prose_bm25("main", q, 10), pg.prose_bm25("main", q, 10)
+        assert [p for p, _ in a] == [p for p, _ in b], q
+        assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-9), q
+        assert lite.prose_bm25_full(q) == pytest.approx(pg.prose_bm25_full(q), rel=1e-12)
+    for kw in both:
+        assert kw.prose_lagging("main") == [] and kw.has_passages("prose", "main")
+        kw.apply(shifts=[("MEMORY.md", 1, 2)], files=[FileStamp("MEMORY.md", "main", "f2", 2, 2)])
+        assert kw.prose_lagging("main") == []  # the prose followed the stamp
+        kw.apply(files=[FileStamp("MEMORY.md", "main", "f3", 3, 3)], generation=False)
+    assert [p.line for p in lite.passages_of_path("prose", "MEMORY.md")] == [
+        p.line for p in pg.passages_of_path("prose", "MEMORY.md")
+    ]
+    todo_lite, todo_pg = lite.passage_todo("prose"), pg.passage_todo("prose")
+    assert [p for _r, p in todo_lite] == [p for _r, p in todo_pg]
+    vecs = np.eye(len(todo_pg), 8, dtype=np.float32)
+    from langmem_ext.workspace.docs import text_hash
+
+    for kw, todo in ((lite, todo_lite), (pg, todo_pg)):
+        kw.mark_passages([(r, text_hash(p.indexed_text)) for r, p in todo], "m", vecs)
+        assert kw.passage_todo("prose") == []
+    main_count = sum(1 for _r, p in todo_pg if p.scope == "main")
+    a = lite.passage_nearest("prose", "main", "m", vecs[1].tolist(), 2)
+    b = pg.passage_nearest("prose", "main", "m", vecs[1].tolist(), 2)
+    assert a is not None and b is not None and [p for p, _ in a] == [p for p, _ in b]
+    assert len(pg.passage_nearest("prose", "main", "m", vecs[0].tolist(), 99) or []) == main_count
+    vid = b[0][0].vector_id
+    assert pg.passages_by_vector_id("prose", [vid, "x#^y"]) == {vid: b[0][0]}
+    for kw in both:  # the file is gone: its prose goes, its vectors are queued
+        kw.apply(drop_files=["MEMORY.md"])
+        assert not kw.has_passages("prose", "main")
+    assert sorted(lite.vector_deletes()) == sorted(pg.vector_deletes())
+
+
+def test_event_passages_are_added_searched_and_purged(index: Any) -> None:
+    events = [
+        Passage("event", f"ev-{i}", "main", "memory/transcripts/2026-01-02.md", i, i, "episode",
+                "", role, text, float(10 * i))
+        for i, (role, text) in enumerate([("user", "I like tea"), ("assistant", "Noted"),
+                                          ("user", "Tea again")], start=1)
+    ]  # fmt: skip
+    index.add_events(events, "m", np.eye(3, 4, dtype=np.float32))
+    found = index.passage_nearest("event", "main", "m", [1, 0, 0, 0], 5, role="user")
+    assert [p.id for p, _ in found] == ["ev-1", "ev-3"]
+    since = index.passage_nearest("event", "main", "m", [1, 0, 0, 0], 5, since=15.0)
+    assert {p.id for p, _ in since} == {"ev-2", "ev-3"}
+    assert index.purge_event_passages(25.0) == 2
+    assert index.passage_count("event", "main") == 1
+    assert sorted(i for i, _s in index.vector_deletes()) == [
+        "memory/transcripts/2026-01-02.md#^ev-1",
+        "memory/transcripts/2026-01-02.md#^ev-2",
+    ]
