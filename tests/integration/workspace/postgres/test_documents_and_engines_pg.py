@@ -4,6 +4,7 @@ opened from one URL: documents, ledger and keyword index commit together."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -106,3 +107,29 @@ def test_the_engine_set_shares_one_database_and_discards_only_derived_data(
 def test_a_url_that_is_not_postgresql_is_refused_before_anything_opens() -> None:
     with pytest.raises(InvalidInputError, match="PostgreSQL URL"):
         open_postgres_engines("mysql://db/x", model_name="m")
+
+
+def test_the_embedding_cache_is_shared_by_replicas(pg_url: str, tmp_path: Path) -> None:
+    from langmem_ext.workspace.postgres._base import PgConnections
+    from langmem_ext.workspace.postgres.embedding_cache import PgEmbeddingCache
+    from langmem_ext.workspace.sqlite.embedding_cache import SqliteEmbeddingCache
+
+    one, two = PgConnections(pg_url), PgConnections(pg_url)
+    try:
+        for writer, reader in (
+            (PgEmbeddingCache(one), PgEmbeddingCache(two)),
+            (SqliteEmbeddingCache(tmp_path / "e.db"), SqliteEmbeddingCache(tmp_path / "e.db")),
+        ):
+            assert reader.get_many("m", ["h1"]) == {}
+            writer.put_many("m", {"h1": [0.5, 0.25], "h2": [1.0, 0.0]})
+            writer.put_many("m", {"h1": [0.75, 0.125]})  # replaced
+            assert reader.get_many("m", ["h1", "h2", "h3"]) == {
+                "h1": [0.75, 0.125],
+                "h2": [1.0, 0.0],
+            }
+            assert reader.get_many("other", ["h1"]) == {}
+            writer.close()
+            reader.close()
+    finally:
+        one.close()
+        two.close()
