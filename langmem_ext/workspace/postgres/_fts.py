@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langmem_ext.workspace.sqlite.fts import idf_sum
@@ -46,15 +46,17 @@ def match_any(tokens: Sequence[str]) -> str:
     return " | ".join(lexeme(t) for t in tokens)
 
 
-def score_sql(alias: str, terms: str = "%(terms)s", idfs: str = "%(idfs)s") -> str:
-    """The BM25 score of the row ``alias`` for the query terms and their IDFs (the
-    named parameters ``terms`` and ``idfs``, arrays of one length) and ``avgdl``."""
-    return (
-        f"(SELECT coalesce(sum(q.idf * (q.tf * {K1 + 1}) / (q.tf + {K1} * "
-        f"({1 - B} + {B} * cardinality({alias}.tokens) / %(avgdl)s))), 0) FROM "
-        f"(SELECT u.idf, cardinality(array_positions({alias}.tokens, u.term)) AS tf "
-        f"FROM unnest({terms}::text[], {idfs}::float8[]) AS u(term, idf)) q)"
-    )
+def score_sql(alias: str, params: Mapping[str, Any]) -> str:
+    """The BM25 score of the row ``alias`` for the query terms of ``params`` (from
+    :meth:`TableStats.query_params`): one term of the sum per query token, each
+    ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``tf`` the
+    token's count in the row's tokens and ``dl`` their number."""
+    dl = f"({1 - B}::float8 + {B}::float8 * cardinality({alias}.tokens) / %(avgdl)s::float8)"
+    parts = []
+    for i in range(len(params["terms"])):
+        tf = f"cardinality(array_positions({alias}.tokens, %(t{i})s::text))"
+        parts.append(f"%(i{i})s::float8 * {tf} * {K1 + 1}::float8 / ({tf} + {K1}::float8 * {dl})")
+    return "(" + (" + ".join(parts) or "0") + ")"
 
 
 class TableStats:
@@ -63,11 +65,15 @@ class TableStats:
     Args:
         table: The table (columns ``tokens TEXT[]`` and ``tsv TSVECTOR``).
         where: A condition on its rows that makes a document (all rows when empty).
+        postings: A table of ``(term, …)`` rows, one per document holding the term,
+            to count document frequencies from (an index-only count) instead of the
+            ``tsvector``.
     """
 
-    def __init__(self, table: str, where: str = "") -> None:
+    def __init__(self, table: str, where: str = "", postings: str | None = None) -> None:
         self.table = table
         self.where = where
+        self.postings = postings
         self._lock = threading.Lock()
         self._kept: tuple[float, int, float] | None = None
 
@@ -96,6 +102,12 @@ class TableStats:
         terms = list(dict.fromkeys(tokens))
         if not terms:
             return {}
+        if self.postings is not None:
+            rows = conn.execute(
+                f"SELECT term, count(*) FROM {self.postings} WHERE term = ANY(%s) GROUP BY term",
+                (terms,),
+            ).fetchall()
+            return {str(t): int(n) for t, n in rows}
         rows = conn.execute(
             f"SELECT u.term, (SELECT count(*) FROM {self.table} f WHERE f.tsv @@ u.q"
             + (f" AND {self.where}" if self.where else "")
@@ -119,7 +131,12 @@ class TableStats:
         n_docs, avgdl = self.totals(conn)
         df = self.doc_freq(conn, terms)
         idfs = [idf_sum(n_docs, df, [t]) for t in terms]
-        return {"terms": terms, "idfs": idfs, "avgdl": avgdl, "match": match_any(terms)}
+        out: dict[str, Any] = {
+            "terms": terms, "idfs": idfs, "avgdl": avgdl, "match": match_any(terms)
+        }  # fmt: skip
+        for i, (t, idf) in enumerate(zip(terms, idfs, strict=True)):
+            out[f"t{i}"], out[f"i{i}"] = t, idf
+        return out
 
 
 __all__ = ["K1", "B", "TableStats", "lexeme", "match_any", "score_sql"]

@@ -115,7 +115,8 @@ def open_postgres_engines(
 
     def discard_index() -> None:
         with db.transaction() as conn:
-            for table in ("docs", "doc_files", "vec_deletes", "kept_vectors", "index_meta"):
+            for table in ("docs", "doc_postings", "doc_files", "vec_deletes", "kept_vectors",
+                          "index_meta", "passages", "prose_files"):  # fmt: skip
                 if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is not None:
                     conn.execute(f"TRUNCATE {table}")
             if conn.execute("SELECT to_regclass(%s)", (vectors.table,)).fetchone()[0]:

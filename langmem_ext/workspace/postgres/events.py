@@ -104,7 +104,7 @@ class PgEvents(PgRepo):
             params.update(self._stats.query_params(conn, tokens))
             params["limit"] = int(limit)
             rows = conn.execute(
-                f"SELECT {_COLS}, f.tokens, {score_sql('f')} AS s FROM session_events_fts f "
+                f"SELECT {_COLS}, f.tokens, {score_sql('f', params)} AS s FROM session_events_fts f "
                 f"JOIN session_events e ON e.id = f.id WHERE {cond} "
                 "AND f.tsv @@ %(match)s::tsquery ORDER BY s DESC, e.at DESC, e.id DESC "
                 "LIMIT %(limit)s",

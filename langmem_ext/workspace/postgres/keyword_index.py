@@ -5,9 +5,13 @@
 :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`): ``docs`` mirrors every
 live entry, ``doc_files`` each Markdown file's stamp, ``vec_deletes`` the outbox of
 vector deletions, ``kept_vectors`` a copy of each written vector, ``index_meta`` the
-index's own settings. A doc's keyword tokens (:mod:`langmem_ext.language.text`) are columns
-of its row (``tokens``, and their ``tsvector`` under a GIN index), so they change
-with it; BM25 is FTS5's (:mod:`~langmem_ext.workspace.postgres._fts`).
+index's own settings. A doc's keyword tokens (:mod:`langmem_ext.language.text`) are a
+column of its row (``tokens``) and its postings in ``doc_postings`` (one row per
+token of a doc: its count and the doc's length, under a covering index on
+``(term, scope)``), written in the same transaction. BM25 is FTS5's
+(:mod:`~langmem_ext.workspace.postgres._fts`), summed over the postings of the
+query's tokens: a search reads index entries, never the docs' token arrays (scoring
+each matching row's array cost ~15 us a row, 70 ms for a common query at 10k).
 
 Nothing is cached in memory across calls (other replicas write the same tables):
 each read asks the database. Called inside a ledger transaction of the same
@@ -37,7 +41,7 @@ from langmem_ext.workspace.docs import (
     vector_blob,
 )
 from langmem_ext.workspace.postgres._base import PgConnections
-from langmem_ext.workspace.postgres._fts import TableStats, score_sql
+from langmem_ext.workspace.postgres._fts import K1, B, TableStats
 from langmem_ext.workspace.postgres.passages import SCHEMA as _PASSAGES_SCHEMA
 from langmem_ext.workspace.postgres.passages import (
     PgPassages,
@@ -66,15 +70,22 @@ SCHEMA = (
     updated_at DOUBLE PRECISION NOT NULL,
     importance DOUBLE PRECISION NOT NULL,
     vec_hash TEXT,
-    tokens TEXT[] NOT NULL,
-    tsv TSVECTOR GENERATED ALWAYS AS (array_to_tsvector(tokens)) STORED
+    tokens TEXT[] NOT NULL
 )""",
     "CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope)",
     "CREATE INDEX IF NOT EXISTS docs_path_line ON docs(path, line)",
     "CREATE INDEX IF NOT EXISTS docs_scope_category ON docs(scope, category)",
     "CREATE INDEX IF NOT EXISTS docs_vector_todo ON docs(rowid) "
     "WHERE vec_hash IS NULL OR vec_hash != text_hash",
-    "CREATE INDEX IF NOT EXISTS docs_tsv ON docs USING gin(tsv)",
+    """CREATE TABLE IF NOT EXISTS doc_postings (
+    term TEXT COLLATE "C" NOT NULL,
+    scope TEXT COLLATE "C" NOT NULL,
+    rowid BIGINT NOT NULL,
+    tf INTEGER NOT NULL,
+    dl INTEGER NOT NULL,
+    PRIMARY KEY (term, scope, rowid) INCLUDE (tf, dl)
+)""",
+    "CREATE INDEX IF NOT EXISTS doc_postings_rowid ON doc_postings(rowid)",
     """CREATE TABLE IF NOT EXISTS doc_files (
     path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL,
     mtime_ns BIGINT NOT NULL, size BIGINT NOT NULL
@@ -101,6 +112,15 @@ def _tokens(text: str) -> list[str]:
     return [t for t in index_tokens(text) if t]
 
 
+_POST = (
+    "INSERT INTO doc_postings (term, scope, rowid, tf, dl) SELECT t, d.scope, d.rowid, "
+    "count(*), cardinality(d.tokens) FROM docs d, unnest(d.tokens) AS t "
+    "WHERE d.rowid = ANY(%s) GROUP BY t, d.scope, d.rowid"
+)
+"""Write the postings of the docs of these rowids (from their tokens)."""
+_UNPOST = "DELETE FROM doc_postings WHERE rowid = ANY(%s)"
+
+
 class PgKeywordIndex(PgPassages):
     """The doc table (and its passages) with BM25 keyword search, in a PostgreSQL database.
 
@@ -113,7 +133,7 @@ class PgKeywordIndex(PgPassages):
     def __init__(self, db: PgConnections, *, exact_max_entries: int = 5_000) -> None:
         super().__init__(db, exact_max_entries)
         self.url = db.url
-        self._stats = TableStats("docs")
+        self._stats = TableStats("docs", postings="doc_postings")
         with db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('keyword index', 0))")
             for statement in (*SCHEMA, *_PASSAGES_SCHEMA):
@@ -137,6 +157,8 @@ class PgKeywordIndex(PgPassages):
             cur.executemany(
                 "UPDATE docs SET tokens = %s WHERE rowid = %s", [(_tokens(t), r) for r, t in docs]
             )
+        conn.execute("TRUNCATE doc_postings")
+        conn.execute(_POST.replace("WHERE d.rowid = ANY(%s) ", ""))
         conn.execute(_SET_META, (TOKENIZER_KEY, TOKENIZER_VERSION))
         return len(docs)
 
@@ -335,6 +357,8 @@ class PgKeywordIndex(PgPassages):
         the new generation is returned, with ``model`` the ``embedded`` pairs and
         ``vectors`` are recorded."""
         gen: int | None = None
+        unposted: list[int] = []  # rowids whose postings go
+        posted: list[int] = []  # rowids whose postings are (re)written
         with self._db.transaction() as c, c.cursor() as cur:
             for path, after, count in shifts:
                 c.execute(
@@ -343,7 +367,8 @@ class PgKeywordIndex(PgPassages):
                 )
                 shift_prose(c, path, after, count)
             for entry_id, scope in deletes:
-                c.execute("DELETE FROM docs WHERE id = %s", (entry_id,))
+                gone = c.execute("DELETE FROM docs WHERE id = %s RETURNING rowid", (entry_id,))
+                unposted += [int(r[0]) for r in gone.fetchall()]
                 c.execute("DELETE FROM kept_vectors WHERE id = %s", (entry_id,))
                 c.execute(
                     "INSERT INTO vec_deletes VALUES (%s, %s) "
@@ -356,11 +381,12 @@ class PgKeywordIndex(PgPassages):
                     (d.id,),
                 ).fetchone()
                 if row is None:
-                    c.execute(
+                    new = c.execute(
                         f"INSERT INTO docs ({_DOC_COLS}, vec_hash, tokens) "
-                        f"VALUES ({', '.join(['%s'] * 10)}, NULL, %s)",
+                        f"VALUES ({', '.join(['%s'] * 10)}, NULL, %s) RETURNING rowid",
                         (*_doc_values(d), _tokens(d.text)),
-                    )
+                    ).fetchone()
+                    posted.append(int(new[0]))
                     c.execute("DELETE FROM vec_deletes WHERE id = %s", (d.id,))
                     continue
                 rowid, old_hash, vec_hash, old_scope = row
@@ -380,7 +406,16 @@ class PgKeywordIndex(PgPassages):
                     params.append(_tokens(d.text))
                 if moved:
                     sets += ", rowid = nextval(pg_get_serial_sequence('docs', 'rowid'))"
-                c.execute(f"UPDATE docs SET {sets} WHERE rowid = %s", (*params, rowid))
+                new = c.execute(
+                    f"UPDATE docs SET {sets} WHERE rowid = %s RETURNING rowid", (*params, rowid)
+                ).fetchone()
+                if moved or old_hash != d.text_hash:
+                    unposted.append(int(rowid))
+                    posted.append(int(new[0]))
+            if unposted:
+                c.execute(_UNPOST, (unposted,))
+            if posted:
+                c.execute(_POST, (posted,))
             if lines:
                 cur.executemany("UPDATE docs SET line = %s WHERE id = %s", list(lines))
             read = {pf.path for pf in prose}
@@ -489,9 +524,12 @@ class PgKeywordIndex(PgPassages):
             params = self._stats.query_params(conn, self._match_tokens(conn, toks))
             params.update(scope=scope, limit=int(limit))
             rows = conn.execute(
-                f"SELECT {_D_COLS}, {score_sql('d')} AS s FROM docs d "
-                "WHERE d.scope = %(scope)s AND d.tsv @@ %(match)s::tsquery "
-                "ORDER BY s DESC, d.rowid LIMIT %(limit)s",
+                f"SELECT {_D_COLS}, t.s FROM (SELECT p.rowid, sum(q.idf * p.tf * {K1 + 1} / "
+                f"(p.tf + {K1} * ({1 - B} + {B} * p.dl / %(avgdl)s::float8))) AS s "
+                "FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS q(term, idf) "
+                "JOIN doc_postings p ON p.term = q.term AND p.scope = %(scope)s "
+                "GROUP BY p.rowid ORDER BY s DESC, p.rowid LIMIT %(limit)s) t "
+                "JOIN docs d ON d.rowid = t.rowid ORDER BY t.s DESC, t.rowid",
                 params,
             ).fetchall()
         return [(_doc(r[:10]), float(r[10])) for r in rows]

@@ -61,8 +61,13 @@ class PgLedger:
         self._owned = not isinstance(url, PgConnections)
         self._db = PgConnections(url, max_size=max_size) if isinstance(url, str) else url
         self.url = self._db.url
-        with self._db.pool.connection() as conn:
-            migrate(conn)
+        try:
+            with self._db.pool.connection() as conn:
+                migrate(conn)
+        except BaseException:
+            if self._owned:  # nothing stays open when the ledger cannot be used
+                self._db.close()
+            raise
         self.meta: MetaRepository = PgMeta(self._db)
         """Workspace settings (``meta``)."""
         self.entries: EntryRepository = PgEntries(self._db)

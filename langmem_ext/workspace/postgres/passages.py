@@ -366,7 +366,7 @@ class PgPassages:
             params = self._prose_stats.query_params(conn, toks)
             params.update(scope=scope, limit=int(limit))
             rows = conn.execute(
-                f"SELECT {P_COLS}, {score_sql('p')} AS s FROM passages p "
+                f"SELECT {P_COLS}, {score_sql('p', params)} AS s FROM passages p "
                 "WHERE p.kind = 'prose' AND p.scope = %(scope)s AND p.tsv @@ %(match)s::tsquery "
                 "ORDER BY s DESC, p.rowid LIMIT %(limit)s",
                 params,

@@ -187,7 +187,7 @@ class PgStoreItems(PgRepo):
         with self._db.connection() as conn:
             params.update(self._stats.query_params(conn, toks))
         sql = (
-            f"SELECT i.id, {score_sql('f')} AS s, i.value FROM store_fts f "
+            f"SELECT i.id, {score_sql('f', params)} AS s, i.value FROM store_fts f "
             "JOIN store_items i ON i.id = f.item_id "
             f"WHERE f.tsv @@ %(match)s::tsquery AND {where} AND {_LIVE} ORDER BY s DESC, i.id"
         )

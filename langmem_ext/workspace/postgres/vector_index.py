@@ -198,8 +198,10 @@ class PgVectorIndex:
                 if not ef:
                     return list(conn.execute(sql, params).fetchall())
                 with conn.transaction():
-                    conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(ef), 1000))}")
+                    conn.execute(
+                        "SET LOCAL hnsw.iterative_scan = strict_order; "
+                        f"SET LOCAL hnsw.ef_search = {max(40, min(int(ef), 1000))}"
+                    )
                     return list(conn.execute(sql, params).fetchall())
         except psycopg.Error as e:
             raise self._down(e) from e
