@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langmem_ext.core.errors import InvalidInputError
+from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError
 
 
 def _require_psycopg() -> None:
@@ -41,6 +41,19 @@ def check_url(url: str) -> str:
     return text.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
+def describe(url: str) -> str:
+    """``url`` without its password, for messages (``postgresql://user@host/db``)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        info = conninfo_to_dict(url)
+    except Exception:
+        return "(an unreadable URL)"
+    host = info.get("host") or "localhost"
+    port = f":{info['port']}" if info.get("port") else ""
+    return f"postgresql://{info.get('user') or ''}@{host}{port}/{info.get('dbname') or ''}"
+
+
 class PgConnections:
     """A connection pool and the transaction each thread holds.
 
@@ -50,9 +63,12 @@ class PgConnections:
         max_size: Connections the pool opens at most.
         timeout: Seconds a caller waits for a free connection.
         configure: Called with each new connection (e.g. to register pgvector's type).
+        connect_timeout: Seconds to wait for the first connection.
 
     Raises:
         InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+        IndexUnavailableError: The database cannot be reached within ``connect_timeout``
+            (nothing stays open).
     """
 
     def __init__(
@@ -63,6 +79,7 @@ class PgConnections:
         max_size: int = 8,
         timeout: float = 30.0,
         configure: Callable[[Any], None] | None = None,
+        connect_timeout: float = 10.0,
     ) -> None:
         _require_psycopg()
         from psycopg_pool import ConnectionPool
@@ -79,6 +96,16 @@ class PgConnections:
             name="langmem-ext",
             configure=configure,
         )
+        from psycopg_pool import PoolTimeout
+
+        try:
+            self.pool.wait(timeout=connect_timeout)
+        except PoolTimeout as exc:
+            self.pool.close()
+            raise IndexUnavailableError(
+                f"The PostgreSQL database {describe(self.url)} cannot be reached within "
+                f"{connect_timeout:g}s; start it or check LANGMEM_DATABASE_URL."
+            ) from exc
 
     def close(self) -> None:
         """Close the pool (its connections)."""
@@ -167,4 +194,4 @@ class PgRepo:
             yield conn
 
 
-__all__ = ["PgConnections", "PgRepo", "check_url"]
+__all__ = ["PgConnections", "PgRepo", "check_url", "describe"]

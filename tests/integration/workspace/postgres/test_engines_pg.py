@@ -186,3 +186,14 @@ async def test_the_async_checkpointer_reads_what_the_sync_one_wrote(pg_url: str)
 def test_a_url_of_another_scheme_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="PostgreSQL URL"):
         PgConnections("sqlite:///x.db")
+
+
+def test_an_unreachable_database_is_a_typed_error_without_the_password(tmp_path: Path) -> None:
+    from langmem_ext.core.errors import IndexUnavailableError
+
+    url = f"postgresql://ann:s3cret@/db?host={tmp_path}/no-server"
+    started = time.monotonic()
+    with pytest.raises(IndexUnavailableError, match="cannot be reached") as caught:
+        PgConnections(url, connect_timeout=1)
+    assert "s3cret" not in str(caught.value) and "ann@" in str(caught.value)
+    assert time.monotonic() - started < 10
