@@ -86,6 +86,7 @@ class PgConnections:
 
         self.url = check_url(url)
         self._local = threading.local()
+        self._on_close: list[Callable[[], None]] = []
         self.pool = ConnectionPool(
             self.url,
             min_size=min_size,
@@ -107,9 +108,18 @@ class PgConnections:
                 f"{connect_timeout:g}s; start it or check LANGMEM_DATABASE_URL."
             ) from exc
 
+    def on_close(self, release: Callable[[], None]) -> None:
+        """Have :meth:`close` call ``release`` too (another part's resources)."""
+        self._on_close.append(release)
+
     def close(self) -> None:
-        """Close the pool (its connections)."""
-        self.pool.close()
+        """Release what :meth:`on_close` registered, then close the pool."""
+        releases, self._on_close = self._on_close, []
+        try:
+            for release in reversed(releases):
+                release()
+        finally:
+            self.pool.close()
 
     def current(self) -> Any | None:
         """The connection of this thread's open transaction, or ``None``."""

@@ -98,15 +98,18 @@ class PgCheckpoints:
     Args:
         url: ``postgresql://…`` of the database.
         max_size: Connections of each checkpointer's pool.
+        closed_with: The engine's connections: closing them closes the savers' pools.
 
     Raises:
         InvalidInputError: ``url`` is not a PostgreSQL URL.
     """
 
-    def __init__(self, url: str, *, max_size: int = 4) -> None:
+    def __init__(self, url: str, *, max_size: int = 4, closed_with: Any = None) -> None:
         self.url = check_url(url)
         self.max_size = max_size
         self._pools: list[Any] = []
+        if closed_with is not None:
+            closed_with.on_close(self.close)
 
     def saver(self) -> Any:
         """A ``PostgresSaver`` on its own pool (tables set up; sync use), open until

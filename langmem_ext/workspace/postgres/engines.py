@@ -56,11 +56,11 @@ class PostgresEngines:
     connections: PgConnections
 
     def close(self) -> None:
-        """Close the checkpointers' pools and the shared pool."""
+        """Close everything: the ledger owns the shared pool, and closing it closes the
+        checkpointers' pools too (so closing the vectors and the ledger, as the
+        engine factory's bundle does, is enough)."""
         self.vectors.close()
-        self.checkpoints.close()
         self.ledger.close()
-        self.connections.close()
 
 
 def open_postgres_engines(
@@ -100,7 +100,7 @@ def open_postgres_engines(
     ensure_extension(url)
     db = PgConnections(url, max_size=max_connections, configure=register_vector)
     try:
-        ledger = PgLedger(db)
+        ledger = PgLedger(db, own=True)
         documents = PgDocuments(db)
         vectors = PgVectorIndex(db, model_name, collection_prefix)
     except BaseException:
@@ -131,7 +131,7 @@ def open_postgres_engines(
         vectors=vectors,
         open_keyword=open_keyword,
         discard_index=discard_index,
-        checkpoints=PgCheckpoints(url),
+        checkpoints=PgCheckpoints(url, closed_with=db),
         connections=db,
     )
 

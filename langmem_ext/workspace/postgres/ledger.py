@@ -51,14 +51,18 @@ class PgLedger:
         url: ``postgresql://…`` of the database, or the connections of another
             engine part to share (one pool for the ledger and the indexes).
         max_size: Connections the pool opens at most (when ``url`` is a URL).
+        own: Whether :meth:`close` closes the connections (default: when this
+            ledger opened them from a URL).
 
     Raises:
         InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
         SchemaVersionError: The database was migrated by a newer version.
     """
 
-    def __init__(self, url: str | PgConnections, *, max_size: int = 8) -> None:
-        self._owned = not isinstance(url, PgConnections)
+    def __init__(
+        self, url: str | PgConnections, *, max_size: int = 8, own: bool | None = None
+    ) -> None:
+        self._owned = not isinstance(url, PgConnections) if own is None else own
         self._db = PgConnections(url, max_size=max_size) if isinstance(url, str) else url
         self.url = self._db.url
         try:
@@ -98,7 +102,7 @@ class PgLedger:
         return self._db
 
     def close(self) -> None:
-        """Close the pool (when this ledger opened it)."""
+        """Close the connections (when this ledger owns them)."""
         if self._owned:
             self._db.close()
 

@@ -133,3 +133,17 @@ def test_the_embedding_cache_is_shared_by_replicas(pg_url: str, tmp_path: Path) 
     finally:
         one.close()
         two.close()
+
+
+def test_closing_the_ledger_and_vectors_closes_every_pool(pg_vector_url: str) -> None:
+    """The engine factory's bundle closes the vectors and the ledger only."""
+    from psycopg_pool import PoolClosed
+
+    opened = open_postgres_engines(pg_vector_url, model_name="m")
+    saver = opened.checkpoints.saver()
+    opened.vectors.close()
+    opened.ledger.close()
+    with pytest.raises(PoolClosed):
+        saver.get_tuple({"configurable": {"thread_id": "t"}})
+    with pytest.raises(PoolClosed):
+        opened.ledger.entries.exists("m-1")
