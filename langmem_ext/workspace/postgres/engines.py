@@ -16,6 +16,7 @@ from langmem_ext.workspace.postgres._base import PgConnections, check_url
 from langmem_ext.workspace.postgres.checkpoints import PgCheckpoints
 from langmem_ext.workspace.postgres.documents import PgDocuments
 from langmem_ext.workspace.postgres.keyword_index import PgKeywordIndex
+from langmem_ext.workspace.postgres.leases import PgLeases
 from langmem_ext.workspace.postgres.ledger import PgLedger
 from langmem_ext.workspace.postgres.lock import PgWorkspaceLock
 from langmem_ext.workspace.postgres.vector_index import (
@@ -43,6 +44,7 @@ class PostgresEngines:
             the documents are kept.
         checkpoints: The conversations' checkpointers.
         connections: The pool the engines share.
+        leases: Job leases per scope, shared by the replicas (the background jobs').
     """
 
     name: str
@@ -54,6 +56,7 @@ class PostgresEngines:
     discard_index: Callable[[], None]
     checkpoints: PgCheckpoints
     connections: PgConnections
+    leases: PgLeases
 
     def close(self) -> None:
         """Close everything: the ledger owns the shared pool, and closing it closes the
@@ -103,6 +106,7 @@ def open_postgres_engines(
         ledger = PgLedger(db, own=True)
         documents = PgDocuments(db)
         vectors = PgVectorIndex(db, model_name, collection_prefix)
+        leases = PgLeases(db)
     except BaseException:
         db.close()
         raise
@@ -133,6 +137,7 @@ def open_postgres_engines(
         discard_index=discard_index,
         checkpoints=PgCheckpoints(url, closed_with=db),
         connections=db,
+        leases=leases,
     )
 
 

@@ -84,6 +84,7 @@ def test_the_engine_set_shares_one_database_and_discards_only_derived_data(
 ) -> None:
     keyword = engines.open_keyword()
     assert engines.open_keyword() is keyword and engines.name == "postgresql"
+    assert engines.leases.acquire("decay", "main", "replica-a", 30)
     keyword.apply(upserts=[Doc("m-1", "main", "MEMORY.md", 1, "fact", "tea", "h", 1, 1, 1)])
     engines.vectors.upsert("main", ["m-1"], np.eye(1, 8, dtype=np.float32), [{}])
     engines.ledger.entries.upsert(_state("m-1"))
@@ -94,6 +95,7 @@ def test_the_engine_set_shares_one_database_and_discards_only_derived_data(
         assert again.open_keyword().count("main") == 1
         with again.lock.try_hold() as held, engines.lock.try_hold() as also:
             assert held and not also
+        assert again.leases.holder("decay", "main") == "replica-a"
     finally:
         again.close()
     engines.discard_index()
