@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from langmem_ext.core.errors import InvalidPathError
 from langmem_ext.workspace.layout import _DAILY_RE, Layout, check_scope
@@ -80,6 +81,10 @@ class PgDocuments:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('documents', 0))")
             for statement in SCHEMA:
                 conn.execute(statement)
+
+    def transaction(self) -> Any:
+        """A transaction for several writes (they commit together, or none does)."""
+        return self._db.transaction()
 
     def read(self, scope: str, rel: str) -> str:
         """The text of one file of ``scope`` (``""`` when it does not exist).
