@@ -125,4 +125,32 @@ def copy_documents(root: Path, target: PgDocuments) -> dict[str, int]:
     return copied
 
 
-__all__ = ["TABLES", "copy_documents", "copy_ledger"]
+def export_documents(source: PgDocuments, root: Path) -> dict[str, int]:
+    """Write every scope's memory files from ``source`` into the folder ``root``, as the
+    embedded engines lay them out (``MEMORY.md``, ``memory/…``), each atomically.
+
+    Returns:
+        Files written per scope.
+
+    Raises:
+        InvalidInputError: A file to write exists already with other text.
+    """
+    from langmem_ext.workspace.files import atomic_write_text
+
+    layout = Layout(root)
+    planned: list[tuple[str, Path, str]] = []
+    for scope in source.scopes():
+        for rel in source.list(scope):
+            path, text = layout.root / rel, source.read(scope, rel)
+            if path.exists() and path.read_text(encoding="utf-8") != text:
+                raise InvalidInputError(f"{path} exists with other text: export into a new folder")
+            planned.append((scope, path, text))
+    written: dict[str, int] = {}
+    for scope, path, text in planned:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, text)
+        written[scope] = written.get(scope, 0) + 1
+    return written
+
+
+__all__ = ["TABLES", "copy_documents", "copy_ledger", "export_documents"]
