@@ -8,6 +8,12 @@ wrote them) under a GIN index. A search finds the documents holding any query
 token through that index and scores them with FTS5's BM25 (``k1 = 1.2``,
 ``b = 0.75``, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, document
 length in tokens), so the two engines rank alike.
+
+The keyword tables of the ledger (session events, store items) and the prose
+passages work so. The memories' keyword index sums the same BM25 over a postings
+table instead (:mod:`~langmem_ext.workspace.postgres.keyword_index`): scoring each
+matching row's array costs ~15 us a row, too much for a common query over many
+memories; :class:`TableStats` then counts document frequencies from the postings.
 """
 
 from __future__ import annotations
