@@ -18,6 +18,7 @@ from typing import Any
 from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.postgres.documents import PgDocuments
+from langmem_ext.workspace.postgres.events import POST_EVENTS
 from langmem_ext.workspace.postgres.ledger import PgLedger
 from langmem_ext.workspace.sqlite.ledger import Ledger
 
@@ -89,6 +90,7 @@ def copy_ledger(source: Ledger, target: PgLedger, *, batch: int = 2_000) -> dict
             batch,
         )
         copied["session_events_fts"] = len(events)
+        conn.execute(POST_EVENTS + " GROUP BY t, e.scope, f.id")
         conn.execute(
             "INSERT INTO store_fts (item_id, tokens) SELECT item_id, "
             "array_remove(string_to_array(string_agg(tokens, ' '), ' '), '') FROM store_texts "

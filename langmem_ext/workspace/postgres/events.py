@@ -1,5 +1,7 @@
 """Repository of the session hot log on PostgreSQL: ``session_events`` and its keyword
-table ``session_events_fts`` (each event's distinct tokens, BM25 as FTS5 ranks)."""
+tables ``session_events_fts`` (each event's distinct tokens) and
+``session_event_terms`` (their postings: term, scope -> count, length), BM25 as FTS5
+ranks, summed over the postings."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langmem_ext.workspace.postgres._base import PgConnections, PgRepo
-from langmem_ext.workspace.postgres._fts import TableStats, score_sql
+from langmem_ext.workspace.postgres._fts import K1, B, TableStats
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
 from langmem_ext.workspace.sqlite._repo import columns
 
@@ -28,6 +30,14 @@ def _where(f: EventFilter) -> tuple[str, dict[str, Any]]:
 
 _NEWEST = " ORDER BY e.at DESC, e.id DESC"
 
+POST_EVENTS = (
+    "INSERT INTO session_event_terms (term, scope, id, tf, dl) SELECT t, e.scope, f.id, "
+    "count(*), cardinality(f.tokens) FROM session_events_fts f "
+    "JOIN session_events e ON e.id = f.id, unnest(f.tokens) AS t"
+)
+"""Write the postings of events from their tokens (add a ``WHERE`` and the ``GROUP BY
+t, e.scope, f.id``)."""
+
 
 class PgEvents(PgRepo):
     """:class:`~langmem_ext.workspace.records.EventRepository` on PostgreSQL
@@ -39,7 +49,7 @@ class PgEvents(PgRepo):
 
     def __init__(self, db: PgConnections) -> None:
         super().__init__(db)
-        self._stats = TableStats("session_events_fts")
+        self._stats = TableStats("session_events_fts", postings="session_event_terms")
 
     def add(self, events: Sequence[NewEventRow]) -> list[int]:
         """Store events with their tokens; returns their ids, in order."""
@@ -58,11 +68,12 @@ class PgEvents(PgRepo):
     def purge(self, before: float) -> int:
         """Delete the events older than ``before``; returns how many."""
         with self._atomic():
-            self._run(
-                "DELETE FROM session_events_fts WHERE id IN "
-                "(SELECT id FROM session_events WHERE at < %s)",
-                (before,),
-            )
+            for table in ("session_event_terms", "session_events_fts"):
+                self._run(
+                    f"DELETE FROM {table} WHERE id IN "
+                    "(SELECT id FROM session_events WHERE at < %s)",
+                    (before,),
+                )
             gone = self._run("DELETE FROM session_events WHERE at < %s", (before,))
         self._stats.invalidate()
         return gone
@@ -77,12 +88,19 @@ class PgEvents(PgRepo):
         return [(int(i), str(t)) for i, t in rows]
 
     def index(self, tokens: Sequence[tuple[int, tuple[str, ...]]]) -> None:
-        """Store the keyword tokens of events, by id."""
-        self._run_many(
-            "INSERT INTO session_events_fts (id, tokens) VALUES (%s, %s) "
-            "ON CONFLICT (id) DO UPDATE SET tokens = excluded.tokens",
-            [(i, [t for t in toks if t]) for i, toks in tokens],
-        )
+        """Store the keyword tokens of events, by id (and their postings)."""
+        ids = [int(i) for i, _toks in tokens]
+        if not ids:
+            return
+        with self._atomic() as conn:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO session_events_fts (id, tokens) VALUES (%s, %s) "
+                    "ON CONFLICT (id) DO UPDATE SET tokens = excluded.tokens",
+                    [(i, [t for t in toks if t]) for i, toks in tokens],
+                )
+            conn.execute("DELETE FROM session_event_terms WHERE id = ANY(%s)", (ids,))
+            conn.execute(POST_EVENTS + " WHERE f.id = ANY(%s) GROUP BY t, e.scope, f.id", (ids,))
         self._stats.invalidate()
 
     def recent(self, where: EventFilter, limit: int | None = None) -> list[EventRow]:
@@ -104,10 +122,13 @@ class PgEvents(PgRepo):
             params.update(self._stats.query_params(conn, tokens))
             params["limit"] = int(limit)
             rows = conn.execute(
-                f"SELECT {_COLS}, f.tokens, {score_sql('f', params)} AS s FROM session_events_fts f "
-                f"JOIN session_events e ON e.id = f.id WHERE {cond} "
-                "AND f.tsv @@ %(match)s::tsquery ORDER BY s DESC, e.at DESC, e.id DESC "
-                "LIMIT %(limit)s",
+                f"SELECT {_COLS}, f.tokens, t.s FROM (SELECT p.id, sum(q.idf * p.tf * {K1 + 1} "
+                f"/ (p.tf + {K1} * ({1 - B} + {B} * p.dl / %(avgdl)s::float8))) AS s "
+                "FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS q(term, idf) "
+                "JOIN session_event_terms p ON p.term = q.term AND p.scope = %(scope)s "
+                "GROUP BY p.id) t JOIN session_events e ON e.id = t.id "
+                f"JOIN session_events_fts f ON f.id = t.id WHERE {cond} "
+                "ORDER BY t.s DESC, e.at DESC, e.id DESC LIMIT %(limit)s",
                 params,
             ).fetchall()
         return [EventMatch(EventRow(*r[:-2]), frozenset(r[-2]), float(r[-1])) for r in rows]
@@ -141,4 +162,4 @@ class PgEvents(PgRepo):
             return self._stats.idf_sum(conn, tokens)
 
 
-__all__ = ["PgEvents"]
+__all__ = ["POST_EVENTS", "PgEvents"]

@@ -16,7 +16,7 @@ from typing import Any
 from langmem_ext.language.text import TOKENIZER_VERSION, index_tokens
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres.entries import PgEntries
-from langmem_ext.workspace.postgres.events import PgEvents
+from langmem_ext.workspace.postgres.events import POST_EVENTS, PgEvents
 from langmem_ext.workspace.postgres.pending import PgPending
 from langmem_ext.workspace.postgres.schema import migrate
 from langmem_ext.workspace.postgres.sessions import PgConversations, PgSessions
@@ -148,6 +148,8 @@ class PgLedger:
                     "UPDATE store_texts SET tokens = %s WHERE item_id = %s AND path = %s",
                     [(" ".join(index_tokens(t)), i, p) for i, p, t in texts],
                 )
+            c.execute("DELETE FROM session_event_terms")
+            c.execute(POST_EVENTS + " GROUP BY t, e.scope, f.id")
             c.execute("DELETE FROM store_fts")
             c.execute(
                 "INSERT INTO store_fts (item_id, tokens) SELECT item_id, "

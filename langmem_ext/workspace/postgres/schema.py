@@ -4,10 +4,11 @@ The same tables and the same numbered steps as
 :mod:`langmem_ext.workspace.sqlite.schema` (a version means the same thing on both
 engines), in PostgreSQL's dialect: ``DOUBLE PRECISION`` times, identity columns
 for SQLite's ``AUTOINCREMENT``, and the keyword tables (``session_events_fts``,
-``store_fts``) as token arrays with a ``tsvector`` and a GIN index in place of
-FTS5. Text columns compared by range (``slot``, ``ns``) use the ``"C"`` collation
-(byte order, as SQLite compares). ``entries`` carries a ``rowid`` (a new one on each upsert, as SQLite's
-``INSERT OR REPLACE`` gives) for the order rows were written.
+``store_fts``) as token arrays in place of FTS5 (the store's with a ``tsvector``
+under a GIN index, the events' with a postings table, ``session_event_terms``).
+Text columns compared by range (``slot``, ``ns``) use the ``"C"`` collation (byte
+order, as SQLite compares). ``entries`` carries a ``rowid`` (a new one on each
+upsert, as SQLite's ``INSERT OR REPLACE`` gives) for the order rows were written.
 
 The version lives in ``ledger_schema``. Opening runs the missing steps under a
 session advisory lock, one transaction each, so replicas starting together
@@ -104,13 +105,21 @@ _SESSION_EVENTS = (
 )""",
     "CREATE INDEX IF NOT EXISTS session_events_scope_at ON session_events(scope, at)",
     "CREATE INDEX IF NOT EXISTS session_events_thread_at ON session_events(scope, thread_id, at)",
-    # FTS5's table: each event's distinct tokens under its id
+    # FTS5's table: each event's distinct tokens under its id, and their postings
+    # (term, scope -> count, length) that BM25 is summed over
     """CREATE TABLE IF NOT EXISTS session_events_fts (
     id BIGINT PRIMARY KEY,
-    tokens TEXT[] NOT NULL,
-    tsv TSVECTOR GENERATED ALWAYS AS (array_to_tsvector(tokens)) STORED
+    tokens TEXT[] NOT NULL
 )""",
-    "CREATE INDEX IF NOT EXISTS session_events_fts_tsv ON session_events_fts USING gin(tsv)",
+    """CREATE TABLE IF NOT EXISTS session_event_terms (
+    term TEXT COLLATE "C" NOT NULL,
+    scope TEXT COLLATE "C" NOT NULL,
+    id BIGINT NOT NULL,
+    tf INTEGER NOT NULL,
+    dl INTEGER NOT NULL,
+    PRIMARY KEY (term, scope, id) INCLUDE (tf, dl)
+)""",
+    "CREATE INDEX IF NOT EXISTS session_event_terms_id ON session_event_terms(id)",
 )
 
 _SESSIONS = (
