@@ -28,17 +28,22 @@ def _require_psycopg() -> None:
 
 
 def check_url(url: str) -> str:
-    """``url`` when it names a PostgreSQL database.
+    """``url`` when it names a PostgreSQL database, as ``postgresql://…``.
+
+    The scheme may be ``postgresql``, ``postgres`` or ``postgresql+psycopg``, in any
+    case.
 
     Raises:
         InvalidInputError: Another scheme, or an empty URL.
     """
     text = (url or "").strip()
-    if not text.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in ("postgresql", "postgres", "postgresql+psycopg"):
+        shown = f"{scheme}://…" if sep else "(not a URL)"
         raise InvalidInputError(
-            f"not a PostgreSQL URL: {url!r} (expected postgresql://user@host/database)"
+            f"not a PostgreSQL URL: {shown} (expected postgresql://user@host/database)"
         )
-    return text.replace("postgresql+psycopg://", "postgresql://", 1)
+    return "postgresql://" + rest
 
 
 def describe(url: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from langmem_ext.workspace.postgres._base import PgConnections, check_url
 from langmem_ext.workspace.postgres.checkpoints import PgCheckpoints
@@ -141,4 +142,41 @@ def open_postgres_engines(
     )
 
 
-__all__ = ["POSTGRES", "PostgresEngines", "open_postgres_engines"]
+def open_for_request(request: Any) -> Any:
+    """The engine factory's opener: the engines of ``request.url`` as the factory's
+    bundle (``langmem_ext.workspace.engines.Engines``; the leases and the pool stay
+    reachable through the ledger's ``connections``).
+
+    Args:
+        request: The factory's ``EngineRequest`` (``url``, ``model_name``,
+            ``collection_prefix``, ``lock_timeout``, ``exact_max_entries``).
+
+    Returns:
+        The opened engines.
+
+    Raises:
+        InvalidInputError: See :func:`open_postgres_engines`.
+        IndexUnavailableError: See :func:`open_postgres_engines`.
+    """
+    from langmem_ext.workspace import engines as factory
+
+    opened = open_postgres_engines(
+        request.url,
+        model_name=request.model_name,
+        collection_prefix=request.collection_prefix,
+        lock_timeout=request.lock_timeout,
+        exact_max_entries=request.exact_max_entries,
+    )
+    return factory.Engines(  # type: ignore[attr-defined]
+        name=opened.name,
+        ledger=opened.ledger,
+        documents=opened.documents,
+        lock=opened.lock,
+        vectors=opened.vectors,
+        open_keyword=opened.open_keyword,
+        discard_index=opened.discard_index,
+        checkpoints=opened.checkpoints,
+    )
+
+
+__all__ = ["POSTGRES", "PostgresEngines", "open_for_request", "open_postgres_engines"]

@@ -54,17 +54,27 @@ def ensure_extension(url: str) -> None:
     """Create the ``vector`` extension in the database when it is missing.
 
     Raises:
-        IndexUnavailableError: The server has no pgvector, or cannot be reached.
+        IndexUnavailableError: The database cannot be reached, or has no pgvector.
     """
     import psycopg
 
+    from langmem_ext.workspace.postgres._base import describe
+
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as e:
+        raise IndexUnavailableError(
+            f"The PostgreSQL database {describe(url)} cannot be reached "
+            f"({type(e).__name__}); start it or check LANGMEM_DATABASE_URL."
+        ) from e
+    try:
+        with conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as e:
         raise IndexUnavailableError(
-            f"pgvector is not available in the PostgreSQL database ({type(e).__name__}: {e}); "
-            "install the extension (postgresql-NN-pgvector) or use the embedded engine."
+            f"pgvector is not available in the PostgreSQL database {describe(url)} "
+            f"({type(e).__name__}: {e}); install the extension (postgresql-NN-pgvector) "
+            "or use the embedded engines."
         ) from e
 
 

@@ -183,9 +183,22 @@ async def test_the_async_checkpointer_reads_what_the_sync_one_wrote(pg_url: str)
     assert [m.content for m in state.values["messages"]] == ["hi", "ok"]
 
 
-def test_a_url_of_another_scheme_is_refused() -> None:
-    with pytest.raises(InvalidInputError, match="PostgreSQL URL"):
-        PgConnections("sqlite:///x.db")
+def test_a_url_of_another_scheme_is_refused_without_its_password() -> None:
+    with pytest.raises(InvalidInputError, match="PostgreSQL URL") as caught:
+        PgConnections("mysql://ann:s3cret@db/x")
+    assert "s3cret" not in str(caught.value)
+    from langmem_ext.workspace.postgres._base import check_url
+
+    for url in ("POSTGRES://a@h/db", "postgresql+psycopg://a@h/db", " postgres://a@h/db"):
+        assert check_url(url) == "postgresql://a@h/db"
+
+
+def test_an_unreachable_server_is_not_reported_as_a_missing_extension(tmp_path: Path) -> None:
+    from langmem_ext.core.errors import IndexUnavailableError
+
+    with pytest.raises(IndexUnavailableError, match="cannot be reached") as caught:
+        ensure_extension(f"postgresql://ann:s3cret@/db?host={tmp_path}/none")
+    assert "s3cret" not in str(caught.value) and "pgvector" not in str(caught.value)
 
 
 def test_an_unreachable_database_is_a_typed_error_without_the_password(tmp_path: Path) -> None:
