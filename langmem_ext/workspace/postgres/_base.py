@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError
+from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError, LangmemError
 
 
 def _require_psycopg() -> None:
@@ -46,6 +46,16 @@ def check_url(url: str) -> str:
     return "postgresql://" + rest
 
 
+def unavailable(message: str) -> LangmemError:
+    """The error of a database the engines cannot use: the package's
+    ``EngineUnavailableError`` when it has one (with the engine factory), else
+    :class:`IndexUnavailableError`."""
+    from langmem_ext.core import errors
+
+    kind: type[LangmemError] = getattr(errors, "EngineUnavailableError", IndexUnavailableError)
+    return kind(message)
+
+
 def describe(url: str) -> str:
     """``url`` without its password, for messages (``postgresql://user@host/db``)."""
     from psycopg.conninfo import conninfo_to_dict
@@ -72,8 +82,8 @@ class PgConnections:
 
     Raises:
         InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
-        IndexUnavailableError: The database cannot be reached within ``connect_timeout``
-            (nothing stays open).
+        LangmemError: The database cannot be reached within ``connect_timeout``
+            (:func:`unavailable`; nothing stays open).
     """
 
     def __init__(
@@ -108,7 +118,7 @@ class PgConnections:
             self.pool.wait(timeout=connect_timeout)
         except PoolTimeout as exc:
             self.pool.close()
-            raise IndexUnavailableError(
+            raise unavailable(
                 f"The PostgreSQL database {describe(self.url)} cannot be reached within "
                 f"{connect_timeout:g}s; start it or check LANGMEM_DATABASE_URL."
             ) from exc
@@ -209,4 +219,4 @@ class PgRepo:
             yield conn
 
 
-__all__ = ["PgConnections", "PgRepo", "check_url", "describe"]
+__all__ = ["PgConnections", "PgRepo", "check_url", "describe", "unavailable"]

@@ -97,7 +97,8 @@ def open_postgres_engines(
 
     Raises:
         InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
-        IndexUnavailableError: The server has no pgvector.
+        LangmemError: The database cannot be reached or has no pgvector
+            (``EngineUnavailableError`` with the engine factory).
         SchemaVersionError: The database was migrated by a newer version.
     """
     url = check_url(url)
@@ -156,7 +157,7 @@ def open_for_request(request: Any) -> Any:
 
     Raises:
         InvalidInputError: See :func:`open_postgres_engines`.
-        IndexUnavailableError: See :func:`open_postgres_engines`.
+        LangmemError: See :func:`open_postgres_engines`.
     """
     from langmem_ext.workspace import engines as factory
 

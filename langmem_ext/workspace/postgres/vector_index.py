@@ -54,16 +54,17 @@ def ensure_extension(url: str) -> None:
     """Create the ``vector`` extension in the database when it is missing.
 
     Raises:
-        IndexUnavailableError: The database cannot be reached, or has no pgvector.
+        LangmemError: The database cannot be reached, or has no pgvector (see
+            :func:`~langmem_ext.workspace.postgres._base.unavailable`).
     """
     import psycopg
 
-    from langmem_ext.workspace.postgres._base import describe
+    from langmem_ext.workspace.postgres._base import describe, unavailable
 
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as e:
-        raise IndexUnavailableError(
+        raise unavailable(
             f"The PostgreSQL database {describe(url)} cannot be reached "
             f"({type(e).__name__}); start it or check LANGMEM_DATABASE_URL."
         ) from e
@@ -71,7 +72,7 @@ def ensure_extension(url: str) -> None:
         with conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as e:
-        raise IndexUnavailableError(
+        raise unavailable(
             f"pgvector is not available in the PostgreSQL database {describe(url)} "
             f"({type(e).__name__}: {e}); install the extension (postgresql-NN-pgvector) "
             "or use the embedded engines."
