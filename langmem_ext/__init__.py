@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from langmem_ext.core.errors import (
     EmbeddingError,
     EmptyTextError,
+    EngineUnavailableError,
     EntryNotFoundError,
     EntrySupersededError,
     IndexUnavailableError,
@@ -99,6 +100,7 @@ __all__ = [
     "ChromaMemoryStore",
     "EmbeddingError",
     "EmptyTextError",
+    "EngineUnavailableError",
     "EntryNotFoundError",
     "EntrySupersededError",
     "ExtractionReport",

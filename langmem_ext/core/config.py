@@ -497,6 +497,12 @@ class Settings(BaseSettings):
 
     workspace: Path = Path("./langmem-workspace")
     """The workspace folder (Markdown, ``state.db``, ``.index/``)."""
+    database_url: str | None = None
+    """Where the ledger and indexes live, as a URL (``LANGMEM_DATABASE_URL``).
+    ``None`` (default), ``sqlite://`` or ``sqlite:///<workspace>``: the embedded
+    engines in the workspace folder (SQLite ledger, Markdown files, SQLite FTS5
+    keyword index, Chroma vectors); another scheme needs an engine registered for
+    it (``postgresql://`` is refused until a PostgreSQL engine is installed)."""
     default_scope: str = "main"
     """Scope used when a caller names none."""
     max_text_chars: int = Field(default=4000, ge=1)

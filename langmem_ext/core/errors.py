@@ -28,6 +28,7 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     ├── SchemaVersionError          (the workspace was written by a newer version)
     ├── EmbeddingError
     ├── IndexUnavailableError       (Chroma server down, index unusable)
+    ├── EngineUnavailableError      (no storage engine for the database URL)
     ├── ModelUnavailableError       (no chat model can be reached)
     ├── InvalidReviewError          (a reviewer model's answer is not one decision)
     └── ServiceError                (a memory server refused a request or is unreachable)
@@ -165,6 +166,15 @@ class IndexUnavailableError(LangmemError):
     """
 
 
+class EngineUnavailableError(LangmemError):
+    """No storage engine can open the configured database URL.
+
+    Raised when ``Settings.database_url`` names a scheme no installed engine
+    handles (``postgresql://`` before a PostgreSQL engine is installed), or a URL
+    the chosen engine cannot use. Nothing is opened or written.
+    """
+
+
 class ModelUnavailableError(LangmemError):
     """No chat model can be reached; memory-only commands still work."""
 
@@ -193,6 +203,7 @@ class ServiceError(LangmemError):
 __all__ = [
     "EmbeddingError",
     "EmptyTextError",
+    "EngineUnavailableError",
     "EntryNotFoundError",
     "EntrySupersededError",
     "IndexUnavailableError",

@@ -105,9 +105,10 @@ def resolve_extractor(
 
 
 def default_checkpointer(memory: Memory) -> BaseCheckpointSaver[Any]:
-    """The memory's checkpointer (:func:`~langmem_ext.memory.sessions.threads.default_saver`: a
-    :func:`~langmem_ext.memory.sessions.threads.sqlite_saver` on ``checkpoints.db`` in the workspace, one per memory),
-    shared with :class:`~langmem_ext.SessionManager`: both see the same threads."""
+    """The memory's checkpointer (:func:`~langmem_ext.memory.sessions.threads.default_saver`:
+    the one its storage engines supply, one per memory; embedded: a ``SqliteSaver`` on
+    ``checkpoints.db`` in the workspace), shared with :class:`~langmem_ext.SessionManager`:
+    both see the same threads."""
     return default_saver(memory)
 
 
@@ -152,8 +153,9 @@ def build_memory_graph(
     Args:
         model: A chat model, or an ``init_chat_model`` string (``"ollama:qwen2.5:7b"``).
         memory: The memory service.
-        checkpointer: Any LangGraph checkpointer; default :func:`sqlite_checkpointer`
-            on ``checkpoints.db`` in the workspace; ``False`` compiles without one.
+        checkpointer: Any LangGraph checkpointer; default :func:`default_checkpointer`
+            (embedded engines: a ``SqliteSaver`` on ``checkpoints.db`` in the
+            workspace); ``False`` compiles without one.
             A run writes one checkpoint per turn, when the turn is done (durability
             ``"exit"``, so no other process starts from a half-done turn; a turn that
             crashes midway is not resumable); ``invoke(..., durability="async")``

@@ -62,7 +62,6 @@ from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
 from langmem_ext.memory._utils import check_unicode, utc
 from langmem_ext.memory.safety.facts import item_key
 from langmem_ext.memory.types import PendingItem
-from langmem_ext.workspace.files import atomic_write_text
 from langmem_ext.workspace.records import PendingRow, ProfileChangeRow
 from langmem_ext.workspace.store import Workspace
 
@@ -838,9 +837,8 @@ class ProfileBook:
                     "changes": [[r.field, r.old_value, r.new_value] for r in rows],
                 }
                 ledger.meta.set(intent, _dump(what))
-            path = self.path(scope)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, render_profile(new))
+            rel = self.workspace.layout.rel(self.path(scope))
+            self.workspace.documents.write(scope, rel, render_profile(new))
         if rows or confirming is not None:
             with ledger.transaction():
                 ledger.profile.record(rows)

@@ -96,6 +96,7 @@ from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
 from langmem_ext.short_term.statements import slot_of
 from langmem_ext.workspace.docs import Doc
+from langmem_ext.workspace.engines import open_engines, opener_for
 from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import MAIN_SCOPE, check_scope
 from langmem_ext.workspace.markdown import new_entry_id, normalise_text, parse_entries
@@ -159,6 +160,7 @@ class Memory:
             settings = settings.model_copy(update={"workspace": Path(workspace)})
         self.settings = settings
         root = Path(settings.workspace).expanduser().resolve()
+        opener_for(settings.database_url, root)  # an unusable URL fails before any write
         inner = embeddings or create_embeddings(settings.embeddings)
         name = model_name_of(inner)
         if settings.embeddings.cache:
@@ -169,12 +171,8 @@ class Memory:
             root,
             inner,
             model_name=name,
-            chroma_url=settings.index.chroma_url,
-            collection_prefix=settings.index.collection_prefix,
-            lock_timeout=settings.lock_timeout_s,
+            engines=open_engines(settings, root=root, model_name=name),
             batch_size=settings.embeddings.batch_size,
-            cache_max_entries=settings.index.cache_max_entries,
-            exact_max_entries=settings.index.exact_search_max_entries,
         )
         self.engine = SearchEngine(self.workspace, inner, settings)
         self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)

@@ -52,9 +52,10 @@ answers ``503`` with a JSON ``detail`` naming the fix (start the model, set
 ``LANGMEM_CHAT_MODEL``, or serve the offline scripted model with
 ``langmem-ext serve --scripted``); ``/memory`` needs no model.
 
-Checkpointer: ``AsyncSqliteSaver`` on ``checkpoints.db`` in the workspace (the file
-the sync graph uses), opened in the app's lifespan; ``InMemorySaver`` when
-``aiosqlite`` is missing (logged). The app must run with its lifespan
+Checkpointer: the async one the memory's storage engines supply
+(:func:`~langmem_ext.memory.sessions.threads.open_async_saver`; embedded: ``AsyncSqliteSaver``
+on ``checkpoints.db`` in the workspace, the file the sync graph uses), opened in the
+app's lifespan; ``InMemorySaver`` when ``aiosqlite`` is missing (logged). The app must run with its lifespan
 (uvicorn does; in tests use ``with TestClient(app):``); until then ``/agent``
 answers ``503``.
 
@@ -90,6 +91,7 @@ from langmem_ext.memory._utils import check_unicode
 from langmem_ext.memory.lifecycle.jobs import DailyJobs
 from langmem_ext.memory.scoping import check_scope
 from langmem_ext.memory.service import Memory
+from langmem_ext.memory.sessions.threads import open_async_saver
 from langmem_ext.server.callers import (
     Authenticate,
     Caller,
@@ -99,7 +101,7 @@ from langmem_ext.server.callers import (
     resolve_caller,
 )
 from langmem_ext.server.guard import RequestGuard
-from langmem_ext.workspace.files import private_file
+from langmem_ext.workspace.sqlite.checkpoints import SqliteCheckpoints
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
@@ -181,7 +183,9 @@ class AgentInput(BaseModel):
         _served_text("".join(texts), "message", cls.max_chars, "send what the user said")
         # Only what the user said reaches the thread: other fields a client sends
         # (additional_kwargs, response_metadata, ...) are dropped.
-        return [HumanMessage(content=t, id=m.id, name=m.name) for m, t in zip(value, texts, strict=True)]
+        return [
+            HumanMessage(content=t, id=m.id, name=m.name) for m, t in zip(value, texts, strict=True)
+        ]
 
 
 def _served_text(text: str, what: str, max_chars: int, empty_hint: str) -> str:
@@ -395,24 +399,10 @@ def model_unreachable_detail(model_name: str, error: BaseException) -> str:
     )
 
 
-@asynccontextmanager
-async def open_async_checkpointer(path: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    """``AsyncSqliteSaver`` on ``path``; ``InMemorySaver`` (logged) without aiosqlite."""
-    try:
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-    except ImportError:
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        logger.warning(
-            "aiosqlite is not installed: serving with InMemorySaver, threads are lost "
-            "on restart (pip install aiosqlite for AsyncSqliteSaver on %s)",
-            path,
-        )
-        yield InMemorySaver()
-        return
-    async with AsyncSqliteSaver.from_conn_string(str(private_file(path))) as saver:
-        logger.info("serving checkpointer: AsyncSqliteSaver on %s", path)
-        yield saver
+def open_async_checkpointer(path: Path) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
+    """``AsyncSqliteSaver`` on ``path`` for an ``async with`` body; ``InMemorySaver``
+    (logged) without aiosqlite."""
+    return SqliteCheckpoints(path).open_async()
 
 
 def shutdown_flush(memory: Memory, *, timeout: float = 30.0) -> None:
@@ -564,9 +554,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             if checkpointer is None:
-                saver = await stack.enter_async_context(
-                    open_async_checkpointer(memory.root / "checkpoints.db")
-                )
+                saver = await stack.enter_async_context(open_async_saver(memory))
                 graph.checkpointer = saver
             state.checkpointer = type(graph.checkpointer).__name__
             if mcp_running is not None:

@@ -14,10 +14,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from langmem_ext.workspace.files import WorkspaceLock
+from langmem_ext.workspace.protocols import Ledger, VectorIndex, WorkspaceLock
 from langmem_ext.workspace.records import StoreItemsRepository
-from langmem_ext.workspace.sqlite.ledger import Ledger
-from langmem_ext.workspace.vector_index import VectorHit, VectorIndex
+from langmem_ext.workspace.vector_index import VectorHit
 
 
 class _Host(Protocol):

@@ -5,8 +5,10 @@ Every write goes: Markdown (atomic, fsynced) → ledger (committed) → keyword 
 are repaired by :meth:`Workspace.sync` whenever they lag (a crash, a Chroma
 server that was down, a hand edit of a file, a deleted ``.index/``).
 
-All writes hold the :class:`~langmem_ext.workspace.files.WorkspaceLock`, so two
-processes writing one workspace serialise.
+All writes hold the workspace lock (:class:`~langmem_ext.workspace.protocols.WorkspaceLock`;
+embedded: :class:`~langmem_ext.workspace.files.WorkspaceLock`), so two processes
+writing one workspace serialise. The engines are reached through
+:mod:`langmem_ext.workspace.protocols`.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import shutil
-import sqlite3
 import stat as stat_mode
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,13 +38,8 @@ from langmem_ext.core.errors import (
 )
 from langmem_ext.core.runtime import embed_matrix
 from langmem_ext.workspace.docs import Doc, FileStamp, text_hash
-from langmem_ext.workspace.files import (
-    AppendJournal,
-    WorkspaceLock,
-    atomic_write_text,
-    private_dir,
-    remove_stale_temp_files,
-)
+from langmem_ext.workspace.engines import Engines, engines_from_url
+from langmem_ext.workspace.files import AppendJournal, private_dir, remove_stale_temp_files
 from langmem_ext.workspace.kv import KvSpace
 from langmem_ext.workspace.layout import Layout
 from langmem_ext.workspace.markdown import (
@@ -62,9 +57,14 @@ from langmem_ext.workspace.markdown import (
     supersede_entry,
 )
 from langmem_ext.workspace.prose import joins_prose, parse_prose
+from langmem_ext.workspace.protocols import (
+    DocumentStore,
+    KeywordIndex,
+    Ledger,
+    VectorIndex,
+    WorkspaceLock,
+)
 from langmem_ext.workspace.records import EntryState, HistoryRow, PendingRow
-from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
-from langmem_ext.workspace.sqlite.ledger import Ledger
 from langmem_ext.workspace.sqlite.passage_rows import (
     KINDS,
     Kind,
@@ -255,18 +255,17 @@ class SyncReport:
 class Workspace:
     """One workspace folder with its ledger and derived index.
 
+    The data lives in the engines it is given (:mod:`langmem_ext.workspace.engines`),
+    each reached through its protocol (:mod:`langmem_ext.workspace.protocols`); the
+    workspace keeps them in step.
+
     Args:
         root: The workspace folder (created if missing).
         embeddings: The embedder used for the vector index.
         model_name: Name of the embedder (cache key, collection name).
-        chroma_url: Chroma server URL, or ``None`` for the embedded client.
-        collection_prefix: Chroma collection prefix.
-        lock_timeout: Seconds a writer waits for the lock.
+        engines: The storage engines (:func:`~langmem_ext.workspace.engines.open_engines`);
+            ``None``: the embedded engines in ``root`` with default options.
         batch_size: Texts embedded per call.
-        cache_max_entries: Scopes of at most this many entries are held in memory
-            for search (see :class:`KeywordIndex`).
-        exact_max_entries: Scopes of at most this many entries are vector-searched
-            exactly, in memory (see :meth:`KeywordIndex.nearest`).
     """
 
     def __init__(
@@ -275,24 +274,23 @@ class Workspace:
         embeddings: Embeddings,
         *,
         model_name: str,
-        chroma_url: str | None = None,
-        collection_prefix: str = "langmem",
-        lock_timeout: float = 30.0,
+        engines: Engines | None = None,
         batch_size: int = 256,
-        cache_max_entries: int = 50_000,
-        exact_max_entries: int = 5_000,
     ) -> None:
-        from langmem_ext.workspace.vector_index import VectorIndex
-
         self.layout = Layout(root)
         private_dir(root)
-        self.lock = WorkspaceLock(self.layout.lock_file, lock_timeout)
-        self.ledger = Ledger(self.layout.state_db)
+        if engines is None:
+            engines = engines_from_url(None, root=root, model_name=model_name)
+        self.engines = engines
+        """The storage engines (see :mod:`~langmem_ext.workspace.engines`)."""
+        self.lock: WorkspaceLock = engines.lock
+        self.ledger: Ledger = engines.ledger
+        self.documents: DocumentStore = engines.documents
+        """The Markdown text of the memory files."""
+        self.vectors: VectorIndex = engines.vectors
         self.embeddings = embeddings
         self.model_name = model_name
         self.batch_size = batch_size
-        self.cache_max_entries = cache_max_entries
-        self.exact_max_entries = exact_max_entries
         self._kw: KeywordIndex | None = None
         self._generation = -1
         self.journal = AppendJournal(root)
@@ -300,9 +298,6 @@ class Workspace:
         self.append_writes = True
         """Write new entries by appending when their section ends the file; ``False``
         rewrites the whole file on every write, the way the benchmarks compare against."""
-        self.vectors = VectorIndex(
-            self.layout.index_dir / "chroma", chroma_url, model_name, collection_prefix
-        )
         self._recover()
 
     def _recover(self) -> None:
@@ -349,23 +344,9 @@ class Workspace:
 
     @property
     def keyword(self) -> KeywordIndex:
-        """The keyword index, opened (and rebuilt if corrupt) on first use."""
+        """The keyword index, opened (and rebuilt if unreadable) on first use."""
         if self._kw is None:
-            path = self.layout.index_dir / "index.db"
-            try:
-                self._kw = KeywordIndex(
-                    path,
-                    cache_max_entries=self.cache_max_entries,
-                    exact_max_entries=self.exact_max_entries,
-                )
-            except sqlite3.DatabaseError as e:
-                logger.warning("derived index %s is unreadable (%s); rebuilding it", path, e)
-                self._discard_index()
-                self._kw = KeywordIndex(
-                    path,
-                    cache_max_entries=self.cache_max_entries,
-                    exact_max_entries=self.exact_max_entries,
-                )
+            self._kw = self.engines.open_keyword()
         return self._kw
 
     @property
@@ -385,17 +366,7 @@ class Workspace:
         if self._kw is not None:
             self._kw.close()
             self._kw = None
-        self.vectors.reset_client()
-        keep = self.layout.index_dir / "embeddings.db"
-        for child in (
-            list(self.layout.index_dir.iterdir()) if self.layout.index_dir.exists() else []
-        ):
-            if child == keep or child.name.startswith("embeddings.db"):
-                continue
-            if child.is_dir():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                child.unlink(missing_ok=True)
+        self.engines.discard_index()
 
     def bump_generation(self) -> None:
         """Record that the index changed (other processes reopen their Chroma client)."""
@@ -410,12 +381,11 @@ class Workspace:
             self._generation = gen
 
     def close(self) -> None:
-        """Close databases and the Chroma client."""
-        self.vectors.close()
+        """Close the engines (databases, the vector client)."""
         if self._kw is not None:
             self._kw.close()
             self._kw = None
-        self.ledger.close()
+        self.engines.close()
 
     # -- writes ------------------------------------------------------------
 
@@ -503,7 +473,9 @@ class Workspace:
             content = insertion.content
             written = {p.id for p in insertion.entries}
             lost = [e.id for e in todo if e.id not in written]
-            self._write_checked(path, content, f"entries {', '.join(lost)}" if lost else None)
+            self._write_checked(
+                scope, path, content, f"entries {', '.join(lost)}" if lost else None
+            )
         if indexed and insertion is not None and len(todo) == len(entries):
             return self._insertion_docs(scope, path, insertion, entries, now)
         return self._reconciled_docs(scope, path, content, entries, now)
@@ -619,14 +591,15 @@ class Workspace:
         known = self._known.get(path)
         return known.digest.hexdigest() if known is not None else _file_hash(content)
 
-    def _write_file(self, path: Path, content: str) -> None:
-        """Rewrite a memory file atomically and remember it for later appends."""
+    def _write_file(self, scope: str, path: Path, content: str) -> None:
+        """Rewrite a memory file of ``scope`` atomically (through the document store)
+        and remember it for later appends."""
         self._known.pop(path, None)
-        atomic_write_text(path, content)
+        self.documents.write(scope, self._rel_of(path), content)
         with contextlib.suppress(OSError):
             self._keep(path, _KnownFile.of(_stat_key(os.lstat(path)), content))
 
-    def _write_checked(self, path: Path, content: str, lost: str | None) -> None:
+    def _write_checked(self, scope: str, path: Path, content: str, lost: str | None) -> None:
         """Rewrite a memory file, unless ``lost`` names what would not read back from
         ``content`` as written: then nothing is stored (never reached: a guard against
         a rendering bug losing an entry)."""
@@ -635,7 +608,7 @@ class Workspace:
                 f"{self.layout.rel(path)}: {lost} would not read back "
                 "from the Markdown as written; nothing was stored."
             )
-        self._write_file(path, content)
+        self._write_file(scope, path, content)
 
     def _keep(self, path: Path, known: _KnownFile) -> None:
         """Remember ``known`` for ``path``, forgetting the least recently written beyond
@@ -646,8 +619,20 @@ class Workspace:
             del self._known[next(iter(self._known))]
 
     def _read_own(self, scope: str, path: Path) -> str:
-        """Read a file of ``scope`` to write it (refusing symlinks and non-UTF-8 files)."""
-        return self.layout.read(path, scope)
+        """Read a file of ``scope`` to write it, through the document store (which
+        refuses symlinks, other scopes' files and non-UTF-8 text)."""
+        return self.documents.read(scope, self._rel_of(path))
+
+    def _rel_of(self, path: Path) -> str:
+        """The workspace-relative path of a memory file.
+
+        Raises:
+            InvalidPathError: ``path`` is outside the workspace.
+        """
+        try:
+            return self.layout.rel(path)
+        except ValueError:
+            raise InvalidPathError(f"{path} is outside the workspace; refused.") from None
 
     def sync_files(self, scope: str, paths: Sequence[Path]) -> None:
         """Bring the ledger and index in step with some files of a scope (lock held).
@@ -733,7 +718,7 @@ class Workspace:
         """
         content, old, indexed = self._entry_in(scope, path, entry_id)
         new_content, _found = replace_entry(content, entry_id, new_text, at=old)
-        self._write_file(path, new_content)
+        self._write_file(scope, path, new_content)
         now = time.time()
         if new_text is None:
             self._record_edit(scope, entry_id, "delete", old.text, None, now, deleted_at=now)
@@ -887,7 +872,9 @@ class Workspace:
         new_content, parsed = supersede_entry(content, old_id, new.id, new.text, at=old)
         intact = parsed is not None and parsed.text == new.text and not parsed.superseded
         self.ledger.meta.set(_SUPERSEDE_INTENT + new.id, old_id)
-        self._write_checked(path, new_content, None if intact else f"the new version of {old_id}")
+        self._write_checked(
+            scope, path, new_content, None if intact else f"the new version of {old_id}"
+        )
         rel = self.layout.rel(path)
         now = time.time()
         with self.ledger.transaction():
@@ -924,7 +911,7 @@ class Workspace:
         moved = move_entry(content, entry_id, category, at=entry)
         if moved is None:
             raise KeyError(entry_id)
-        self._write_file(path, moved.content)
+        self._write_file(scope, path, moved.content)
         self._record_edit(
             scope, entry_id, op, entry.text, entry.text, time.time(),
             category=category, importance=importance,
@@ -1058,7 +1045,7 @@ class Workspace:
             if new_content != content:
                 if report is not None:
                     report.ids_assigned += sum(1 for e in parse_entries(content) if e.id is None)
-                self._write_file(path, new_content)
+                self._write_file(scope, path, new_content)
                 content = new_content
             self._reconcile(scope, path, content, report=report)
         if drop_missing:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from langmem_ext.workspace.protocols import KeywordIndex, VectorIndex
 from langmem_ext.workspace.sqlite.passage_rows import Passage, partition
-from langmem_ext.workspace.sqlite.passages import PassageTable
-from langmem_ext.workspace.vector_index import VectorHit, VectorIndex
+from langmem_ext.workspace.vector_index import VectorHit
 
 CHROMA_OVERFETCH = 4
 """A filtered passage search asks the vector index for this many times the passages
@@ -30,7 +30,7 @@ class VectorSearch:
         vectors: The vector index (Chroma).
     """
 
-    def __init__(self, table: PassageTable, vectors: VectorIndex) -> None:
+    def __init__(self, table: KeywordIndex, vectors: VectorIndex) -> None:
         self.table = table
         self.vectors = vectors
 

@@ -11,6 +11,7 @@ EXPECTED_ALL = [
     "ChromaMemoryStore",
     "EmbeddingError",
     "EmptyTextError",
+    "EngineUnavailableError",
     "EntryNotFoundError",
     "EntrySupersededError",
     "ExtractionReport",

@@ -11,7 +11,7 @@ from langmem_ext.retrieval.context import Layout
 
 if TYPE_CHECKING:
     from langmem_ext.workspace.docs import Doc
-    from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
+    from langmem_ext.workspace.protocols import KeywordIndex
 
 
 def doc_candidate(d: Doc) -> Candidate:

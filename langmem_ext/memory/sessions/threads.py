@@ -9,9 +9,10 @@ the latest checkpoint is copied, the given channels replaced and their versions
 bumped, and the result put as a new checkpoint (metadata ``source="update"``, with
 the writing ``scope``). Channels the write does not name keep their values.
 
-By default both use one :class:`~langgraph.checkpoint.sqlite.SqliteSaver` per
-:class:`~langmem_ext.Memory` on ``checkpoints.db`` in the workspace
-(:func:`default_saver`).
+By default both use the checkpointer the memory's storage engines supply, one per
+:class:`~langmem_ext.Memory` (:func:`default_saver`; embedded: a
+:class:`~langgraph.checkpoint.sqlite.SqliteSaver` on ``checkpoints.db`` in the
+workspace); the server opens the async one (:func:`open_async_saver`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,7 +39,7 @@ from langgraph.checkpoint.base import (
 from langmem_ext.core.errors import InvalidScopeError
 from langmem_ext.memory.scoping import scope_from_config
 from langmem_ext.memory.service import Memory
-from langmem_ext.workspace.sqlite.checkpoints import checkpoint_connection
+from langmem_ext.workspace.sqlite.checkpoints import SqliteCheckpoints
 
 _savers: weakref.WeakKeyDictionary[Memory, BaseCheckpointSaver[Any]] = weakref.WeakKeyDictionary()
 _savers_lock = threading.Lock()
@@ -58,21 +60,34 @@ def sqlite_saver(path: str | Path) -> BaseCheckpointSaver[Any]:
     Returns:
         The checkpointer.
     """
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    return SqliteSaver(checkpoint_connection(path))
+    return SqliteCheckpoints(Path(path)).saver()
 
 
 def default_saver(memory: Memory) -> BaseCheckpointSaver[Any]:
-    """The checkpointer of ``memory``'s conversations: one ``SqliteSaver`` per memory
-    on ``checkpoints.db`` in the workspace (WAL, ``synchronous=NORMAL``), created on
-    first use and shared by the memory graph and the Session API."""
+    """The checkpointer of ``memory``'s conversations, from its storage engines
+    (embedded: a ``SqliteSaver`` on ``checkpoints.db`` in the workspace, WAL,
+    ``synchronous=NORMAL``), created on first use, one per memory, and shared by
+    the memory graph and the Session API."""
     with _savers_lock:
         saver = _savers.get(memory)
         if saver is None:
-            saver = sqlite_saver(memory.root / "checkpoints.db")
+            saver = memory.workspace.engines.checkpoints.saver()
             _savers[memory] = saver
         return saver
+
+
+def open_async_saver(memory: Memory) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
+    """An async-capable checkpointer of ``memory``'s conversations from its storage
+    engines, open for the body of an ``async with`` (embedded: ``AsyncSqliteSaver``
+    on ``checkpoints.db``; ``InMemorySaver``, logged, without aiosqlite).
+
+    Args:
+        memory: The memory.
+
+    Returns:
+        The context manager yielding the checkpointer.
+    """
+    return memory.workspace.engines.checkpoints.open_async()
 
 
 class ThreadConflict(Exception):
@@ -190,4 +205,11 @@ class ThreadStore:
         )
 
 
-__all__ = ["ThreadConflict", "ThreadState", "ThreadStore", "default_saver", "sqlite_saver"]
+__all__ = [
+    "ThreadConflict",
+    "ThreadState",
+    "ThreadStore",
+    "default_saver",
+    "open_async_saver",
+    "sqlite_saver",
+]

@@ -95,13 +95,13 @@ def test_a_failed_confirm_never_leaves_the_pending_item_confirmed(fake_memory: M
 
 _KILL_AFTER_MARKDOWN = """
 import os
-import langmem_ext.workspace.store as store
-real = store.atomic_write_text
+import langmem_ext.workspace.documents as documents
+real = documents.atomic_write_text
 def killing(path, content):
     real(path, content)
     if path.name == "MEMORY.md":
         os.kill(os.getpid(), 9)
-store.atomic_write_text = killing
+documents.atomic_write_text = killing
 """
 
 _KILL_AFTER_LEDGER = """

@@ -22,21 +22,23 @@ from langmem_ext.core.errors import PendingAlreadyResolvedError
 CHILD = """
 import os, signal, sys
 from langmem_ext import Memory, Settings
-from langmem_ext.memory import profile
+from langmem_ext.workspace.documents import FileDocuments
 
 root, pending_id, point = sys.argv[1], sys.argv[2], sys.argv[3]
-write = profile.atomic_write_text
+write = FileDocuments.write
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
-def killed_write(path, content):
+def killed_write(self, scope, rel, text):
+    if not rel.endswith("PROFILE.md"):
+        return write(self, scope, rel, text)
     if point == "before-write":
         die()
-    write(path, content)
+    write(self, scope, rel, text)
     die()
 
-profile.atomic_write_text = killed_write
+FileDocuments.write = killed_write
 settings = Settings(workspace=root)
 settings.embeddings.provider = "fake"
 Memory(settings=settings).confirm(pending_id, scope="user_alice")

@@ -1,0 +1,1 @@
+"""Conformance suite of the storage engines (see ``conftest.py``)."""

@@ -1,0 +1,119 @@
+"""The workspace lock's contract, through
+:class:`~langmem_ext.workspace.protocols.WorkspaceLock` only."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from langmem_ext.core.errors import WorkspaceLockTimeout
+from langmem_ext.workspace.engines import Engines
+from langmem_ext.workspace.protocols import WorkspaceLock
+
+
+def _hold_in_thread(
+    lock: WorkspaceLock,
+) -> tuple[threading.Event, threading.Event, threading.Thread]:
+    """Hold ``lock`` in another thread until the returned ``release`` event is set."""
+    held, release = threading.Event(), threading.Event()
+
+    def run() -> None:
+        with lock.hold():
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert held.wait(10)
+    return held, release, thread
+
+
+def _count_overlap(locks: list[WorkspaceLock]) -> int:
+    """Run 4 threads per lock through a held section; the most ever inside at once."""
+    inside = 0
+    most = 0
+    guard = threading.Lock()
+
+    def work(lock: WorkspaceLock) -> None:
+        nonlocal inside, most
+        for _ in range(5):
+            with lock.hold():
+                with guard:
+                    inside += 1
+                    most = max(most, inside)
+                time.sleep(0.002)
+                with guard:
+                    inside -= 1
+
+    threads = [threading.Thread(target=work, args=(lk,)) for lk in locks for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return most
+
+
+def test_threads_take_turns(lock: WorkspaceLock) -> None:
+    assert _count_overlap([lock]) == 1
+
+
+def test_two_openings_of_one_workspace_exclude_each_other(
+    open_engines: Callable[..., Engines],
+) -> None:
+    """Two engine sets on one workspace (as two processes would open it) serialise."""
+    assert _count_overlap([open_engines().lock, open_engines().lock]) == 1
+
+
+def test_the_lock_is_reentrant(lock: WorkspaceLock) -> None:
+    with lock.hold():
+        with lock.hold():
+            pass
+        with lock.try_hold() as held:
+            assert held
+
+
+def test_a_busy_lock_times_out_with_a_typed_error(open_engines: Callable[..., Engines]) -> None:
+    lock = open_engines(lock_timeout=0.2).lock
+    assert lock.timeout == pytest.approx(0.2)
+    _held, release, thread = _hold_in_thread(lock)
+    try:
+        start = time.monotonic()
+        with pytest.raises(WorkspaceLockTimeout), lock.hold():
+            pass
+        assert 0.15 <= time.monotonic() - start < 5
+    finally:
+        release.set()
+        thread.join()
+    with lock.hold():  # free again once released
+        pass
+
+
+def test_a_busy_lock_times_out_across_openings(open_engines: Callable[..., Engines]) -> None:
+    holder = open_engines().lock
+    waiter = open_engines(lock_timeout=0.2).lock
+    _held, release, thread = _hold_in_thread(holder)
+    try:
+        with pytest.raises(WorkspaceLockTimeout), waiter.hold():
+            pass
+    finally:
+        release.set()
+        thread.join()
+    with waiter.hold():
+        pass
+
+
+def test_try_hold_does_not_wait(lock: WorkspaceLock) -> None:
+    with lock.try_hold() as held:
+        assert held
+    _held, release, thread = _hold_in_thread(lock)
+    try:
+        start = time.monotonic()
+        with lock.try_hold() as held:
+            assert not held
+        assert time.monotonic() - start < 1
+    finally:
+        release.set()
+        thread.join()
