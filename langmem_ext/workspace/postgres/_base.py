@@ -17,13 +17,14 @@ from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError, La
 
 
 def _require_psycopg() -> None:
+    """Raise the engine factory's error when the ``postgres`` extra is missing."""
     try:
         import psycopg  # noqa: F401
         import psycopg_pool  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise InvalidInputError(
-            "a postgresql:// database URL needs the postgres extra: "
-            'pip install "langmem-ext[postgres]"'
+        raise unavailable(
+            "the PostgreSQL engine is not installed in this environment (psycopg is "
+            'missing): pip install "langmem-ext[postgres]"'
         ) from exc
 
 
