@@ -82,7 +82,8 @@ class PgConnections:
         connect_timeout: Seconds to wait for the first connection.
 
     Raises:
-        InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+        LangmemError: The ``postgres`` extra is missing (``EngineUnavailableError``).
         LangmemError: The database cannot be reached within ``connect_timeout``
             (:func:`unavailable`; nothing stays open).
     """

@@ -51,7 +51,8 @@ def postgres_saver(url: str, *, max_size: int = 4) -> Iterator[Any]:
         The checkpointer.
 
     Raises:
-        InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+        LangmemError: The ``postgres`` extra is missing (``EngineUnavailableError``).
     """
     url = check_url(url)
     _require_psycopg()
@@ -77,7 +78,8 @@ async def async_postgres_saver(url: str, *, max_size: int = 4) -> AsyncIterator[
         The checkpointer.
 
     Raises:
-        InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+        LangmemError: The ``postgres`` extra is missing (``EngineUnavailableError``).
     """
     url = check_url(url)
     _require_psycopg()

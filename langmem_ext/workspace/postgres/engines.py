@@ -96,7 +96,8 @@ def open_postgres_engines(
         The opened engines.
 
     Raises:
-        InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+        LangmemError: The ``postgres`` extra is missing (``EngineUnavailableError``).
         LangmemError: The database cannot be reached or has no pgvector
             (``EngineUnavailableError`` with the engine factory).
         SchemaVersionError: The database was migrated by a newer version.

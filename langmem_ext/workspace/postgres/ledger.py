@@ -55,7 +55,8 @@ class PgLedger:
             ledger opened them from a URL).
 
     Raises:
-        InvalidInputError: ``url`` is not a PostgreSQL URL, or the extra is missing.
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+        LangmemError: The ``postgres`` extra is missing (``EngineUnavailableError``).
         SchemaVersionError: The database was migrated by a newer version.
     """
 
