@@ -22,6 +22,8 @@ os.environ.setdefault(
     "HYPOTHESIS_STORAGE_DIRECTORY", str(Path(tempfile.gettempdir()) / "langmem-ext-hypothesis")
 )
 
+from _postgres import pg_server, pg_url, pg_vector_url  # noqa: F401  (fixtures)
+
 from langmem_ext import Memory, Settings
 
 

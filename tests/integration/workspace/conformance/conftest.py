@@ -41,7 +41,7 @@ from langmem_ext.workspace.protocols import (
     WorkspaceLock,
 )
 
-ENGINES = ["embedded"]
+ENGINES = ["embedded", "postgresql"]
 """The engine sets every conformance test runs on (one ``<name>_engine_url`` fixture each)."""
 
 MODEL = "conformance-embedder"
@@ -52,6 +52,13 @@ MODEL = "conformance-embedder"
 def embedded_engine_url() -> str | None:
     """The embedded engines: no URL (SQLite, files, FTS5, embedded Chroma, file lock)."""
     return None
+
+
+@pytest.fixture
+def postgresql_engine_url(pg_vector_url: str) -> str:
+    """The PostgreSQL engines: a fresh database with pgvector on the session's server
+    (``tests/_postgres.py``; skipped, saying why, when no server starts)."""
+    return pg_vector_url
 
 
 @pytest.fixture(params=ENGINES)

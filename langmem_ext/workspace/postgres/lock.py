@@ -1,0 +1,131 @@
+"""The workspace lock on PostgreSQL: an advisory lock per scope, across replicas.
+
+:class:`PgWorkspaceLock` mirrors :class:`~langmem_ext.workspace.files.WorkspaceLock`
+(``hold()``, ``try_hold()``, re-entrant in a thread, :class:`WorkspaceLockTimeout`
+after ``timeout`` seconds): threads of one process queue on an ``RLock``,
+processes (replicas, on any machine) on ``pg_advisory_lock`` of the lock's key,
+held by one pooled connection from the outermost ``hold`` to its end. If that
+connection dies, the server releases the lock with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from langmem_ext.core.errors import WorkspaceLockTimeout
+from langmem_ext.workspace.postgres._base import PgConnections
+
+
+def lock_key(name: str) -> str:
+    """The text whose hash is the advisory lock key of ``name``."""
+    return f"langmem-ext workspace lock\x1f{name}"
+
+
+class PgWorkspaceLock:
+    """A re-entrant lock across threads and processes for one workspace or scope.
+
+    Args:
+        db: The engine's connections.
+        name: What is locked (a workspace or a scope): equal names exclude each other.
+        timeout: Seconds to wait before :class:`WorkspaceLockTimeout`.
+    """
+
+    def __init__(self, db: PgConnections, name: str, timeout: float = 30.0) -> None:
+        self.name = name
+        self.timeout = timeout
+        self._db = db
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._conn_cm: Any = None
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Hold the lock for the body of a ``with`` block.
+
+        Raises:
+            WorkspaceLockTimeout: another thread or process held it for over ``timeout``
+                seconds.
+        """
+        with self._held(self.timeout) as holder:
+            if holder is not None:
+                msg = (
+                    f"Another {holder} held the workspace lock {self.name!r} for over "
+                    f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
+                )
+                raise WorkspaceLockTimeout(msg)
+            yield
+
+    @contextlib.contextmanager
+    def try_hold(self) -> Iterator[bool]:
+        """Hold the lock for a ``with`` block only if it is free now.
+
+        Yields:
+            ``True`` when held for the block, ``False`` when another thread or
+            process holds it (the block runs without it).
+        """
+        with self._held(0) as holder:
+            yield holder is None
+
+    @contextlib.contextmanager
+    def _held(self, timeout: float) -> Iterator[str | None]:
+        if not self._thread_lock.acquire(timeout=timeout if timeout > 0 else 0):
+            yield "thread"
+            return
+        try:
+            if self._depth == 0 and not self._acquire(timeout):
+                yield "process"
+                return
+            self._depth += 1
+            try:
+                yield None
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+        finally:
+            self._thread_lock.release()
+
+    def _acquire(self, timeout: float) -> bool:
+        import psycopg
+
+        cm = self._db.pool.connection(timeout=max(timeout, 1.0))
+        conn = cm.__enter__()
+        key = lock_key(self.name)
+        try:
+            if timeout <= 0:
+                got = conn.execute(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+                ).fetchone()[0]
+            else:
+                conn.execute(f"SET lock_timeout = {int(timeout * 1000)}")
+                try:
+                    conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+                    got = True
+                except psycopg.errors.LockNotAvailable:
+                    got = False
+                finally:
+                    conn.execute("SET lock_timeout = 0")
+        except BaseException:
+            cm.__exit__(None, None, None)
+            raise
+        if not got:
+            cm.__exit__(None, None, None)
+            return False
+        self._conn_cm = (cm, conn)
+        return True
+
+    def _release(self) -> None:
+        cm, conn = self._conn_cm
+        self._conn_cm = None
+        try:
+            conn.execute(
+                "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock_key(self.name),)
+            )
+        finally:
+            cm.__exit__(None, None, None)
+
+
+__all__ = ["PgWorkspaceLock", "lock_key"]

@@ -1,0 +1,279 @@
+"""Vectors in PostgreSQL with pgvector: HNSW over cosine distance.
+
+:class:`PgVectorIndex` mirrors :class:`~langmem_ext.workspace.vector_index.VectorIndex`
+(the Chroma side of the index): the same methods and :class:`VectorHit` results.
+One table per embedder (``vec_<model>_<hash>``, created on the first upsert with the
+embedder's dimension), a row per ``(scope, id)`` with its metadata, and an HNSW index
+(``vector_cosine_ops``). A scope is a column, not a collection: queries filter on it
+with pgvector's iterative index scan (``hnsw.iterative_scan``, set on each pooled
+connection by :func:`register_vector`), so a small scope of a large table still gets
+its ``n`` nearest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError
+from langmem_ext.workspace.postgres._base import PgConnections
+from langmem_ext.workspace.vector_index import VectorHit
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:30] or "model"
+
+
+def _array(value: Any) -> NDArray[np.float32]:
+    """A stored vector as a float32 array (pgvector reads a ``Vector`` or an array)."""
+    raw = value.to_numpy() if hasattr(value, "to_numpy") else value
+    return np.asarray(raw, dtype=np.float32)
+
+
+def register_vector(conn: Any) -> None:
+    """Make ``conn`` read and write pgvector's ``vector`` as numpy arrays, and search
+    HNSW with an iterative scan (a scope filter still gets its ``n`` nearest) and
+    ``ef_search`` :data:`EF_SEARCH` (the extension must exist in the database)."""
+    from pgvector.psycopg import register_vector as register
+
+    register(conn)
+    conn.execute(f"SET hnsw.iterative_scan = strict_order; SET hnsw.ef_search = {EF_SEARCH}")
+
+
+EF_SEARCH = 100
+"""Candidates an HNSW search keeps (pgvector's default is 40; searches ask for ~40)."""
+
+
+def ensure_extension(url: str) -> None:
+    """Create the ``vector`` extension in the database when it is missing.
+
+    Raises:
+        LangmemError: The database cannot be reached, or has no pgvector (see
+            :func:`~langmem_ext.workspace.postgres._base.unavailable`).
+    """
+    import psycopg
+
+    from langmem_ext.workspace.postgres._base import describe, unavailable
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as e:
+        raise unavailable(
+            f"The PostgreSQL database {describe(url)} cannot be reached "
+            f"({type(e).__name__}); start it or check LANGMEM_DATABASE_URL."
+        ) from e
+    try:
+        with conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as e:
+        raise unavailable(
+            f"pgvector is not available in the PostgreSQL database {describe(url)} "
+            f"({type(e).__name__}: {e}); install the extension (postgresql-NN-pgvector) "
+            "or use the embedded engines."
+        ) from e
+
+
+class PgVectorIndex:
+    """pgvector tables of one workspace.
+
+    Args:
+        db: Connections whose pool registers pgvector (:func:`register_vector`).
+        model_name: The embedder's name (part of the table's name).
+        prefix: Table name prefix.
+    """
+
+    def __init__(self, db: PgConnections, model_name: str, prefix: str = "langmem") -> None:
+        self._db = db
+        self.url = db.url
+        self.model_name = model_name
+        digest = hashlib.sha256(f"{prefix}\x1f{model_name}".encode()).hexdigest()[:10]
+        self.table = f"vec_{_slug(model_name)}_{digest}"
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+
+    def collection_name(self, scope: str) -> str:
+        """Where a scope's vectors live: the embedder's table and the scope."""
+        return f"{self.table}:{scope}"
+
+    def reset_client(self) -> None:
+        """Forget what was read of the table (its dimension); the next call asks again."""
+        with self._lock:
+            self._dim = None
+
+    close = reset_client
+
+    def _dimension(self, conn: Any) -> int | None:
+        """The table's dimension, or ``None`` when it does not exist yet."""
+        with self._lock:
+            if self._dim is not None:
+                return self._dim
+        row = conn.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+            "AND attname = 'embedding'",
+            (self.table,),
+        ).fetchone()
+        if row is None:
+            return None
+        with self._lock:
+            self._dim = int(row[0])
+        return self._dim
+
+    def _create(self, conn: Any, dim: int) -> None:
+        with conn.transaction():
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"create {self.table}",)
+            )
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.table} (scope TEXT NOT NULL, id TEXT NOT NULL, "
+                f"embedding vector({int(dim)}) NOT NULL, metadata JSONB, PRIMARY KEY (scope, id))"
+            )
+            # 512 floats are 2 kB: kept in the row, not out of line, a scan reads one
+            # page per few vectors instead of three pages per vector
+            conn.execute(f"ALTER TABLE {self.table} ALTER COLUMN embedding SET STORAGE PLAIN")
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {self.table}_hnsw ON {self.table} "
+                "USING hnsw (embedding vector_cosine_ops)"
+            )
+
+    def _down(self, e: Exception) -> IndexUnavailableError:
+        return IndexUnavailableError(
+            f"The pgvector index ({self.table}) is unavailable ({type(e).__name__}: {e}). "
+            "Memories are still saved in the ledger; run `langmem-ext reindex` or any "
+            "search once the database answers."
+        )
+
+    def upsert(
+        self,
+        scope: str,
+        ids: Sequence[str],
+        embeddings: Sequence[Sequence[float]] | NDArray[np.float32],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        """Upsert vectors (lists of floats or a float32 matrix) of a scope.
+
+        Raises:
+            InvalidInputError: A vector's dimension is not the table's.
+            IndexUnavailableError: The database failed.
+        """
+        if not len(ids):
+            return
+        import psycopg
+        from psycopg.types.json import Jsonb
+
+        matrix = np.asarray(embeddings, dtype=np.float32)
+        try:
+            with self._db.connection() as conn:
+                dim = self._dimension(conn)
+                if dim is None:
+                    self._create(conn, int(matrix.shape[1]))
+                    dim = self._dimension(conn)
+                if matrix.shape[1] != dim:
+                    raise InvalidInputError(
+                        f"vectors of dimension {matrix.shape[1]} for {self.table}, "
+                        f"which holds dimension {dim}"
+                    )
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO {self.table} (scope, id, embedding, metadata) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
+                        "embedding = excluded.embedding, metadata = excluded.metadata",
+                        [
+                            (scope, i, v, Jsonb(dict(m)))
+                            for i, v, m in zip(ids, matrix, metadatas, strict=True)
+                        ],
+                    )
+        except psycopg.Error as e:
+            raise self._down(e) from e
+
+    def delete(self, scope: str, ids: Sequence[str]) -> None:
+        """Delete ids of a scope (missing ids are ignored)."""
+        if not ids:
+            return
+        self._write(
+            f"DELETE FROM {self.table} WHERE scope = %s AND id = ANY(%s)", (scope, list(ids))
+        )
+
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        import psycopg
+
+        try:
+            with self._db.connection() as conn:
+                if self._dimension(conn) is not None:
+                    conn.execute(sql, params)
+        except psycopg.Error as e:
+            raise self._down(e) from e
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        try:
+            with self._db.connection() as conn:
+                if self._dimension(conn) is None:
+                    return []
+                return list(conn.execute(sql, params).fetchall())
+        except psycopg.Error as e:
+            raise self._down(e) from e
+
+    def query(
+        self,
+        scope: str,
+        embedding: Sequence[float],
+        n: int,
+        *,
+        with_embeddings: bool = True,
+        ids: Sequence[str] | None = None,
+    ) -> list[VectorHit]:
+        """Nearest neighbours of ``embedding`` in a scope (cosine similarity), best first.
+
+        With ``ids``, only those vectors are searched (exactly).
+        """
+        if n <= 0 or (ids is not None and not ids):
+            return []
+        vec = np.asarray(embedding, dtype=np.float32)
+        cols = "id, embedding <=> %(q)s" + (", embedding" if with_embeddings else "")
+        params: dict[str, Any] = {"q": vec, "scope": scope, "n": int(n)}
+        where = "scope = %(scope)s"
+        if ids is not None:
+            where += " AND id = ANY(%(ids)s)"
+            params["ids"] = list(ids)
+        rows = self._read(
+            f"SELECT {cols} FROM {self.table} WHERE {where} "
+            "ORDER BY embedding <=> %(q)s LIMIT %(n)s",
+            params,  # type: ignore[arg-type]
+        )
+        return [
+            VectorHit(
+                str(r[0]),
+                1.0 - float(r[1]),
+                _array(r[2]) if with_embeddings else None,
+            )
+            for r in rows
+        ]
+
+    def embeddings(self, scope: str, ids: Sequence[str]) -> dict[str, Any]:
+        """Stored vectors of ``ids`` in a scope (float32 arrays; missing ids are absent)."""
+        if not ids:
+            return {}
+        rows = self._read(
+            f"SELECT id, embedding FROM {self.table} WHERE scope = %s AND id = ANY(%s)",
+            (scope, list(ids)),
+        )
+        return {str(i): _array(v) for i, v in rows}
+
+    def count(self, scope: str) -> int:
+        """Vectors stored for a scope."""
+        rows = self._read(f"SELECT count(*) FROM {self.table} WHERE scope = %s", (scope,))
+        return int(rows[0][0]) if rows else 0
+
+    def drop_all(self, scopes: Sequence[str]) -> None:
+        """Delete the vectors of the given scopes (for ``reindex``)."""
+        self._write(f"DELETE FROM {self.table} WHERE scope = ANY(%s)", (list(scopes),))
+
+
+__all__ = ["PgVectorIndex", "ensure_extension", "register_vector"]
