@@ -47,6 +47,7 @@ from langchain_core.messages import (
 from pydantic import BaseModel, Field
 
 from langmem_ext.core.errors import InvalidMessagesError, LangmemError
+from langmem_ext.memory.extraction.ports import PendingSaves, SaveCall
 from langmem_ext.memory.extraction.unconfirmed import is_unconfirmed
 from langmem_ext.memory.profile import PROFILE_TARGET
 from langmem_ext.short_term.content import message_text
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from langmem_ext.memory.types import MemoryEntry, PendingItem, SearchHit
 
 
-class MemoryOps(Protocol):
+class MemoryOps(PendingSaves, Protocol):
     """What extraction uses of :class:`~langmem_ext.Memory` (which implements it)."""
 
     settings: Settings
@@ -84,29 +85,8 @@ class MemoryOps(Protocol):
         slot: str | None = ...,
     ) -> str: ...
 
-    def save(
-        self,
-        text: str,
-        *,
-        scope: str | None = ...,
-        category: str = ...,
-        source: str = ...,
-        created_at: float | None = ...,
-        supersedes: str | None = ...,
-        thread_id: str | None = ...,
-    ) -> PendingItem: ...
-
-    def save_found(
-        self,
-        text: str,
-        *,
-        scope: str | None = ...,
-        category: str = ...,
-        source: str = ...,
-        created_at: float | None = ...,
-        supersedes: str | None = ...,
-        thread_id: str | None = ...,
-    ) -> PendingItem | None: ...
+    @property
+    def save_found(self) -> SaveCall[PendingItem | None]: ...
 
     def list_pending(
         self, *, scope: str | None = ..., thread_id: str | None = ...

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from langmem_ext.core.errors import LangmemError
+from langmem_ext.memory.extraction.ports import PendingSaves
 from langmem_ext.memory.profile import PROFILE_TARGET
 from langmem_ext.memory.types import UNCONFIRMED_MARK
 from langmem_ext.short_term.content import clip
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from langmem_ext.workspace.store import Workspace
 
 
-class NoteHost(Protocol):
+class NoteHost(PendingSaves, Protocol):
     """What the notes use of a memory service (:class:`~langmem_ext.Memory` is one):
     the service calls this module, so it names this protocol, not the service."""
 
@@ -61,18 +62,6 @@ class NoteHost(Protocol):
         created_at: float | None = ...,
         source: str = ...,
     ) -> str: ...
-
-    def save(
-        self,
-        text: str,
-        *,
-        scope: str | None = ...,
-        category: str = ...,
-        source: str = ...,
-        created_at: float | None = ...,
-        supersedes: str | None = ...,
-        thread_id: str | None = ...,
-    ) -> PendingItem: ...
 
     def update(
         self, entry_id: str, text: str, *, scope: str | None = ..., supersede: bool = ...
