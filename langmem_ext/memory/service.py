@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from langchain_core.documents import BaseDocumentCompressor
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import MessageLikeRepresentation
@@ -145,6 +146,10 @@ class Memory:
         workspace: Workspace folder; overrides ``settings.workspace``.
         settings: Settings tree; defaults to ``Settings()`` (env ``LANGMEM_*``).
         embeddings: An ``Embeddings`` to use instead of the configured one.
+        reranker: A LangChain ``BaseDocumentCompressor`` (a cross-encoder or LLM
+            reranker) that reorders every search's results as the ranking
+            pipeline's last stage (``reranker`` in ``memory.engine.stages.names``);
+            off by default.
     """
 
     def __init__(
@@ -153,6 +158,7 @@ class Memory:
         *,
         settings: Settings | None = None,
         embeddings: Embeddings | None = None,
+        reranker: BaseDocumentCompressor | None = None,
     ) -> None:
         settings = settings or Settings()
         if workspace is not None:
@@ -176,7 +182,7 @@ class Memory:
             cache_max_entries=settings.index.cache_max_entries,
             exact_max_entries=settings.index.exact_search_max_entries,
         )
-        self.engine = SearchEngine(self.workspace, inner, settings)
+        self.engine = SearchEngine(self.workspace, inner, settings, reranker=reranker)
         self.profiles = ProfileBook(self.workspace, settings.lifecycle.pending_ttl_hours * 3600)
         """The scopes' user profiles (``PROFILE.md`` + history); see :meth:`profile`."""
         self.profiles.recover()  # profile confirms a killed process left half done

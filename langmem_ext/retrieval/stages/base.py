@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.retrieval.candidate import Candidate
+from langmem_ext.retrieval.fusion import DEFAULT_FULL_MATCH_COSINE
 
 if TYPE_CHECKING:
     from langmem_ext.core.config import RetrievalSettings
@@ -122,7 +123,7 @@ class QueryContext:
     keeps: Callable[[Candidate], bool] | None = None
     pool_size: int = 20
     extra: int = 0
-    full_match_cosine: float = 0.0
+    full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE
     cosine_baseline: float = 0.0
     copy_inputs: bool = False
     warn: Callable[[str, str], None] = field(default=lambda key, msg: None)
