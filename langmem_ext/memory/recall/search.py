@@ -21,13 +21,12 @@ release the GIL, so with a free core the keyword side adds (almost) no wall time
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.core.errors import EmptyTextError, InvalidInputError
@@ -45,6 +44,7 @@ from langmem_ext.memory.recall.search_io import (
     SafetyPort,
     SlotPort,
     VectorPort,
+    keyword_pool,
 )
 from langmem_ext.memory.types import SearchHit, to_dt
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
@@ -82,22 +82,8 @@ ExtraSource = Callable[..., list[SearchHit]]
 """``source(query, scope, k, intent) -> hits`` — e.g. the session hot log; a source
 added ``with_vector`` is also passed ``query_vector=`` (see :meth:`SearchEngine.add_source`)."""
 
-_POOL_WORKERS = 4
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-_pool_lock = threading.Lock()
-
-
-def _keyword_pool() -> ThreadPoolExecutor:
-    """The threads that run keyword queries next to the vector side (one set per process).
-
-    Created lazily, and again in a forked child, whose copy has no threads.
-    """
-    global _pool
-    pid = os.getpid()
-    with _pool_lock:
-        if _pool is None or _pool[0] != pid:
-            _pool = (pid, ThreadPoolExecutor(_POOL_WORKERS, thread_name_prefix="langmem-fts"))
-        return _pool[1]
+_keyword_pool = keyword_pool
+"""The keyword threads (:func:`~langmem_ext.memory.recall.search_io.keyword_pool`)."""
 
 
 @dataclass(frozen=True)
@@ -311,13 +297,13 @@ class SearchEngine:
             valid = self._validity(scope, None, False)
         current = valid.as_of is None
         io = SearchIO(
-            keyword=KeywordPort(self, scope),
-            vector=VectorPort(self, scope),
-            slots=SlotPort(self, scope),
-            graph=GraphPort(self, scope) if self.knowledge is not None else None,
-            joiner=JoinPort(self, scope, category, valid),
-            safety=SafetyPort(self, scope, self._warn) if self.safety is not None else None,
-            persons=PersonPort(self, scope, self._warn),
+            keyword=KeywordPort(self._keyword, scope),
+            vector=VectorPort(self._vectors, scope),
+            slots=SlotPort(self.workspace, scope),
+            graph=None if self.knowledge is None else GraphPort(self.knowledge, rs, scope),
+            joiner=JoinPort(partial(self._join, scope, category, valid)),
+            safety=None if self.safety is None else SafetyPort(self.safety, scope, self._warn),
+            persons=PersonPort(self.safety, scope, self._warn),
             neighbours=IndexNeighbours(
                 self.workspace.keyword,
                 scope,
@@ -328,7 +314,7 @@ class SearchEngine:
                     None if rs.context_max_gap_days is None else rs.context_max_gap_days * 86_400.0
                 ),
             ),
-            profile=ProfilePort(self, scope) if self.safety is not None else None,
+            profile=None if self.safety is None else ProfilePort(self.safety, scope),
             notes=self._notes_port(q, scope, k, mode, category, intent, now) if current else None,
             sources=[
                 HitsSource(source, with_vector, scope, k, intent, category)
@@ -608,6 +594,11 @@ class SearchEngine:
             c.bm25_full = full
             out.append(c)
         return out
+
+    def _join(
+        self, scope: str, category: str | None, valid: Validity, ids: list[str], qunit: Any
+    ) -> list[Candidate]:
+        return self._joined(ids, scope, category, valid, qunit)
 
     def _joined(
         self,

@@ -5,8 +5,10 @@ knowledge graph, the safety links and other sources, bound to one search's scope
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +21,10 @@ from langmem_ext.retrieval.stages.ports import SlotState
 from langmem_ext.short_term.statements import question_slots, single_valued
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.recall.search import SearchEngine, Validity
+    from langmem_ext.core.config import RetrievalSettings
+    from langmem_ext.memory.knowledge.triples import KnowledgeGraph
+    from langmem_ext.memory.safety.links import SafetyLinks
+    from langmem_ext.workspace.store import Workspace
 
 SLOT_HITS = 3
 """Current memories of one slot the slot stage brings in, newest first: a store of
@@ -29,40 +34,57 @@ ordinary search."""
 
 Warn = Callable[[str, str], None]
 
+_POOL_WORKERS = 4
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def keyword_pool() -> ThreadPoolExecutor:
+    """The threads that run keyword queries next to the vector side (one set per process).
+
+    Created lazily, and again in a forked child, whose copy has no threads.
+    """
+    global _pool
+    pid = os.getpid()
+    with _pool_lock:
+        if _pool is None or _pool[0] != pid:
+            _pool = (pid, ThreadPoolExecutor(_POOL_WORKERS, thread_name_prefix="langmem-fts"))
+        return _pool[1]
+
 
 @dataclass
 class KeywordPort:
     """The workspace's keyword index (BM25 on worker threads)."""
 
-    engine: SearchEngine
+    fetch: Callable[..., list[Candidate]]
+    """``fetch(text, scope, pool, fts=...)``: the engine's keyword query."""
     scope: str
 
     def submit(self, text: str, pool: int, *, fts: bool) -> Future[list[Candidate]]:
         """Start the keyword query of ``text`` on a worker thread."""
-        from langmem_ext.memory.recall.search import _keyword_pool
-
-        return _keyword_pool().submit(self.engine._keyword, text, self.scope, pool, fts=fts)
+        return keyword_pool().submit(self.fetch, text, self.scope, pool, fts=fts)
 
 
 @dataclass
 class VectorPort:
     """The workspace's vector index, with contextual vectors."""
 
-    engine: SearchEngine
+    fetch: Callable[..., list[list[Candidate]]]
+    """``fetch(texts, scope, pool, qvecs=...)``: the engine's vector query."""
     scope: str
 
     def search(
         self, texts: Sequence[str], pool: int, query_vectors: list[Any]
     ) -> list[list[Candidate]]:
         """Embed each text and fetch its vector candidates (see ``SearchEngine._vectors``)."""
-        return self.engine._vectors(list(texts), self.scope, pool, qvecs=query_vectors)
+        return self.fetch(list(texts), self.scope, pool, qvecs=query_vectors)
 
 
 @dataclass
 class SlotPort:
     """The ledger's current statements of the user's attributes."""
 
-    engine: SearchEngine
+    workspace: Workspace
     scope: str
 
     def states(self, query: str) -> list[SlotState]:
@@ -70,7 +92,7 @@ class SlotPort:
         slots = question_slots(query)
         if not slots:
             return []
-        ledger = self.engine.workspace.ledger
+        ledger = self.workspace.ledger
         return [
             SlotState(s.id, s.slot, s.created_at, s.slot is not None and single_valued(s.slot))
             for s in ledger.entries.current_of_slots(self.scope, slots, limit=SLOT_HITS)
@@ -78,7 +100,7 @@ class SlotPort:
 
     def candidates(self, ids: Sequence[str]) -> dict[str, Candidate]:
         """Candidates for the memories of this scope among ``ids``."""
-        docs = self.engine.workspace.keyword.docs(list(ids))
+        docs = self.workspace.keyword.docs(list(ids))
         return {i: doc_candidate(d) for i, d in docs.items() if d.scope == self.scope}
 
 
@@ -86,15 +108,15 @@ class SlotPort:
 class GraphPort:
     """The knowledge graph (:func:`~langmem_ext.memory.knowledge.stage.graph_links`)."""
 
-    engine: SearchEngine
+    knowledge: KnowledgeGraph
+    settings: RetrievalSettings
     scope: str
 
     def links(self, query: str, query_vector: Any | None) -> dict[str, float]:
         """Memory id -> graph score for ``query``."""
-        rs = self.engine.settings.retrieval
-        assert self.engine.knowledge is not None
+        rs = self.settings
         return graph_links(
-            self.engine.knowledge, self.scope, query, query_vector=query_vector,
+            self.knowledge, self.scope, query, query_vector=query_vector,
             hops=rs.graph_hops, limit=rs.graph_max_triples,
         ).scores  # fmt: skip
 
@@ -103,14 +125,12 @@ class GraphPort:
 class JoinPort:
     """Memories a stage links that neither engine returned."""
 
-    engine: SearchEngine
-    scope: str
-    category: str | None
-    valid: Validity
+    fetch: Callable[[list[str], Any], list[Candidate]]
+    """``fetch(ids, query_vector)``: the engine's join, bound to the search."""
 
     def join(self, ids: Sequence[str], query_vector: Any | None) -> list[Candidate]:
         """Candidates for ``ids`` (see ``SearchEngine._joined``)."""
-        return self.engine._joined(list(ids), self.scope, self.category, self.valid, query_vector)
+        return self.fetch(list(ids), query_vector)
 
 
 @dataclass
@@ -141,15 +161,14 @@ class SafetyPort:
     and the safety facts a memory's text states
     (:func:`~langmem_ext.memory.safety.facts.safety_facts`: a memory written by hand)."""
 
-    engine: SearchEngine
+    links: SafetyLinks
     scope: str
     warn: Warn
 
     def question(self, query: str) -> _SafetyQuestion | None:
         """The safety question ``query`` asks; ``None`` when none, or the links are
         unreadable (logged once: the stage must never break search)."""
-        links = self.engine.safety
-        assert links is not None
+        links = self.links
         try:
             topic = links.topic(self.scope, query)
             if topic is None:
@@ -177,15 +196,15 @@ class PersonPort:
     profile may not hold), so only a relation ("my wife", "我妈妈") sets the user's
     own facts apart."""
 
-    engine: SearchEngine
+    links: SafetyLinks | None
     scope: str
     warn: Warn
 
     def _names(self) -> tuple[str, ...]:
-        if self.engine.safety is None:
+        if self.links is None:
             return ()
         try:
-            return self.engine.safety.names(self.scope)
+            return self.links.names(self.scope)
         except Exception as e:  # a profile must never break search
             self.warn(f"names:{type(e).__name__}", f"profile unreadable: {e}")
             return ()
@@ -209,13 +228,12 @@ class PersonPort:
 class ProfilePort:
     """The safety fields of the user's profile each memory states."""
 
-    engine: SearchEngine
+    links: SafetyLinks
     scope: str
 
     def fields_of(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Memory id -> profile fields."""
-        assert self.engine.safety is not None
-        return self.engine.safety.fields_of(self.scope, list(ids))
+        return self.links.fields_of(self.scope, list(ids))
 
 
 def hit_candidate(hit: SearchHit) -> Candidate:
@@ -290,4 +308,5 @@ __all__ = [
     "SlotPort",
     "VectorPort",
     "hit_candidate",
+    "keyword_pool",
 ]
