@@ -77,10 +77,6 @@ class Pool:
             self.keyword_futures = []
         return self.keywords
 
-    def engine_lists(self) -> tuple[list[Candidate] | None, list[Candidate] | None]:
-        """The vector and keyword candidates after ``union`` (or of the one text)."""
-        return self.vector, self.keyword
-
 
 @dataclass
 class QueryContext:
