@@ -235,7 +235,6 @@ class SearchEngine:
         pipeline = self.stages
         if options is not None:
             pipeline = pipeline.without(options.off())
-        self.workspace.refresh_if_stale()
         pool = pipeline.run(Pool(), ctx)
         return [self._result(c, scope, valid.closed) for c in pool.ranked]
 
@@ -293,6 +292,7 @@ class SearchEngine:
         pool = max(-(-k // len(qs)) * rs.candidate_multiplier, 20)
         if category:
             pool *= 3
+        self.workspace.refresh_if_stale()
         if valid is None:
             valid = self._validity(scope, None, False)
         current = valid.as_of is None
