@@ -64,6 +64,10 @@ class KeywordPort:
         """Start the keyword query of ``text`` on a worker thread."""
         return keyword_pool().submit(self.fetch, text, self.scope, pool, fts=fts)
 
+    def search(self, text: str, pool: int, *, fts: bool) -> list[Candidate]:
+        """Run the keyword query of ``text`` on this thread."""
+        return self.fetch(text, self.scope, pool, fts=fts)
+
 
 @dataclass
 class VectorPort:

@@ -170,7 +170,9 @@ class Pipeline:
     def __init__(self, stages: Iterable[Stage]) -> None:
         self.stages: tuple[Stage, ...] = tuple(stages)
         names = [s.name for s in self.stages]
-        dup = sorted({n for n in names if names.count(n) > 1})
+        dup = (
+            sorted({n for n in names if names.count(n) > 1}) if len(set(names)) < len(names) else []
+        )
         if dup:
             raise InvalidInputError(f"Pipeline stages must have unique names: {', '.join(dup)}.")
 

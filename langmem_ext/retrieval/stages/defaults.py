@@ -8,6 +8,7 @@ package, plus one line in the list below.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from langmem_ext.retrieval.stages.base import Pipeline, Stage
@@ -95,6 +96,25 @@ def default_stages(
     Returns:
         The pipeline.
     """
+    off: frozenset[str] = frozenset()
+    if settings is not None:
+        flags = {
+            "slot": settings.slot_stage,
+            "graph_links": settings.graph_stage,
+            "graph": settings.graph_stage,
+            "safety": settings.safety_stage,
+            "person": settings.person_stage,
+            "notes": settings.prose,
+        }
+        off = frozenset(name for name, on in flags.items() if not on)
+    base = _search_stages(off)
+    return base if reranker is None else Pipeline([*base, Reranker(reranker)])
+
+
+@functools.lru_cache(maxsize=64)
+def _search_stages(off: frozenset[str]) -> Pipeline:
+    """The search stages without those named in ``off`` (stages hold no state: one
+    list serves every search with the same settings)."""
     stages: list[Stage] = [
         Keyword(),
         Vector(),
@@ -114,19 +134,7 @@ def default_stages(
         Sources(),
         Order(),
     ]
-    if reranker is not None:
-        stages.append(Reranker(reranker))
-    if settings is not None:
-        off = {
-            "slot": not settings.slot_stage,
-            "graph_links": not settings.graph_stage,
-            "graph": not settings.graph_stage,
-            "safety": not settings.safety_stage,
-            "person": not settings.person_stage,
-            "notes": not settings.prose,
-        }
-        stages = [s for s in stages if not off.get(s.name, False)]
-    return Pipeline(stages)
+    return Pipeline(s for s in stages if s.name not in off)
 
 
 __all__ = ["default_stages", "ranking_stages"]

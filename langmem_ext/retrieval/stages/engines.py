@@ -13,17 +13,23 @@ from dataclasses import dataclass
 from langmem_ext.retrieval.stages.base import Pool, QueryContext
 
 
-def _submit_keywords(pool: Pool, ctx: QueryContext, *, fts: bool) -> None:
+def _keywords(pool: Pool, ctx: QueryContext, *, fts: bool, ahead: bool) -> None:
+    """Fetch each text's keyword candidates: on worker threads (``ahead``, read when
+    needed) or now."""
     index = ctx.io.keyword
     if index is None:
         return
-    pool.keyword_futures = [index.submit(t, ctx.pool_size, fts=fts) for t in ctx.texts]
+    if ahead:
+        pool.keyword_futures = [index.submit(t, ctx.pool_size, fts=fts) for t in ctx.texts]
+    else:
+        pool.keywords = [index.search(t, ctx.pool_size, fts=fts) for t in ctx.texts]
 
 
 @dataclass(frozen=True)
 class Keyword:
-    """Start the keyword engine on each text (``hybrid``, ``fts``: BM25; ``keyword``:
-    substring search). The candidates are read when a later stage needs them
+    """Run the keyword engine on each text (``hybrid``, ``fts``: BM25; ``keyword``:
+    substring search). In ``hybrid`` mode the queries run on worker threads while
+    the vector stage embeds the query; a later stage reads them when it needs them
     (:meth:`~langmem_ext.retrieval.stages.base.Pool.keyword_lists`)."""
 
     name: str = "keyword"
@@ -31,7 +37,7 @@ class Keyword:
     def run(self, pool: Pool, ctx: QueryContext) -> Pool:
         """Submit the keyword queries."""
         if ctx.mode in ("hybrid", "fts", "keyword"):
-            _submit_keywords(pool, ctx, fts=ctx.mode != "keyword")
+            _keywords(pool, ctx, fts=ctx.mode != "keyword", ahead=ctx.mode == "hybrid")
         return pool
 
 
@@ -59,7 +65,7 @@ class Vector:
             pool.vectors = None
             pool.vector_failed = True
             if not pool.keyword_futures:
-                _submit_keywords(pool, ctx, fts=True)
+                _keywords(pool, ctx, fts=True, ahead=False)
         return pool
 
 

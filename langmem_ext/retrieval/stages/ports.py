@@ -33,6 +33,11 @@ class KeywordIndex(Protocol):
         """
         ...
 
+    def search(self, text: str, pool: int, *, fts: bool) -> list[Candidate]:
+        """Fetch the best ``pool`` keyword candidates of ``text`` on this thread (see
+        :meth:`submit`)."""
+        ...
+
 
 class VectorIndex(Protocol):
     """The vector engine."""

@@ -240,7 +240,7 @@ class WorkingSet:
         kept = [c for c in cands[working:] if c.safety] if _safety_on(ctx) else []
         cands = cands[:working] + kept  # a safety fact is never cut
         pool.checkpoint = (pool.position + 1, cands)
-        pool.ranked = [c.copy() for c in cands]
+        pool.ranked = sorted((c.copy() for c in cands), key=best_first)  # the kept ones too
         return pool
 
 
@@ -337,7 +337,8 @@ class Noise:
             return pool
         start, working = pool.checkpoint
         safe = _states_safety if _safety_on(ctx) else None
-        pool.ranked = [c.copy() for c in noise_filter(working, ctx.settings, exempt=safe)]
+        kept = noise_filter(working, ctx.settings, exempt=safe)
+        pool.ranked = sorted((c.copy() for c in kept), key=best_first)
         here = pool.position
         pool = ctx.pipeline.run_range(pool, ctx, start, here)
         pool.position = here
