@@ -57,6 +57,8 @@ from langmem_ext.retrieval.compound import cover_questions, union_candidates
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 from langmem_ext.retrieval.repair import focus_of
+from langmem_ext.retrieval.stages import Pipeline, Pool
+from langmem_ext.retrieval.stages.marks import Graph, GraphLinks
 from langmem_ext.workspace.markdown import normalise_text
 
 K_MAX = 20
@@ -150,8 +152,8 @@ class Variant:
             (the stored text is ``previous | turn``).
         k: Results asked for; ``pool`` is then ``max(4 k, 20)`` as in
             ``SearchEngine.search`` (k = 5 is ``Memory.search``'s default).
-        resort: Re-sort ``rank()``'s output by score, as ``SearchEngine.search``
-            does before returning (this undoes MMR's demotion order); ``False``
+        resort: Re-sort ``rank()``'s output by score, as the search pipeline's
+            ``order`` stage does (this undoes MMR's demotion order); ``False``
             keeps ``rank()``'s order.
         note: What it tests.
     """
@@ -223,7 +225,7 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
              note="vector hits scored by their own vectors only"),
         full("contextual vector weight 0.5", retrieval=(("context_vector_weight", 0.5),)),
         full("MMR order kept (no final re-sort)", resort=False,
-             note="rank()'s own order; SearchEngine.search re-sorts by score"),
+             note="rank()'s own order; the order stage sorts by score"),
         Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF,
                 retrieval=PLAIN),
         Variant("no stages: weighted 0.7 / 0.3", options=ALL_OFF,
@@ -524,12 +526,14 @@ def _linked(
     vector: list[Candidate],
     keyword: list[Candidate],
 ) -> list[Candidate]:
-    """The graph stage as ``SearchEngine.search`` runs it (current versions)."""
+    """The graph stages as ``SearchEngine.search`` runs them (current versions)."""
     if engine.knowledge is None or not engine.settings.retrieval.graph_stage:
         return vector
-    valid = engine._validity(q.scope, None, False)
-    links = engine._links(text, q.scope, qvecs[0] if qvecs else None)
-    out = engine._graph_stage(q.scope, None, valid, qvecs, vector, keyword, links)
+    ctx = engine.query_context([text], scope=q.scope, now=q.now)
+    if ctx is None:
+        return vector
+    pool = Pool(vector=vector, keyword=keyword, query_vectors=list(qvecs))
+    out = Pipeline([GraphLinks(), Graph()]).run(pool, ctx).vector
     return vector if out is None else out
 
 
@@ -643,8 +647,8 @@ def _rank_text(
 
 
 def _resort(ranked: list[Candidate]) -> None:
-    """SearchEngine.search's last step: ``hits.sort(key=lambda h: -h.score)``, scores
-    rounded to 6 places."""
+    """The search pipeline's ``order`` stage: by score rounded to 6 places (tiers
+    aside)."""
     ranked.sort(key=lambda c: -round(float(c.score), 6))
 
 

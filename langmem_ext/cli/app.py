@@ -296,9 +296,15 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hits_table(hits: Sequence[Any], debug: bool = False, query: str | None = None) -> str:
+def _hits_table(
+    hits: Sequence[Any],
+    debug: bool = False,
+    query: str | None = None,
+    stages: Sequence[str] = (),
+) -> str:
+    head = f"stages: {' > '.join(stages)}\n\n" if debug and stages else ""
     if not hits:
-        return "No memories found."
+        return head + "No memories found."
     headers = ["score", "id", "category", "where", "text"]
     rows = [[f"{h.score:.3f}", h.id, h.category, h.citation, h.text] for h in hits]
     table = format_table(headers, rows)
@@ -309,7 +315,7 @@ def _hits_table(hits: Sequence[Any], debug: bool = False, query: str | None = No
             nums = "  numbers: " + ", ".join(f"{k}={v:.3f}" for k, v in h.debug.items())
             blocks.append("\n".join([f"{h.id}:", *why, nums]))
         table += "\n\n" + "\n\n".join(blocks)
-    return table
+    return head + table
 
 
 def _pending_table(items: Sequence[Any]) -> str:
@@ -568,7 +574,7 @@ def _run(args: argparse.Namespace) -> int:
             hits = mem.search(args.query, scope=scope, k=args.k, mode=args.mode)
             out.emit(
                 [h.model_dump(mode="json") for h in hits],
-                lambda: _hits_table(hits, args.debug, args.query),
+                lambda: _hits_table(hits, args.debug, args.query, mem.engine.stages.names),
             )
         elif cmd == "get":
             r = mem.get(args.path, scope=scope, from_line=args.from_line, lines=args.lines)
@@ -697,7 +703,8 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["search"].add_argument(
         "--debug",
         action="store_true",
-        help="show why each hit ranked (each stage, in words, and its numbers)",
+        help="show the ranking stages in order, then why each hit ranked (each stage, "
+        "in words, and its numbers)",
     )
     parsers["get"].add_argument("path", help="path or path:line")
     parsers["get"].add_argument("--from", dest="from_line", type=int, default=None)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from langchain_core.documents import BaseDocumentCompressor
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import MessageLikeRepresentation
@@ -177,6 +178,10 @@ class Memory:
             patterns, no model call per write).
         background: An ordered background writer to use instead of the memory's own
             (:attr:`background`); it is drained, not closed, by :meth:`close`.
+        reranker: A LangChain ``BaseDocumentCompressor`` (a cross-encoder or LLM
+            reranker) that reorders every search's results as the ranking
+            pipeline's last stage (``reranker`` in ``memory.engine.stages.names``);
+            off by default.
     """
 
     def __init__(
@@ -189,6 +194,7 @@ class Memory:
         extraction_model: BaseChatModel | None = None,
         knowledge_model: BaseChatModel | None = None,
         background: TurnWriter | None = None,
+        reranker: BaseDocumentCompressor | None = None,
     ) -> None:
         settings = settings or Settings()
         if workspace is not None:
@@ -244,6 +250,7 @@ class Memory:
             knowledge=self.knowledge,  # the search's graph stage
             safety=self.safety,  # the search's safety stage
             sources=[(self.session_log.search, True)],
+            reranker=reranker,
         )
         # decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)

@@ -181,6 +181,9 @@ def explain(
             "states a safety fact the question asks about: ranked before the rest")  # fmt: skip
     elif "safety" in d:
         add("safety", "Safety", "kept", "states a safety fact the question asks about")
+    if "reranker" in d:
+        add("reranker", "Reranker", f"{d['reranker']:g}",
+            "placed by the reranker (its relevance score, else its place): its order is the result")  # fmt: skip
     if "final" in d:
         ranking = d.get("ranking")
         extra = "" if ranking is None or math.isclose(ranking, d["final"]) else (

@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from langmem_ext.core.config import RetrievalSettings
+from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.retrieval.candidate import Candidate, best_first
 from langmem_ext.retrieval.noise import is_noise
 
@@ -299,6 +300,38 @@ def per_candidate_stages(
     return _adjusted(candidates, steps)
 
 
+def adjustment(
+    stage: str, settings: RetrievalSettings, now: float, window: tuple[float, float] | None = None
+) -> Adjust:
+    """One per-candidate stage as an in-place step (what :func:`per_candidate_stages`
+    applies to each candidate).
+
+    Args:
+        stage: ``recency``, ``importance``, ``length_norm``, ``time_decay`` or
+            ``time_window`` (which needs ``window``).
+        settings: The stages' settings.
+        now: Epoch seconds.
+        window: ``(start, end)`` of a recall window.
+
+    Returns:
+        A function changing one candidate's ``score`` and ``debug`` in place.
+
+    Raises:
+        InvalidInputError: An unknown stage, or ``time_window`` without a window.
+    """
+    if stage == "recency":
+        return _recency_adjust(settings, now)
+    if stage == "importance":
+        return _multiply("importance", _importance_factor(settings, IMPORTANCE_SCALE))
+    if stage == "length_norm":
+        return _multiply("length_norm", _length_factor(settings))
+    if stage == "time_decay":
+        return _multiply("time_decay", _decay_factor(settings, now))
+    if stage == "time_window" and window is not None:
+        return _window_adjust(window[0], window[1], TIME_WINDOW_FACTOR)
+    raise InvalidInputError(f"No per-candidate stage {stage!r} (or no window given).")
+
+
 def _adjusted(candidates: Sequence[Candidate], steps: Sequence[Adjust]) -> list[Candidate]:
     out: list[Candidate] = []
     for c in candidates:
@@ -480,6 +513,8 @@ __all__ = [
     "IMPORTANCE_SCALE",
     "NO_DECAY_CATEGORIES",
     "TIME_WINDOW_FACTOR",
+    "Adjust",
+    "adjustment",
     "age_days",
     "hard_min_filter",
     "importance_weight",

@@ -178,7 +178,7 @@ def _hit(c: Candidate, scope: str) -> SearchHit:
 _NOT_WORDS_RE = re.compile(r"[\W_]+")
 
 
-def _key(text: str) -> str:
+def note_key(text: str) -> str:
     """A text as compared for "the same text": the ``[unconfirmed]`` mark, case,
     spacing and punctuation aside."""
     text = text.strip().removeprefix(UNCONFIRMED_MARK)
@@ -190,14 +190,15 @@ def drop_represented(hits: list[SearchHit]) -> list[SearchHit]:
     mark aside): one text, one hit, the memory's."""
     if not any(h.source == "note" for h in hits):
         return hits
-    memories = {_key(h.text) for h in hits if h.source == "memory"}
-    return [h for h in hits if h.source != "note" or _key(h.text) not in memories]
+    memories = {note_key(h.text) for h in hits if h.source == "memory"}
+    return [h for h in hits if h.source != "note" or note_key(h.text) not in memories]
 
 
 __all__ = [
     "NOTE_POOL_FACTOR",
     "NOTE_POOL_MIN",
     "drop_represented",
+    "note_key",
     "note_keyword",
     "note_pool",
     "note_vector",

@@ -1,15 +1,17 @@
-"""Search orchestration: engines, modes with degrade paths, ranking, extra sources.
+"""Search: one run of the ranking pipeline over the workspace's engines.
 
-Modes form a chain, each falling back to the next when its engine fails (logged
-once per reason, never raised): ``hybrid`` → ``fts`` (the embedder or Chroma is
-down) → ``keyword`` (plain substring, FTS5 failed). ``vector`` degrades the same
-way. The ranking itself is :func:`langmem_ext.retrieval.pipeline.rank`.
+:meth:`SearchEngine.search` validates the query, binds the workspace, the knowledge
+graph, the safety links and the other sources to the pipeline's protocols
+(:mod:`langmem_ext.memory.recall.search_io`) and runs the ordered stage list
+(:attr:`SearchEngine.stages`, :func:`~langmem_ext.retrieval.stages.default_stages`).
+The hits are the pipeline's result in its order: nothing re-sorts them.
 
-Other sources of hits (the memory's session hot log is one) are given to the
-engine when it is built (or added with :meth:`SearchEngine.add_source`); their hits
-are merged by score. So are the notes,
-the prose of the memory files (:mod:`langmem_ext.memory.recall.notes`, ranked by the same
-pipeline), unless ``retrieval.prose`` is off.
+Modes degrade when an engine fails (logged once per reason, never raised):
+``hybrid`` → ``fts`` (the embedder or Chroma is down) → ``keyword`` (plain
+substring, FTS5 failed). ``vector`` degrades the same way. Other sources of hits
+(the memory's session hot log is one) are given to the engine when it is built (or
+added with :meth:`SearchEngine.add_source`); the notes, the prose of the memory files
+(:mod:`langmem_ext.memory.recall.notes`), join unless ``retrieval.prose`` is off.
 
 In ``hybrid`` mode the BM25 query runs on a worker thread while the caller embeds
 the query and asks Chroma: SQLite, the embedder's numpy and Chroma's Rust core
@@ -19,25 +21,35 @@ release the GIL, so with a free core the keyword side adds (almost) no wall time
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langmem_ext.core.errors import EmptyTextError, InvalidInputError
 from langmem_ext.language.text import query_tokens, speaker_of
-from langmem_ext.memory.knowledge.stage import GraphLinks, graph_links
 from langmem_ext.memory.recall.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.recall.notes import drop_represented, note_keyword, note_vector, rank_notes
-from langmem_ext.memory.safety.facts import USER, is_relation, persons, safety_facts, same_person
+from langmem_ext.memory.recall.notes import note_keyword, note_vector, rank_notes
+from langmem_ext.memory.recall.search_io import (
+    GraphPort,
+    HitsSource,
+    JoinPort,
+    KeywordPort,
+    NotesPort,
+    PersonPort,
+    ProfilePort,
+    SafetyPort,
+    SlotPort,
+    VectorPort,
+    keyword_pool,
+)
 from langmem_ext.memory.types import SearchHit, to_dt
 from langmem_ext.retrieval.calibration import cosine_baseline_of, rescale_cosine
 from langmem_ext.retrieval.candidate import Candidate
-from langmem_ext.retrieval.compound import cover_questions, split_compound, union_candidates
+from langmem_ext.retrieval.compound import split_compound
 from langmem_ext.retrieval.contextual import (
     contextual_units,
     is_reply,
@@ -45,9 +57,10 @@ from langmem_ext.retrieval.contextual import (
     unit_query,
 )
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.short_term.statements import question_slots, single_valued
+from langmem_ext.retrieval.stages import Pipeline, Pool, QueryContext, SearchIO, default_stages
 
 if TYPE_CHECKING:
+    from langchain_core.documents import BaseDocumentCompressor
     from langchain_core.embeddings import Embeddings
 
     from langmem_ext.core.config import Settings
@@ -61,11 +74,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MODES = ("keyword", "fts", "vector", "hybrid")
-SLOT_HITS = 3
-"""Current memories of one slot the slot stage brings in, newest first."""
-PERSON_DEPTH = 20
-"""The person stage reads whom the best 20 of each engine's candidates (``2 k`` when
-more) are about: reading a text costs ~50 µs the first time."""
 COVER_DEPTH = 10
 """A question of a compound message with no hit in the top ``k`` takes its best hit
 from the next 10 of the ranking (see
@@ -74,26 +82,8 @@ ExtraSource = Callable[..., list[SearchHit]]
 """``source(query, scope, k, intent) -> hits`` — e.g. the session hot log; a source
 added ``with_vector`` is also passed ``query_vector=`` (see :meth:`SearchEngine.add_source`)."""
 
-_POOL_WORKERS = 4
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-_pool_lock = threading.Lock()
-
-
-def _keyword_pool() -> ThreadPoolExecutor:
-    """The threads that run keyword queries next to the vector side (one set per process).
-
-    Created lazily, and again in a forked child, whose copy has no threads.
-    """
-    global _pool
-    pid = os.getpid()
-    with _pool_lock:
-        if _pool is None or _pool[0] != pid:
-            _pool = (pid, ThreadPoolExecutor(_POOL_WORKERS, thread_name_prefix="langmem-fts"))
-        return _pool[1]
-
-
-def _of(category: str, cands: list[Candidate]) -> list[Candidate]:
-    return [c for c in cands if c.category == category]
+_keyword_pool = keyword_pool
+"""The keyword threads (:func:`~langmem_ext.memory.recall.search_io.keyword_pool`)."""
 
 
 @dataclass(frozen=True)
@@ -116,15 +106,8 @@ class Validity:
         return cands if keeps is None else [c for c in cands if keeps(c)]
 
 
-def _rerank_vector(vector: list[Candidate]) -> None:
-    """Order the vector candidates by cosine again, after some joined them."""
-    vector.sort(key=lambda c: -(c.vector_score or 0.0))
-    for i, c in enumerate(vector):
-        c.vector_rank = i
-
-
 class SearchEngine:
-    """Runs a query against the workspace's engines and ranks the results.
+    """Runs a query through the ranking pipeline over the workspace's engines.
 
     Args:
         workspace: The workspace (keyword + vector index).
@@ -134,6 +117,8 @@ class SearchEngine:
         safety: The safety links the safety stage reads (``None``: no safety stage).
         sources: Other sources of hits, each ``(source, with_vector)`` as
             :meth:`add_source` takes them (the memory's session log is one).
+        reranker: A LangChain document compressor that reorders the results as the
+            pipeline's last stage (``None``: off).
     """
 
     def __init__(
@@ -145,10 +130,12 @@ class SearchEngine:
         knowledge: KnowledgeGraph | None = None,
         safety: SafetyLinks | None = None,
         sources: Sequence[tuple[ExtraSource, bool]] = (),
+        reranker: BaseDocumentCompressor | None = None,
     ) -> None:
         self.workspace = workspace
         self.embeddings = embeddings
         self.settings = settings
+        self.reranker = reranker
         self._warned: set[str] = set()
         self._sources: list[tuple[ExtraSource, bool]] = list(sources)
         self._baseline: float | None = None
@@ -156,6 +143,12 @@ class SearchEngine:
         """The knowledge graph the graph stage reads."""
         self.safety = safety
         """The safety links the safety stage reads."""
+
+    @property
+    def stages(self) -> Pipeline:
+        """The ordered stages a search runs, from the current settings
+        (:func:`~langmem_ext.retrieval.stages.default_stages`); ``.names`` lists them."""
+        return default_stages(self.settings.retrieval, reranker=self.reranker)
 
     @property
     def cosine_baseline(self) -> float:
@@ -167,7 +160,8 @@ class SearchEngine:
         return self._baseline
 
     def add_source(self, source: ExtraSource, *, with_vector: bool = False) -> None:
-        """Merge hits of another source (for example session events) into searches.
+        """Merge hits of another source (for example session events) into searches
+        (the pipeline's ``sources`` stage).
 
         Args:
             source: Called as ``source(query, scope, k, intent)`` on every search.
@@ -181,6 +175,9 @@ class SearchEngine:
         if key not in self._warned:
             self._warned.add(key)
             logger.warning(msg, *args)
+
+    def _warn(self, key: str, msg: str) -> None:
+        self._warn_once(key, "%s", msg)
 
     def query_texts(self, query: str, *, question_parts: bool | None = None) -> list[str]:
         """The texts a search of ``query`` embeds, in order (see :meth:`search`).
@@ -231,35 +228,59 @@ class SearchEngine:
         question a hit answers (0: only the whole message found it), and a question
         left without a hit in the top ``k`` gets its best one from further down
         (:func:`~langmem_ext.retrieval.compound.cover_questions`).
-        """
-        args: dict[str, Any] = {
-            "scope": scope, "k": k, "mode": mode, "category": category,
-            "intent": intent, "options": options,
-            "now": time.time() if now is None else now,
-            "valid": self._validity(scope, as_of, include_superseded),
-        }  # fmt: skip
-        texts = self.query_texts(query)
-        return self._search_texts(texts or [query], **args)  # none left: the query's error
 
-    def _search_texts(
+        The hits are the pipeline's result (:attr:`stages`), in its order.
+        """
+        texts = self.query_texts(query) or [query]  # none left: the query's error
+        valid = self._validity(scope, as_of, include_superseded)
+        ctx = self.query_context(
+            texts, scope=scope, k=k, mode=mode, category=category, intent=intent,
+            now=time.time() if now is None else now, valid=valid,
+        )  # fmt: skip
+        if ctx is None:
+            return []  # only punctuation / emoji: nothing to look for
+        pipeline = self.stages
+        if options is not None:
+            pipeline = pipeline.without(options.off())
+        pool = pipeline.run(Pool(), ctx)
+        return [self._result(c, scope, valid.closed) for c in pool.ranked]
+
+    def query_context(
         self,
         texts: list[Any],
         *,
         scope: str,
-        k: int | None,
-        mode: str | None,
-        category: str | None,
-        intent: RecallIntent | None,
-        options: PipelineOptions | None,
+        k: int | None = None,
+        mode: str | None = None,
+        category: str | None = None,
+        intent: RecallIntent | None = None,
         now: float,
-        valid: Validity,
-    ) -> list[SearchHit]:
-        """Search ``texts``: the query, then (a compound message) each of its questions.
+        valid: Validity | None = None,
+    ) -> QueryContext | None:
+        """The pipeline's view of a search of ``texts`` (the query, then each question
+        of a compound message) in ``scope``: the validated query, and the workspace,
+        knowledge graph, safety links and sources bound to the scope.
 
-        The first text is validated as the query and is what extra sources see.
+        Args:
+            texts: The query, then each question of a compound message
+                (:meth:`query_texts`).
+            scope: The scope searched.
+            k: Results wanted (default ``retrieval.top_k``).
+            mode: Search mode (default ``retrieval.mode``).
+            category: Only memories of this category.
+            intent: The recall intent.
+            now: The time of the question, epoch seconds.
+            valid: The versions searched (default: current ones).
+
+        Returns:
+            The context; ``None`` when the query holds nothing to look for (only
+            punctuation or emoji).
+
+        Raises:
+            InvalidInputError: The query is not a string, ``k`` is not a positive
+                integer, or ``mode`` is unknown.
+            EmptyTextError: The query is empty.
         """
-        from langmem_ext.retrieval.pipeline import rank
-
         query = texts[0]
         if not isinstance(query, str):
             raise InvalidInputError(f"Query must be a string, got {type(query).__name__}.")
@@ -272,89 +293,25 @@ class SearchEngine:
         if mode not in MODES:
             raise InvalidInputError(f"Unknown search mode {mode!r}: use one of {', '.join(MODES)}.")
         if not query_tokens(q) and not any(ch.isalnum() for ch in q):
-            return []  # only punctuation / emoji: nothing to look for
+            return None
         qs = [q, *texts[1:]]
         # Several texts share the pool of k: each brings the pool of k / texts.
         pool = max(-(-k // len(qs)) * rs.candidate_multiplier, 20)
         if category:
             pool *= 3
         self.workspace.refresh_if_stale()
-
-        # ``None``: the engine did not run (its weight goes to the other one);
-        # ``[]``: it ran and found nothing.
-        vectors: list[list[Candidate]] | None = None
-        keywords: list[list[Candidate]] | None = None
-        ahead: list[Future[list[Candidate]]] = []
-        qvecs: list[Any] = []
-        graph_on = rs.graph_stage and self.knowledge is not None and valid.as_of is None
-        links: GraphLinks | None = None
-        # the notes (the files' prose, as they are now: not as of a past time); their
-        # BM25 runs on a keyword thread beside everything up to their ranking
-        notes_on = rs.prose and valid.as_of is None and self._has_notes(scope)
-        notes_ahead = (
-            _keyword_pool().submit(note_keyword, self.workspace, q, scope, k)
-            if notes_on and mode != "vector"
-            else None
-        )
-
-        def bm25_ahead(t: str) -> None:  # BM25 runs anyway: overlap it with the vector side
-            if mode == "hybrid":
-                ahead.append(_keyword_pool().submit(self._keyword, t, scope, pool, fts=True))
-
-        use_fts = mode in ("fts", "hybrid")
-        if mode in ("vector", "hybrid"):
-            try:  # each text's BM25 starts next to its own embedding, not all at once
-                vectors = self._vectors(qs, scope, pool, before_each=bm25_ahead, qvecs=qvecs)
-            except Exception as e:  # embedder or Chroma down: degrade to keyword search
-                self._warn_once(
-                    f"vector:{type(e).__name__}",
-                    "vector search unavailable (%s); falling back to keyword search",
-                    e,
-                )
-                vectors, use_fts = None, True
-        for t in qs[len(ahead) :]:
-            bm25_ahead(t)
-        if graph_on and qvecs:  # the graph stage on this thread, while BM25 finishes on its own
-            links = self._links(q, scope, qvecs[0])
-        if ahead:
-            keywords = [f.result() for f in ahead]
-        elif use_fts or mode == "keyword":
-            keywords = [self._keyword(t, scope, pool, fts=mode != "keyword") for t in qs]
-        if category:
-            vectors = None if vectors is None else [_of(category, v) for v in vectors]
-            keywords = None if keywords is None else [_of(category, kw) for kw in keywords]
-        if valid.keeps is not None:
-            vectors = None if vectors is None else [valid.filter(v) for v in vectors]
-            keywords = None if keywords is None else [valid.filter(kw) for kw in keywords]
-        older: set[str] = set()
-        if valid.as_of is None:  # the slot stage knows current versions only
-            keywords = self._slot_stage(q, scope, category, keywords, older)
-        if len(qs) == 1:
-            vector = None if vectors is None else vectors[0]
-            keyword = None if keywords is None else keywords[0]
-        else:
-            vector, keyword = union_candidates(vectors, keywords, copy=False)  # fresh
-        if graph_on:
-            if links is None:  # no query vector: word overlap only
-                links = self._links(q, scope, None)
-            vector = self._graph_stage(scope, category, valid, qvecs, vector, keyword, links)
-        if valid.as_of is None and rs.safety_stage and self.safety is not None:
-            vector, keyword = self._safety_stage(q, scope, category, valid, qvecs, vector, keyword)
-        if rs.person_stage:
-            self._person_stage(q, scope, vector, keyword, depth=max(2 * k, PERSON_DEPTH))
-        for c in (*(vector or ()), *(keyword or ())) if older else ():
-            if c.id in older:  # a newer statement of its slot replaces it
-                c.debug["older_statement"] = 1.0
-        ranked = rank(
-            vector,
-            keyword,
-            k=k,
-            settings=rs,
-            now=now,
-            options=options,
-            intent=intent,
-            full_match_cosine=rs.vector_full_match,
-            context=IndexNeighbours(
+        if valid is None:
+            valid = self._validity(scope, None, False)
+        current = valid.as_of is None
+        io = SearchIO(
+            keyword=KeywordPort(self._keyword, scope),
+            vector=VectorPort(self._vectors, scope),
+            slots=SlotPort(self.workspace, scope),
+            graph=None if self.knowledge is None else GraphPort(self.knowledge, rs, scope),
+            joiner=JoinPort(partial(self._join, scope, category, valid)),
+            safety=None if self.safety is None else SafetyPort(self.safety, scope, self._warn),
+            persons=PersonPort(self.safety, scope, self._warn),
+            neighbours=IndexNeighbours(
                 self.workspace.keyword,
                 scope,
                 category,
@@ -364,37 +321,71 @@ class SearchEngine:
                     None if rs.context_max_gap_days is None else rs.context_max_gap_days * 86_400.0
                 ),
             ),
+            profile=None if self.safety is None else ProfilePort(self.safety, scope),
+            notes=self._notes_port(q, scope, k, mode, category, intent, now) if current else None,
+            sources=[
+                HitsSource(source, with_vector, scope, k, intent, category)
+                for source, with_vector in self._sources
+            ],
+        )
+        return QueryContext(
+            query=q,
+            texts=qs,
+            k=k,
+            now=now,
+            settings=rs,
+            io=io,
+            mode=mode,
+            category=category,
+            intent=intent,
+            current_only=current,
+            keeps=valid.keeps,
+            pool_size=pool,
+            extra=0 if len(qs) == 1 else COVER_DEPTH,
+            full_match_cosine=rs.vector_full_match,
             cosine_baseline=self.cosine_baseline,
             copy_inputs=False,  # fresh candidates, used once
-            extra=0 if len(qs) == 1 else COVER_DEPTH,
-            query=q,
+            warn=self._warn,
         )
-        if len(qs) > 1:  # every question gets a hit when the ranking has one for it
-            ranked = cover_questions(ranked, k, len(qs) - 1)
-        hits = [self._hit(c, scope, valid.closed.get(c.id)) for c in ranked]
-        self._profile_fields(scope, hits)
-        qvec = qvecs[0] if qvecs else None
-        if notes_on:
-            hits += self._notes(
-                q, qvec, notes_ahead, scope=scope, k=k, mode=mode, category=category,
+
+    def _result(self, c: Candidate, scope: str, closed: dict[str, float]) -> SearchHit:
+        """The hit of a result: a memory's, or the hit another source gave."""
+        hit: SearchHit | None = c.metadata.get("hit")
+        if hit is None:
+            return self._hit(c, scope, closed.get(c.id))
+        if c.debug != hit.debug:  # a stage after the merge noted something
+            hit = hit.model_copy(
+                update={"debug": {key: round(float(v), 6) for key, v in c.debug.items()}}
+            )
+        return hit
+
+    def _notes_port(
+        self,
+        q: str,
+        scope: str,
+        k: int,
+        mode: str,
+        category: str | None,
+        intent: RecallIntent | None,
+        now: float,
+    ) -> NotesPort | None:
+        """The notes source (``retrieval.prose``): their BM25 starts now on a keyword
+        thread, beside everything up to their ranking."""
+        if not self.settings.retrieval.prose or not self._has_notes(scope):
+            return None
+        ahead = (
+            _keyword_pool().submit(note_keyword, self.workspace, q, scope, k)
+            if mode != "vector"
+            else None
+        )
+
+        def fetch(query: str, qvec: Any) -> list[SearchHit]:
+            return self._notes(
+                query, qvec, ahead, scope=scope, k=k, mode=mode, category=category,
                 intent=intent, now=now,
             )  # fmt: skip
-        # a safety fact asked about first, then a memory stating the very attribute
-        # asked about, above look-alikes (the ranking's order; extra sources' hits
-        # are merged by score after them)
-        tier = {c.id: 0 if c.safety else 1 for c in ranked if c.safety or c.slot_match}
-        for source, with_vector in self._sources:
-            try:
-                if with_vector:
-                    extra = source(q, scope, k, intent, query_vector=qvec)
-                else:
-                    extra = source(q, scope, k, intent)
-                hits.extend(h for h in extra if not category or h.category == category)
-            except Exception as e:  # an extra source must never break search
-                self._warn_once(f"source:{source!r}", "extra search source failed: %s", e)
-        hits = drop_represented(hits)
-        hits.sort(key=lambda h: (tier.get(h.id, 2), -h.score))
-        return hits[:k]
+
+        return NotesPort("notes", fetch)
 
     def _has_notes(self, scope: str) -> bool:
         """Whether the scope has prose chunks (one index probe); ``False`` when the
@@ -611,238 +602,10 @@ class SearchEngine:
             out.append(c)
         return out
 
-    def _slot_stage(
-        self,
-        q: str,
-        scope: str,
-        category: str | None,
-        keywords: list[list[Candidate]] | None,
-        older: set[str] | None = None,
-    ) -> list[list[Candidate]] | None:
-        """A question about one of the user's own attributes ("where do I live?",
-        "我在哪家公司工作？") finds the current memories stating that attribute (their
-        slot, :func:`~langmem_ext.short_term.statements.question_slots`), whatever
-        their wording: they join the first text's keyword candidates as full keyword
-        matches (``Candidate.slot_match``, shown as ``debug["slot"]``), readable in any script, and rank above the
-        hits that only resemble the question ("My sister lives in Rome"). Of a slot
-        with one current value (where the user lives) only the newest statement is
-        the answer; the older ones, in any language, are added to ``older``."""
-        slots = question_slots(q) if self.settings.retrieval.slot_stage else []
-        if not slots:
-            return keywords
-        # the newest few of each slot: a store of imported statements may hold many
-        # current memories of one slot (added, not superseded), and only the newest
-        # are the answer; the rest stay reachable by ordinary search
-        states = self.workspace.ledger.entries.current_of_slots(scope, slots, limit=SLOT_HITS)
-        if not states:
-            return keywords
-        docs = self.workspace.keyword.docs([s.id for s in states])
-        lists = [list(k) for k in keywords] if keywords else [[]]
-        first = {c.id: c for c in lists[0]}
-        # a full keyword match: at least the query's full-match BM25 and the best
-        # score of the pool, so that the normalised keyword evidence is 1
-        full = (
-            max(
-                max((c.bm25_full or 0.0 for c in lists[0]), default=0.0),
-                max((c.bm25_score or 0.0 for c in lists[0]), default=0.0),
-            )
-            or 1.0
-        )
-        # of a slot with one current value (where the user lives), the newest statement
-        # is the answer: the older ones, in any language, are versions it replaced
-        newest: dict[str, float] = {}
-        for st in states:
-            if st.slot is not None and single_valued(st.slot):
-                newest[st.slot] = max(newest.get(st.slot, st.created_at), st.created_at)
-        for st in states:
-            d = docs.get(st.id)
-            if d is None or d.scope != scope or (category and d.category != category):
-                continue
-            c = first.get(st.id)
-            if st.slot in newest and st.created_at < newest[st.slot]:
-                if older is not None:  # a newer one states the slot
-                    older.add(st.id)
-                continue
-            if c is None:
-                c = doc_candidate(d)
-                lists[0].append(c)
-            c.bm25_score = max(c.bm25_score or 0.0, full)
-            c.bm25_full = full
-            c.slot_match = True
-            c.debug["slot"] = 1.0  # shown in hit.debug
-        lists[0].sort(key=lambda c: -(c.bm25_score or 0.0))
-        for i, c in enumerate(lists[0]):
-            c.bm25_rank = i
-        return lists
-
-    def _safety_stage(
-        self,
-        q: str,
-        scope: str,
-        category: str | None,
-        valid: Validity,
-        qvecs: list[Any],
-        vector: list[Candidate] | None,
-        keyword: list[Candidate] | None,
-    ) -> tuple[list[Candidate] | None, list[Candidate] | None]:
-        """A question about a safety topic ("Does Lin Wei have any food allergies?",
-        "我做过什么手术") marks the memories stating the fields it asks about, of the
-        person it asks about (``Candidate.safety``; ``debug["safety"]``): those linked
-        to the field when they were stored (:class:`~langmem_ext.memory.safety.links.SafetyLinks`),
-        which join the candidates with their own cosine (any language), and every
-        candidate whose text states one (:func:`~langmem_ext.memory.safety.facts.safety_facts`:
-        a memory written by hand). The pipeline ranks them first
-        (:func:`~langmem_ext.retrieval.pipeline.safety_first`). Returns the vector and
-        keyword lists."""
-        links = self.safety
-        assert links is not None
-        try:
-            topic = links.topic(scope, q)
-            if topic is None:
-                return vector, keyword
-            linked = links.linked(scope, topic)
-            names = links.names(scope)
-            subjects = set(links.subjects(scope, topic))
-        except Exception as e:  # the stage must never break search
-            self._warn_once(f"safety:{type(e).__name__}", "safety stage failed: %s", e)
-            return vector, keyword
-        asked = set(topic.fields)
-        seen: set[str] = set()
-        for c in (*(vector or ()), *(keyword or ())):
-            seen.add(c.id)
-            fields = set(linked.get(c.id, ()))
-            # a relation and the name next to it are one person ("我丈夫Mark")
-            about = () if topic.subject == USER else persons(c.text, names)
-            fields |= {
-                f.field
-                for f in safety_facts(c.text, names)
-                if f.field in asked
-                and (
-                    any(same_person(f.subject, s) for s in subjects)
-                    or (f.subject in about and topic.subject in about)
-                )
-            }
-            if fields:
-                c.safety = tuple(f for f in topic.fields if f in fields)
-                c.debug["safety"] = 1.0
-        missing = [i for i in linked if i not in seen]
-        if not missing:
-            return vector, keyword
-        qunit = unit_query(qvecs[0]) if qvecs else None
-        into = vector if vector is not None and qunit is not None else keyword
-        if into is None:
-            into = keyword = []
-        for c in self._joined(missing, scope, category, valid, qunit):
-            c.safety = linked[c.id]
-            c.debug["safety"] = 1.0
-            into.append(c)
-        if into is vector:
-            _rerank_vector(vector)
-        return vector, keyword
-
-    def _names(self, scope: str) -> tuple[str, ...]:
-        """The profile's names (a memory about them is the user's); none without links."""
-        if self.safety is None:
-            return ()
-        try:
-            return self.safety.names(scope)
-        except Exception as e:  # a profile must never break search
-            self._warn_once(f"names:{type(e).__name__}", "profile unreadable: %s", e)
-            return ()
-
-    def _person_stage(
-        self,
-        q: str,
-        scope: str,
-        vector: list[Candidate] | None,
-        keyword: list[Candidate] | None,
-        *,
-        depth: int,
-    ) -> None:
-        """Whom the question asks about against whom each memory is about
-        (:func:`~langmem_ext.memory.safety.facts.persons`): a question about the user ("what
-        am I allergic to?", "我住在哪") and a memory about another person ("My sister
-        is allergic to shellfish", "我妈妈住在杭州"), or a question about another person
-        ("What is my wife allergic to?") and the user's own fact, mark the memory
-        ``other_person``; the pipeline lowers its score. Two other people are never
-        told apart (a name and a relation may be one person), nor is a memory whose
-        wording names nobody; and a question naming someone by name may be about the
-        user (whose name the profile may not hold), so only a relation ("my wife",
-        "我妈妈") sets the user's own facts apart. Only the best ``depth`` of each
-        engine's list are read (what can reach the top ``k``)."""
-        names = self._names(scope)
-        asked = persons(q, names)
-        if not asked or (asked[0] != USER and not is_relation(asked[0])):
-            return
-        mine = asked[0] == USER
-        for c in (*(vector or ())[:depth], *(keyword or ())[:depth]):
-            about = persons(c.text, names)
-            if about and (is_relation(about[0]) if mine else about == (USER,)):
-                c.other_person = True
-
-    def _profile_fields(self, scope: str, hits: list[SearchHit]) -> None:
-        """Note in each hit's ``debug`` the safety fields of the user's profile its
-        memory states (``debug["profile.allergies"] = 1``)."""
-        if self.safety is None or not hits:
-            return
-        try:
-            fields = self.safety.fields_of(scope, [h.id for h in hits])
-        except Exception as e:  # a note must never break search
-            self._warn_once(f"profile:{type(e).__name__}", "safety links unreadable: %s", e)
-            return
-        for h in hits:
-            for f in fields.get(h.id, ()):
-                h.debug[f"profile.{f}"] = 1.0
-
-    def _links(self, q: str, scope: str, qvec: Any) -> GraphLinks:
-        """The graph stage's links for ``q`` (:func:`~langmem_ext.memory.knowledge.stage.graph_links`);
-        none when the graph fails (logged once): it must never break search."""
-        rs = self.settings.retrieval
-        assert self.knowledge is not None
-        try:
-            return graph_links(
-                self.knowledge, scope, q, query_vector=qvec, hops=rs.graph_hops,
-                limit=rs.graph_max_triples,
-            )  # fmt: skip
-        except Exception as e:
-            self._warn_once(f"graph:{type(e).__name__}", "graph stage failed: %s", e)
-            return GraphLinks()
-
-    def _graph_stage(
-        self,
-        scope: str,
-        category: str | None,
-        valid: Validity,
-        qvecs: list[Any],
-        vector: list[Candidate] | None,
-        keyword: list[Candidate] | None,
-        links: GraphLinks,
-    ) -> list[Candidate] | None:
-        """Apply the graph's ``links`` (:mod:`~langmem_ext.memory.knowledge.stage`).
-
-        Candidates the graph links get ``graph_score``; linked memories neither
-        engine returned join the vector candidates with their own cosine to the query
-        (``debug["graph_link"]``), when the vector side ran. Returns the vector list.
-        """
-        if not links.scores:
-            return vector
-        seen: set[str] = set()
-        for c in (*(vector or ()), *(keyword or ())):
-            g = links.scores.get(c.id)
-            if g is not None:
-                c.graph_score = g
-                seen.add(c.id)
-        missing = [i for i in links.scores if i not in seen]
-        if vector is None or not qvecs or not missing:
-            return vector
-        joined = self._joined(missing, scope, category, valid, unit_query(qvecs[0]))
-        for c in joined:
-            c.graph_score = links.scores[c.id]
-            c.debug["graph_link"] = c.graph_score
-        if joined:
-            vector.extend(joined)
-            _rerank_vector(vector)
-        return vector
+    def _join(
+        self, scope: str, category: str | None, valid: Validity, ids: list[str], qunit: Any
+    ) -> list[Candidate]:
+        return self._joined(ids, scope, category, valid, qunit)
 
     def _joined(
         self,
@@ -907,4 +670,4 @@ class SearchEngine:
         )
 
 
-__all__ = ["COVER_DEPTH", "MODES", "PERSON_DEPTH", "ExtraSource", "SearchEngine", "Validity"]
+__all__ = ["COVER_DEPTH", "MODES", "ExtraSource", "SearchEngine", "Validity"]
