@@ -1276,8 +1276,11 @@ class Memory:
                 lines = int(m.group(3)) - int(m.group(2)) + 1
         elif a:
             raw, anchor = a.group(1), a.group(2)
-        layout = self.workspace.layout
-        real = layout.resolve_for_scope(raw, scope)
+        ws = self.workspace
+        layout = ws.layout
+        real = layout.resolve_for_scope(
+            raw, scope, stored=None if ws.files else lambda p: ws.has_file(scope, p)
+        )
         rel = layout.rel(real)
         content = self.workspace.read_text(scope, real)
         all_lines = content.splitlines()
