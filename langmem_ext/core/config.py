@@ -501,8 +501,11 @@ class Settings(BaseSettings):
     """Where the ledger and indexes live, as a URL (``LANGMEM_DATABASE_URL``).
     ``None`` (default), ``sqlite://`` or ``sqlite:///<workspace>``: the embedded
     engines in the workspace folder (SQLite ledger, Markdown files, SQLite FTS5
-    keyword index, Chroma vectors); another scheme needs an engine registered for
-    it (``postgresql://`` is refused until a PostgreSQL engine is installed)."""
+    keyword index, Chroma vectors). ``postgresql://user:pass@host/db``: everything
+    in that database (ledger, Markdown documents, full-text and pgvector indexes,
+    embedding cache, LangGraph checkpoints), shared by every process on the URL;
+    needs ``pip install "langmem-ext[postgres]"``. Another scheme needs an engine
+    registered for it."""
     default_scope: str = "main"
     """Scope used when a caller names none."""
     max_text_chars: int = Field(default=4000, ge=1)

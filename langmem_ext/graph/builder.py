@@ -337,7 +337,14 @@ def build_memory_graph(
 
     saver = None if checkpointer is False else checkpointer or default_checkpointer(memory)
     compiled = g.compile(checkpointer=saver, store=store, name="memory_agent")
-    lock = commit_lock(memory.root / COMMIT_LOCK_FILE, timeout=settings.lock_timeout_s)
+    # Thread commits of every process on the same storage wait for each other: a lock
+    # file beside the workspace's files, or the engines' own workspace lock (on a
+    # database, one lock for every replica).
+    lock = (
+        commit_lock(memory.root / COMMIT_LOCK_FILE, timeout=settings.lock_timeout_s)
+        if memory.workspace.files
+        else memory.workspace.lock
+    )
     return SerializedGraph.of(compiled, lock)
 
 

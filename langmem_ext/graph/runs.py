@@ -65,6 +65,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langmem_ext.core.errors import ThreadConflictError, WorkspaceLockTimeout
 from langmem_ext.graph.thread_lock import ThreadLocks
 from langmem_ext.workspace.files import WorkspaceLock
+from langmem_ext.workspace.protocols import WorkspaceLock as CommitLock
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class _HeadCheck:
     """
 
     def __init__(
-        self, saver: BaseCheckpointSaver[Any], thread_id: str, lock: WorkspaceLock | None
+        self, saver: BaseCheckpointSaver[Any], thread_id: str, lock: CommitLock | None
     ) -> None:
         self.saver = saver
         self.thread_id = thread_id
@@ -166,7 +167,7 @@ def _nothing() -> Iterator[None]:
 
 
 @asynccontextmanager
-async def _ahold(lock: WorkspaceLock | None) -> AsyncIterator[None]:
+async def _ahold(lock: CommitLock | None) -> AsyncIterator[None]:
     """Hold ``lock`` from a coroutine: tried without blocking, the loop runs between tries."""
     if lock is None:
         yield
@@ -179,7 +180,7 @@ async def _ahold(lock: WorkspaceLock | None) -> AsyncIterator[None]:
                 return
         if time.monotonic() > deadline:
             msg = (
-                f"Another process held the thread-commit lock {lock.path} for over "
+                f"Another process held the thread-commit lock {getattr(lock, 'path', '')} for over "
                 f"{lock.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
             )
             raise WorkspaceLockTimeout(msg)
@@ -233,13 +234,13 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         **kwargs: What ``CompiledStateGraph`` takes.
     """
 
-    def __init__(self, *, commit_lock: WorkspaceLock | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, commit_lock: CommitLock | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.commit_lock = commit_lock
 
     @classmethod
     def of(
-        cls, graph: CompiledStateGraph[Any, Any, Any, Any], commit_lock: WorkspaceLock | None
+        cls, graph: CompiledStateGraph[Any, Any, Any, Any], commit_lock: CommitLock | None
     ) -> SerializedGraph:
         """``graph`` (as ``StateGraph.compile`` returned it) with serialised runs.
 

@@ -593,17 +593,27 @@ class ProfileBook:
             MemoryFileError: it is not UTF-8 or cannot be read (the message names it).
         """
         path = self.path(scope)
-        layout = self.workspace.layout
-        try:  # the link itself, not what it points to: a new link is a new key
-            st = os.lstat(path)
-            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            key = None
+        ws = self.workspace
+        layout = ws.layout
+        key: tuple[int, int, int] | None
+        if ws.files:
+            try:  # the link itself, not what it points to: a new link is a new key
+                st = os.lstat(path)
+                key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            except FileNotFoundError:
+                key = None
+        else:
+            stamp = ws.documents.stamp(scope, layout.rel(path))
+            key = None if stamp is None else (*stamp, 0)
         cached = self._cache.get(scope)
         if cached is not None and cached[0] == key:
             return cached[1]
-        with self.workspace.lock.hold():
-            text = layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
+        with ws.lock.hold():
+            text = (
+                layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
+                if ws.files
+                else ws.documents.read(scope, layout.rel(path))
+            )
             profile = parse_profile(text, path=path.name)
             self._settle(scope, profile)
             if key is not None:  # a deleted file is not recorded as a hand edit

@@ -204,15 +204,20 @@ class Memory:
         opener_for(settings.database_url, root)  # an unusable URL fails before any write
         inner = embeddings or create_embeddings(settings.embeddings)
         name = model_name_of(inner)
+        engines = open_engines(settings, root=root, model_name=name)
         if settings.embeddings.cache:
-            cache = SqliteEmbeddingCache(root / ".index" / "embeddings.db")
+            cache = (
+                engines.embedding_cache()
+                if engines.embedding_cache is not None
+                else SqliteEmbeddingCache(root / ".index" / "embeddings.db")
+            )
             inner = CachedEmbeddings(inner, cache, name)
         self.embeddings = inner
         self.workspace = Workspace(
             root,
             inner,
             model_name=name,
-            engines=open_engines(settings, root=root, model_name=name),
+            engines=engines,
             batch_size=settings.embeddings.batch_size,
         )
         self._closed = False
@@ -1080,10 +1085,11 @@ class Memory:
         workspace-relative paths :meth:`get` reads; the profile (``PROFILE.md``) last
         when the scope has one."""
         scope = self._scope(scope)
-        layout = self.workspace.layout
-        paths = [layout.rel(p) for p in layout.memory_files(scope)]
+        ws = self.workspace
+        layout = ws.layout
+        paths = [layout.rel(p) for p in ws.memory_files(scope)]
         profile = layout.profile(scope)
-        if profile.is_file() and layout.link_problem(profile) is None:
+        if ws.has_file(scope, profile):
             paths.append(layout.rel(profile))
         return paths
 
@@ -1277,10 +1283,13 @@ class Memory:
                 lines = int(m.group(3)) - int(m.group(2)) + 1
         elif a:
             raw, anchor = a.group(1), a.group(2)
-        layout = self.workspace.layout
-        real = layout.resolve_for_scope(raw, scope)
+        ws = self.workspace
+        layout = ws.layout
+        real = layout.resolve_for_scope(
+            raw, scope, stored=None if ws.files else lambda p: ws.has_file(scope, p)
+        )
         rel = layout.rel(real)
-        content = layout.read(real, scope)
+        content = self.workspace.read_text(scope, real)
         all_lines = content.splitlines()
         if anchor is not None:
             span = _anchored(content, rel, anchor)
@@ -1471,7 +1480,7 @@ class Memory:
 
     def scopes(self) -> builtins.list[str]:
         """Scopes with memory files."""
-        return self.workspace.layout.scopes()
+        return self.workspace.scopes()
 
     def stats(self, *, scope: str | None = None, days: int = 30) -> dict[str, Any]:
         """Counts per scope and category (current versions), superseded versions,
@@ -1492,7 +1501,7 @@ class Memory:
             -> memories said that day, oldest first, every day of the window).
         """
         ws = self.workspace
-        scopes = [self._scope(scope)] if scope is not None else (ws.layout.scopes() or [MAIN_SCOPE])
+        scopes = [self._scope(scope)] if scope is not None else (ws.scopes() or [MAIN_SCOPE])
         out: dict[str, Any] = {"workspace": str(self.root), "embedder": ws.model_name, "scopes": {}}
         today = datetime.now(UTC).date()
         window = [today - timedelta(days=n) for n in range(max(1, int(days)) - 1, -1, -1)]
@@ -1540,7 +1549,7 @@ class Memory:
 
     def _read_or_empty(self, path: Path, scope: str) -> str:
         try:
-            return self.workspace.layout.read(path, scope)
+            return self.workspace.read_text(scope, path)
         except LangmemError as e:  # a symlink or a non-UTF-8 file: injected as nothing
             logger.warning("%s not read: %s", path.name, e)
             return ""

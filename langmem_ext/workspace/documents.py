@@ -88,6 +88,18 @@ class FileDocuments:
             fsync_dir(path.parent)
         return True
 
+    def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
+        """``(mtime_ns, size)`` of one file of ``scope`` (``None`` when missing).
+
+        Only the path is joined (no link check: this is the cheap "did it change"
+        look before a read, which checks).
+        """
+        try:
+            s = (self.layout.root / rel).stat()
+        except OSError:
+            return None
+        return s.st_mtime_ns, s.st_size
+
     def list(self, scope: str) -> builtins.list[str]:
         """The scope's memory files (long-term file, daily notes), symlinks left out."""
         return [self.layout.rel(p) for p in self.layout.memory_files(scope)]

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langmem_ext.core.errors import EngineUnavailableError, InvalidInputError
 from langmem_ext.workspace.protocols import (
@@ -95,6 +95,9 @@ class Engines:
             vectors; the keyword index must be closed first). The ledger and
             documents are kept.
         checkpoints: The conversations' checkpointers.
+        embedding_cache: Opens the engine's shared embedding cache (an object with
+            ``get_many``, ``put_many`` and ``close``); ``None``: the embedded cache
+            in the workspace folder's ``.index/embeddings.db``.
     """
 
     name: str
@@ -105,6 +108,7 @@ class Engines:
     open_keyword: Callable[[], KeywordIndex]
     discard_index: Callable[[], None]
     checkpoints: Checkpoints
+    embedding_cache: Callable[[], Any] | None = None
 
     def close(self) -> None:
         """Close the vector index and the ledger (the keyword index is its owner's)."""

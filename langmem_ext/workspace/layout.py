@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
@@ -299,12 +300,20 @@ class Layout:
             return parts[2]
         return None
 
-    def resolve_for_scope(self, user_path: str, scope: str) -> Path:
+    def resolve_for_scope(
+        self, user_path: str, scope: str, *, stored: Callable[[Path], bool] | None = None
+    ) -> Path:
         """Resolve a caller-supplied path, refusing anything outside ``scope``.
 
         Accepts workspace-relative paths (``MEMORY.md``, ``memory/2026-11-21.md``,
         ``memory/scopes/u1/LONG_TERM.md``) and, for convenience, paths relative to
         the scope folder (``2026-11-21.md``, ``LONG_TERM.md``).
+
+        Args:
+            user_path: The path the caller gave.
+            scope: The scope it must belong to.
+            stored: Whether a candidate exists, for documents kept elsewhere than
+                this folder (``None``: the folder's files, links refused).
 
         Raises:
             InvalidPathError: on ``..``, absolute paths, symlinks that leave the
@@ -341,6 +350,12 @@ class Layout:
             candidates.append(self.scope_dir(scope) / pure)
         for cand in candidates:
             if not self._inside_scope(cand, scope):
+                continue
+            if stored is not None:
+                if stored(cand):
+                    if cand.suffix != ".md":
+                        raise InvalidPathError(f"Path {user_path!r} is not a Markdown memory file.")
+                    return cand
                 continue
             try:
                 exists = cand.is_file() or cand.is_symlink()

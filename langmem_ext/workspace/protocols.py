@@ -133,6 +133,17 @@ class DocumentStore(Protocol):
         """
         ...
 
+    def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
+        """A cheap change mark of one file of ``scope``: ``(mtime_ns, size)`` for a
+        file, ``(version, size)`` for a stored row. A write changes it (on files a
+        same-size rewrite within one timestamp tick may not: callers compare the
+        text's hash when the mark is unchanged but in doubt).
+
+        Returns:
+            The mark, or ``None`` when the file does not exist.
+        """
+        ...
+
     def list(self, scope: str) -> builtins.list[str]:
         """The scope's memory files: its long-term file, then its daily notes by date."""
         ...

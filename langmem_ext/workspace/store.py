@@ -38,6 +38,7 @@ from langmem_ext.core.errors import (
 )
 from langmem_ext.core.runtime import embed_matrix
 from langmem_ext.workspace.docs import Doc, FileStamp, text_hash
+from langmem_ext.workspace.documents import FileDocuments
 from langmem_ext.workspace.engines import Engines, engines_from_url
 from langmem_ext.workspace.files import AppendJournal, private_dir, remove_stale_temp_files
 from langmem_ext.workspace.kv import KvSpace
@@ -287,6 +288,10 @@ class Workspace:
         self.ledger: Ledger = engines.ledger
         self.documents: DocumentStore = engines.documents
         """The Markdown text of the memory files."""
+        self.files = isinstance(engines.documents, FileDocuments)
+        """Whether the documents are the workspace folder's files (the embedded engine):
+        then appends go to the file in place and files are listed from the folder;
+        otherwise every read, write and stamp goes through :attr:`documents`."""
         self.vectors: VectorIndex = engines.vectors
         self.embeddings = embeddings
         self.model_name = model_name
@@ -495,7 +500,7 @@ class Workspace:
         count. Returns the doc rows to store, or ``None`` (nothing done) when a rewrite
         is needed.
         """
-        if not self.append_writes:
+        if not self.append_writes or not self.files:
             return None
         rel = self.layout.rel(path)
         stamp = self.keyword.file_stamps(scope).get(rel)
@@ -586,6 +591,58 @@ class Workspace:
             return None
         return known
 
+    def _stamp(self, scope: str, path: Path) -> tuple[int, int]:
+        """``(mtime_ns, size)`` (or the stored row's ``(version, size)``) of a file just
+        written.
+
+        Raises:
+            FileNotFoundError: it is not there.
+        """
+        if self.files:
+            s = path.stat()
+            return s.st_mtime_ns, s.st_size
+        found = self.documents.stamp(scope, self.layout.rel(path))
+        if found is None:
+            raise FileNotFoundError(self.layout.rel(path))
+        return found
+
+    def memory_files(self, scope: str, refused: dict[str, str] | None = None) -> list[Path]:
+        """The scope's memory files: long-term file, then daily notes by day.
+
+        Args:
+            scope: Whose files.
+            refused: Filled with the files left out (symlinks) and why (folder only).
+
+        Returns:
+            Their paths under the workspace folder (on another document store no
+            such file needs to exist: the path names the stored document).
+        """
+        if self.files:
+            return self.layout.memory_files(scope, refused)
+        return [self.layout.root / rel for rel in self.documents.list(scope)]
+
+    def scopes(self) -> list[str]:
+        """The scopes that have memory files."""
+        return self.layout.scopes() if self.files else self.documents.scopes()
+
+    def read_text(self, scope: str, path: Path) -> str:
+        """The text of a file of ``scope`` (``""`` when missing), the way a reader
+        takes it: links and non-UTF-8 text refused.
+
+        Raises:
+            InvalidPathError: the file is a link or not the scope's.
+            MemoryFileError: it is not UTF-8 or cannot be read.
+        """
+        if self.files:
+            return self.layout.read(path, scope)
+        return self.documents.read(scope, self._rel_of(path))
+
+    def has_file(self, scope: str, path: Path) -> bool:
+        """Whether a file of ``scope`` exists (a link to it does not count)."""
+        if self.files:
+            return path.is_file() and self.layout.link_problem(path) is None
+        return self.documents.stamp(scope, self._rel_of(path)) is not None
+
     def _hash_of(self, path: Path, content: str) -> str:
         """The file hash of ``content`` just written to ``path`` (from its record if kept)."""
         known = self._known.get(path)
@@ -596,6 +653,8 @@ class Workspace:
         and remember it for later appends."""
         self._known.pop(path, None)
         self.documents.write(scope, self._rel_of(path), content)
+        if not self.files:
+            return
         with contextlib.suppress(OSError):
             self._keep(path, _KnownFile.of(_stat_key(os.lstat(path)), content))
 
@@ -664,14 +723,10 @@ class Workspace:
             for p in insertion.entries
             if p.id is not None and p.id in new
         ]
-        s = path.stat()
+        mtime_ns, size = self._stamp(scope, path)
         return _Placed(
             upserts,
-            [
-                FileStamp(
-                    rel, scope, self._hash_of(path, insertion.content), s.st_mtime_ns, s.st_size
-                )
-            ],
+            [FileStamp(rel, scope, self._hash_of(path, insertion.content), mtime_ns, size)],
             shifts=[(rel, after, count) for after, count in insertion.shifts],
         )
 
@@ -696,11 +751,11 @@ class Workspace:
                 upserts.append(_doc(scope, rel, p, new[p.id], now))
             elif old_lines.get(p.id, p.line) != p.line:
                 moved.append((p.line, p.id))
-        s = path.stat()
+        mtime_ns, size = self._stamp(scope, path)
         digest = _file_hash(content)
         return _Placed(
             upserts,
-            [FileStamp(rel, scope, digest, s.st_mtime_ns, s.st_size)],
+            [FileStamp(rel, scope, digest, mtime_ns, size)],
             lines=moved,
             prose=[self._prose_file(scope, path, content, digest, now)],
         )
@@ -842,12 +897,12 @@ class Workspace:
             for p in placed
             if (st := states.get(str(p.id))) is not None
         ]
-        s = path.stat()
+        mtime_ns, size = self._stamp(scope, path)
         digest = self._hash_of(path, content)
         gen = self.keyword.apply(
             upserts=upserts,
             deletes=[(deleted, scope)] if deleted is not None else [],
-            files=[FileStamp(rel, scope, digest, s.st_mtime_ns, s.st_size)],
+            files=[FileStamp(rel, scope, digest, mtime_ns, size)],
             shifts=[(rel, after, count) for after, count in shifts],
             generation=True,
             prose=[self._prose_file(scope, path, content, digest, time.time())] if prose else [],
@@ -947,7 +1002,7 @@ class Workspace:
             report.scopes = scope_list
             for scope in scope_list:
                 refused: dict[str, str] = {}
-                files = self.layout.memory_files(scope, refused)
+                files = self.memory_files(scope, refused)
                 for rel, why in refused.items():
                     logger.warning("sync skips %s: it is %s", rel, why)
                     report.skipped[rel] = f"{rel} is {why}; it is not read."
@@ -958,22 +1013,25 @@ class Workspace:
         return report
 
     def _known_scopes(self) -> list[str]:
-        found = set(self.layout.scopes())
+        found = set(self.scopes())
         found.update(s.scope for s in self.keyword.file_stamps().values())
         return sorted(found)
 
     def scope_needs_sync(self, scope: str) -> bool:
         """Cheap check (stat only) whether a scope's files changed since indexing."""
         stamps = self.keyword.file_stamps(scope)
-        files = self.layout.memory_files(scope)
+        files = self.memory_files(scope)
         if len(files) != len(stamps) or self.keyword.prose_lagging(scope):
             return True
         for p in files:
             st = stamps.get(self.layout.rel(p))
             if st is None:
                 return True
-            s = p.stat()
-            if s.st_mtime_ns != st.mtime_ns or s.st_size != st.size:
+            try:
+                mtime_ns, size = self._stamp(scope, p)
+            except FileNotFoundError:
+                return True
+            if mtime_ns != st.mtime_ns or size != st.size:
                 return True
         return False
 
@@ -1001,36 +1059,35 @@ class Workspace:
                         report.skipped[rel] = str(e)
                     continue  # a full sync drops what the index held of it
             seen.add(rel)
-            if not path.exists():
+            try:
+                mtime_ns, size = self._stamp(scope, path)
+            except FileNotFoundError:
                 if rel in stamps:
                     self._reconcile(scope, path, "")
                 continue
             st = stamps.get(rel)
-            s = path.stat()
             if (
                 st is not None
-                and st.mtime_ns == s.st_mtime_ns
-                and st.size == s.st_size
+                and st.mtime_ns == mtime_ns
+                and st.size == size
                 and (st.hash != _UNREADABLE or report is None)
             ):
                 if rel in lagging:
                     self._index_prose(scope, path, st)
                 continue
             try:
-                content = self.layout.read(path, scope)
+                content = self._read_own(scope, path)
             except LangmemError as e:
                 logger.warning("sync skips %s: %s", rel, e)
                 if report is not None:
                     report.skipped[rel] = str(e)
                 # Its last good rows stay searchable; the stamp stops re-reading it
                 # on every search until the file changes.
-                self.keyword.apply(
-                    files=[FileStamp(rel, scope, _UNREADABLE, s.st_mtime_ns, s.st_size)]
-                )
+                self.keyword.apply(files=[FileStamp(rel, scope, _UNREADABLE, mtime_ns, size)])
                 continue
             if st is not None and st.hash == _file_hash(content):
                 self.keyword.apply(
-                    files=[FileStamp(rel, scope, st.hash, s.st_mtime_ns, s.st_size)],
+                    files=[FileStamp(rel, scope, st.hash, mtime_ns, size)],
                     prose=(
                         [self._prose_file(scope, path, content, st.hash, time.time())]
                         if rel in lagging
@@ -1139,10 +1196,10 @@ class Workspace:
         stamp: list[FileStamp] = []
         drop: list[str] = []
         prose: list[ProseFile] = []
-        if path.exists() and self.layout.link_problem(path) is None:
-            s = path.stat()
+        marked = self._present_stamp(scope, path)
+        if marked is not None:
             digest = _file_hash(content)
-            stamp.append(FileStamp(rel, scope, digest, s.st_mtime_ns, s.st_size))
+            stamp.append(FileStamp(rel, scope, digest, *marked))
             prose.append(self._prose_file(scope, path, content, digest, now))
         else:
             drop.append(rel)
@@ -1154,6 +1211,16 @@ class Workspace:
             prose=prose,
         )
         self.bump_generation()
+
+    def _present_stamp(self, scope: str, path: Path) -> tuple[int, int] | None:
+        """The stamp of a file that is there and readable as the scope's (``None``:
+        gone, or a link)."""
+        if self.files and (not path.exists() or self.layout.link_problem(path) is not None):
+            return None
+        try:
+            return self._stamp(scope, path)
+        except FileNotFoundError:
+            return None
 
     def _prose_file(
         self, scope: str, path: Path, content: str, digest: str, now: float
@@ -1167,7 +1234,7 @@ class Workspace:
         """Read the prose of a file whose entries are indexed but whose prose lags
         (see :meth:`~langmem_ext.workspace.sqlite.passages.PassageTable.prose_lagging`)."""
         try:
-            content = self.layout.read(path, scope)
+            content = self._read_own(scope, path)
         except LangmemError as e:
             logger.warning("prose of %s not indexed: %s", stamp.path, e)
             return

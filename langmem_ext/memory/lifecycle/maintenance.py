@@ -178,7 +178,7 @@ class _Ticker:
 
 def known_scopes(memory: MemoryHost) -> list[str]:
     """Scopes with live memories or memory files."""
-    found = set(memory.workspace.ledger.entries.scopes()) | set(memory.workspace.layout.scopes())
+    found = set(memory.workspace.ledger.entries.scopes()) | set(memory.workspace.scopes())
     return sorted(found) or [MAIN_SCOPE]
 
 

@@ -641,6 +641,17 @@ class SessionLog:
 
     def _append_lines(self, path: Path, scope: str, lines: Sequence[str]) -> int:
         """Append lines durably; return the 1-based line number of the first one."""
+        ws = self.memory.workspace
+        if not ws.files:  # the document store keeps the transcript (lock held)
+            rel = ws.layout.rel(path)
+            text = ws.documents.read(scope, rel)
+            head = (
+                f"# Transcript {path.stem} ({scope})\n\n"
+                if not text
+                else ("" if text.endswith("\n") else "\n")
+            )
+            ws.documents.write(scope, rel, text + head + "\n".join(lines) + "\n")
+            return text.count("\n") + head.count("\n") + 1
         private_dir(path.parent)
         created = not path.exists()
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, PRIVATE_FILE_MODE)

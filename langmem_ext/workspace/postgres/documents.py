@@ -143,6 +143,22 @@ class PgDocuments:
             )
         return existed
 
+    def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
+        """``(version, size in bytes)`` of one file of ``scope`` (``None`` when it does
+        not exist or was deleted); every write adds a version, so any write changes it.
+
+        Raises:
+            InvalidPathError: ``rel`` is not a file of ``scope``.
+        """
+        rel = check_rel(scope, rel)
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT version, octet_length(text) FROM documents WHERE scope = %s AND rel = %s "
+                "ORDER BY version DESC LIMIT 1",
+                (scope, rel),
+            ).fetchone()
+        return None if row is None or row[1] is None else (int(row[0]), int(row[1]))
+
     def versions(self, scope: str, rel: str) -> builtins.list[tuple[int, str | None, float]]:
         """Every version of one file, oldest first: ``(version, text or None for a
         delete, written at)``.

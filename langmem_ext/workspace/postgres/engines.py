@@ -16,6 +16,7 @@ from typing import Any
 from langmem_ext.workspace.postgres._base import PgConnections, check_url
 from langmem_ext.workspace.postgres.checkpoints import PgCheckpoints
 from langmem_ext.workspace.postgres.documents import PgDocuments
+from langmem_ext.workspace.postgres.embedding_cache import PgEmbeddingCache
 from langmem_ext.workspace.postgres.keyword_index import PgKeywordIndex
 from langmem_ext.workspace.postgres.leases import PgLeases
 from langmem_ext.workspace.postgres.ledger import PgLedger
@@ -178,6 +179,7 @@ def open_for_request(request: Any) -> Any:
         open_keyword=opened.open_keyword,
         discard_index=opened.discard_index,
         checkpoints=opened.checkpoints,
+        embedding_cache=lambda: PgEmbeddingCache(opened.connections),
     )
 
 

@@ -226,6 +226,9 @@ class _CountingDocuments:
     def delete(self, scope: str, rel: str) -> bool:
         return self.inner.delete(scope, rel)
 
+    def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
+        return self.inner.stamp(scope, rel)
+
     def list(self, scope: str) -> list[str]:
         return self.inner.list(scope)
 

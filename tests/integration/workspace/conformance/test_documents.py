@@ -35,6 +35,19 @@ def test_a_write_replaces_the_whole_text(documents: DocumentStore) -> None:
     assert documents.read("main", DAILY) == "second\n"
 
 
+def test_stamp_marks_a_file_and_changes_with_each_write(documents: DocumentStore) -> None:
+    assert documents.stamp("main", DAILY) is None
+    documents.write("main", DAILY, "- one\n")
+    first = documents.stamp("main", DAILY)
+    assert first is not None and first[1] == len(b"- one\n")
+    documents.write("main", DAILY, "- one\n- 二\n")
+    second = documents.stamp("main", DAILY)
+    assert second is not None and second != first and second[1] == len("- one\n- 二\n".encode())
+    assert documents.stamp("main", DAILY) == second  # reading changes nothing
+    documents.delete("main", DAILY)
+    assert documents.stamp("main", DAILY) is None
+
+
 def test_unicode_text_round_trips(documents: DocumentStore) -> None:
     text = "# 记忆\n\n- 喜欢绿茶 🍵\n- Café au lait, naïve résumé\n- emoji ‍👩‍💻 and RTL שלום\n"
     documents.write("u1", U1_LONG_TERM, text)
