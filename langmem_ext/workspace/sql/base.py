@@ -1,0 +1,77 @@
+"""Dialects and the base of the repositories both SQL engines share."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
+
+
+def columns(record: type[Any], *, alias: str = "", skip: Collection[str] = ()) -> str:
+    """The column list of a row type whose fields are named after its table's columns.
+
+    In the fields' order, so a row read with it is ``record(*row)``.
+
+    Args:
+        record: A dataclass.
+        alias: The table's alias in the query (``"e"`` gives ``e.id, e.scope, …``).
+        skip: Fields left out (e.g. an id the table assigns).
+
+    Example:
+        >>> from langmem_ext.workspace.records import EventFilter
+        >>> columns(EventFilter, alias="f", skip={"role"})
+        'f.scope, f.since, f.until, f.thread_id'
+    """
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + f.name for f in fields(record) if f.name not in skip)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What a shared statement needs to know of its engine's SQL.
+
+    Args:
+        mark: The driver's placeholder (``?`` for sqlite3, ``%s`` for psycopg).
+        greatest: The function giving the largest of its arguments.
+    """
+
+    mark: str
+    greatest: str
+
+    def sql(self, text: str) -> str:
+        """``text`` with each ``?`` made this dialect's placeholder (a shared
+        statement uses ``?`` only as a placeholder and no ``%``).
+
+        Example:
+            >>> POSTGRES.sql("SELECT a FROM t WHERE b = ? AND c = ?")
+            'SELECT a FROM t WHERE b = %s AND c = %s'
+        """
+        return text if self.mark == "?" else text.replace("?", self.mark)
+
+
+SQLITE = Dialect(mark="?", greatest="MAX")
+"""SQLite through :mod:`sqlite3`."""
+POSTGRES = Dialect(mark="%s", greatest="greatest")
+"""PostgreSQL through psycopg."""
+
+
+class SharedRepo:
+    """The base of a repository whose statements both engines run.
+
+    An engine's class derives from its own repository base first (which runs the
+    statements: ``_one``, ``_all``, ``_run``) and from the shared class, and names
+    its :class:`Dialect`.
+    """
+
+    dialect: ClassVar[Dialect]
+
+    if TYPE_CHECKING:  # supplied by the engine's repository base
+
+        def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+        def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
+
+        def _run(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+
+__all__ = ["POSTGRES", "SQLITE", "Dialect", "SharedRepo", "columns"]
