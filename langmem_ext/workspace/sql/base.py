@@ -33,10 +33,17 @@ class Dialect:
     Args:
         mark: The driver's placeholder (``?`` for sqlite3, ``%s`` for psycopg).
         greatest: The function giving the largest of its arguments.
+        binary_order: See the attribute.
+        any_list: See the attribute.
     """
 
     mark: str
     greatest: str
+    binary_order: str
+    """What follows a text column in ``ORDER BY`` to order it by code point."""
+    any_list: bool
+    """Whether a list binds as one array parameter (``= ANY(%s)``) rather than
+    one placeholder per value (``IN (?,?)``)."""
 
     def sql(self, text: str) -> str:
         """``text`` with each ``?`` made this dialect's placeholder (a shared
@@ -48,10 +55,24 @@ class Dialect:
         """
         return text if self.mark == "?" else text.replace("?", self.mark)
 
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """The condition that ``column`` is one of ``values`` (not empty), and its
+        parameters.
 
-SQLITE = Dialect(mark="?", greatest="MAX")
+        Example:
+            >>> SQLITE.one_of("l.field", ["a", "b"])
+            ('l.field IN (?,?)', ['a', 'b'])
+            >>> POSTGRES.one_of("l.field", ["a", "b"])
+            ('l.field = ANY(%s)', [['a', 'b']])
+        """
+        if self.any_list:
+            return f"{column} = ANY({self.mark})", [list(values)]
+        return f"{column} IN ({','.join(self.mark * len(values))})", list(values)
+
+
+SQLITE = Dialect(mark="?", greatest="MAX", binary_order="", any_list=False)
 """SQLite through :mod:`sqlite3`."""
-POSTGRES = Dialect(mark="%s", greatest="greatest")
+POSTGRES = Dialect(mark="%s", greatest="greatest", binary_order=' COLLATE "C"', any_list=True)
 """PostgreSQL through psycopg."""
 
 
