@@ -2,9 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import functools
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Row = TypeVar("_Row", bound="DataclassInstance")
+
+
+_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bool": bool}
+"""How a column comes back to its field's type; others (``str``, nullable) stay as read."""
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@functools.cache
+def _converters(cls: type[Any]) -> tuple[Callable[[Any], Any], ...]:
+    """Per field of a row dataclass, how its column is read (computed once per class)."""
+    return tuple(_FROM_COLUMN.get(str(f.type), _same) for f in fields(cls))
+
+
+def from_row(cls: type[_Row], row: Sequence[Any]) -> _Row:
+    """A row dataclass from a row whose columns are its fields, in order (a ``SELECT *``
+    of its table, or the columns named in field order)."""
+    return cls(*(c(v) for c, v in zip(_converters(cls), row, strict=False)))
 
 
 def columns(record: type[Any], *, alias: str = "", skip: Collection[str] = ()) -> str:
@@ -95,4 +121,4 @@ class SharedRepo:
         def _run(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
 
 
-__all__ = ["POSTGRES", "SQLITE", "Dialect", "SharedRepo", "columns"]
+__all__ = ["POSTGRES", "SQLITE", "Dialect", "SharedRepo", "columns", "from_row"]

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from langmem_ext.workspace.records import SafetyLinkRow
-from langmem_ext.workspace.sql.base import SharedRepo, columns
-from langmem_ext.workspace.sqlite._sql import from_row
+from langmem_ext.workspace.sql.base import SharedRepo, columns, from_row
 
 LINK_COLUMNS = columns(SafetyLinkRow)
 """The columns a link is written with, in :class:`SafetyLinkRow`'s order."""
