@@ -24,7 +24,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from langmem_ext.core.errors import MemoryFileError, WorkspaceLockTimeout
+from langmem_ext.core.errors import MemoryFileError
+from langmem_ext.workspace.held_lock import HeldLock
 
 logger = logging.getLogger(__name__)
 
@@ -266,7 +267,7 @@ class AppendJournal:
         return repaired
 
 
-class WorkspaceLock:
+class WorkspaceLock(HeldLock):
     """A re-entrant lock across threads and processes for one workspace.
 
     Threads of one process queue on a :class:`threading.RLock`; processes on a
@@ -282,7 +283,7 @@ class WorkspaceLock:
 
     def __init__(self, path: Path, timeout: float = 30.0) -> None:
         self.path = path
-        self.timeout = timeout
+        super().__init__(timeout)
         self._thread_lock = threading.RLock()
         # thread_local=False: the RLock above already gives one thread at a time, and a
         # nested hold must see the same counter as the outer one.
@@ -294,33 +295,8 @@ class WorkspaceLock:
             poll_interval=0.005,
         )
 
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """Hold the lock for the body of a ``with`` block.
-
-        Raises:
-            WorkspaceLockTimeout: another thread or process held it for over ``timeout``
-                seconds.
-        """
-        with self._held(self.timeout) as holder:
-            if holder is not None:
-                msg = (
-                    f"Another {holder} held the workspace lock {self.path} for over "
-                    f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
-                )
-                raise WorkspaceLockTimeout(msg)
-            yield
-
-    @contextlib.contextmanager
-    def try_hold(self) -> Iterator[bool]:
-        """Hold the lock for a ``with`` block only if it is free now.
-
-        Yields:
-            ``True`` when the lock is held for the block, ``False`` when another
-            thread or process holds it (the block runs without it).
-        """
-        with self._held(0) as holder:
-            yield holder is None
+    def _shown(self) -> str:
+        return str(self.path)
 
     @contextlib.contextmanager
     def _held(self, timeout: float) -> Iterator[str | None]:

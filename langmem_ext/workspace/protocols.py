@@ -31,50 +31,28 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from langmem_ext.workspace.records import LedgerRepositories
+
 if TYPE_CHECKING:
     import numpy as np
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from numpy.typing import NDArray
 
     from langmem_ext.workspace.docs import Doc, FileStamp, Previous, Vector
-    from langmem_ext.workspace.records import (
-        BoostRepository,
-        ConversationRepository,
-        EntryRepository,
-        EventRepository,
-        MetaRepository,
-        PendingRepository,
-        ProfileHistoryRepository,
-        SafetyLinkRepository,
-        SessionRepository,
-        StoreItemsRepository,
-        TripleRepository,
-    )
     from langmem_ext.workspace.sqlite.passage_rows import Passage, ProseFile
     from langmem_ext.workspace.vector_index import VectorHit
 
 
 @runtime_checkable
-class Ledger(Protocol):
-    """The workspace's state: one repository per table family, and transactions.
+class Ledger(LedgerRepositories, Protocol):
+    """The workspace's state: one repository per table family (the attributes of
+    :class:`~langmem_ext.workspace.records.LedgerRepositories`), and transactions.
 
     Writes made by repository methods inside :meth:`transaction` (same thread)
     commit together; outside one, each write commits on its own. Opening a ledger
     brings its schema to the current version (running the numbered migrations
     once).
     """
-
-    meta: MetaRepository
-    entries: EntryRepository
-    pending: PendingRepository
-    boosts: BoostRepository
-    sessions: SessionRepository
-    conversations: ConversationRepository
-    events: EventRepository
-    store: StoreItemsRepository
-    profile: ProfileHistoryRepository
-    triples: TripleRepository
-    safety: SafetyLinkRepository
 
     def transaction(self, *, durable: bool = True) -> AbstractContextManager[Any]:
         """A write transaction; repository writes in the body commit together.

@@ -991,6 +991,66 @@ class TripleRepository(Protocol):
         ...
 
 
+class LedgerRepositories(Protocol):
+    """A ledger's repositories, one per table family.
+
+    A ledger engine subclasses it and sets the repositories with :meth:`_attach`
+    when it opens;
+    :class:`~langmem_ext.workspace.protocols.Ledger` adds the transactions.
+    """
+
+    meta: MetaRepository
+    """Workspace settings (``meta``)."""
+    entries: EntryRepository
+    """Per-entry state and edit history (``entries``, ``entry_history``)."""
+    pending: PendingRepository
+    """Pending items waiting for confirmation (``pending``)."""
+    boosts: BoostRepository
+    """Boosts of entries' importance (``boosts``)."""
+    sessions: SessionRepository
+    """Per-conversation bookkeeping (``sessions``)."""
+    conversations: ConversationRepository
+    """Conversations' messages and checkpoints (``session_messages``, ``checkpoints``)."""
+    events: EventRepository
+    """The session hot log (``session_events`` and its keyword table)."""
+    store: StoreItemsRepository
+    """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
+    profile: ProfileHistoryRepository
+    """Every change of the users' profiles (``profile_history``)."""
+    triples: TripleRepository
+    """The knowledge graph (``triples``, ``triple_support``, ``triple_marks``)."""
+    safety: SafetyLinkRepository
+    """The safety facts memories state (``safety_links``)."""
+
+    def _attach(
+        self,
+        *,
+        meta: MetaRepository,
+        entries: EntryRepository,
+        pending: PendingRepository,
+        boosts: BoostRepository,
+        sessions: SessionRepository,
+        conversations: ConversationRepository,
+        events: EventRepository,
+        store: StoreItemsRepository,
+        profile: ProfileHistoryRepository,
+        triples: TripleRepository,
+        safety: SafetyLinkRepository,
+    ) -> None:
+        """Set the repositories (a ledger engine calls it once when it opens)."""
+        self.meta = meta
+        self.entries = entries
+        self.pending = pending
+        self.boosts = boosts
+        self.sessions = sessions
+        self.conversations = conversations
+        self.events = events
+        self.store = store
+        self.profile = profile
+        self.triples = triples
+        self.safety = safety
+
+
 __all__ = [
     "BoostRepository",
     "CheckpointRow",
@@ -1009,6 +1069,7 @@ __all__ = [
     "ItemText",
     "ItemWrite",
     "KeywordHit",
+    "LedgerRepositories",
     "MetaRepository",
     "NewEventRow",
     "NewTriple",

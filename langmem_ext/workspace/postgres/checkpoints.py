@@ -68,19 +68,8 @@ def postgres_saver(url: str, *, max_size: int = 4) -> Iterator[Any]:
 
 @asynccontextmanager
 async def async_postgres_saver(url: str, *, max_size: int = 4) -> AsyncIterator[Any]:
-    """An ``AsyncPostgresSaver`` on ``url`` for the block (its tables set up).
-
-    Args:
-        url: ``postgresql://…`` of the database.
-        max_size: Connections of its pool.
-
-    Yields:
-        The checkpointer.
-
-    Raises:
-        InvalidInputError: ``url`` is not a PostgreSQL URL.
-        LangmemError: The ``postgres`` extra is missing (``EngineUnavailableError``).
-    """
+    """An ``AsyncPostgresSaver`` on ``url`` for the block (its tables set up): the
+    asynchronous :func:`postgres_saver`, with its arguments and errors."""
     url = check_url(url)
     _require_psycopg()
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver

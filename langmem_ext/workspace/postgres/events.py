@@ -11,6 +11,8 @@ from typing import Any
 from langmem_ext.workspace.postgres._base import PgConnections, PgRepo
 from langmem_ext.workspace.postgres._fts import K1, B, TableStats
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
+from langmem_ext.workspace.sql.base import POSTGRES
+from langmem_ext.workspace.sql.events import SharedEventReads
 from langmem_ext.workspace.sqlite._repo import columns
 
 _COLS = columns(EventRow, alias="e")
@@ -39,7 +41,7 @@ POST_EVENTS = (
 t, e.scope, f.id``)."""
 
 
-class PgEvents(PgRepo):
+class PgEvents(PgRepo, SharedEventReads):
     """:class:`~langmem_ext.workspace.records.EventRepository` on PostgreSQL
     (mirrors :class:`~langmem_ext.workspace.sqlite.events.SqliteEvents`).
 
@@ -47,12 +49,13 @@ class PgEvents(PgRepo):
         db: The ledger's connections.
     """
 
+    dialect = POSTGRES
+
     def __init__(self, db: PgConnections) -> None:
         super().__init__(db)
         self._stats = TableStats("session_events_fts", postings="session_event_terms")
 
     def add(self, events: Sequence[NewEventRow]) -> list[int]:
-        """Store events with their tokens; returns their ids, in order."""
         ids: list[int] = []
         with self._atomic() as conn:
             for ev in events:
@@ -66,7 +69,6 @@ class PgEvents(PgRepo):
         return ids
 
     def purge(self, before: float) -> int:
-        """Delete the events older than ``before``; returns how many."""
         with self._atomic():
             for table in ("session_event_terms", "session_events_fts"):
                 self._run(
@@ -79,7 +81,6 @@ class PgEvents(PgRepo):
         return gone
 
     def unindexed(self, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` ``(id, text)`` of events without keyword tokens, oldest first."""
         rows = self._all(
             "SELECT id, text FROM session_events WHERE id > "
             "(SELECT coalesce(max(id), 0) FROM session_events_fts) ORDER BY id LIMIT %s",
@@ -104,7 +105,6 @@ class PgEvents(PgRepo):
         self._stats.invalidate()
 
     def recent(self, where: EventFilter, limit: int | None = None) -> list[EventRow]:
-        """The events ``where`` selects, newest first, at most ``limit``."""
         cond, params = _where(where)
         sql = f"SELECT {_COLS} FROM session_events e WHERE {cond}{_NEWEST}"
         if limit is not None:
@@ -113,8 +113,6 @@ class PgEvents(PgRepo):
         return [EventRow(*r) for r in self._all(sql, params)]
 
     def matching(self, where: EventFilter, tokens: Sequence[str], limit: int) -> list[EventMatch]:
-        """The best ``limit`` events ``where`` selects that hold any of ``tokens``:
-        BM25 over the events' tokens, best first (ties: newest first)."""
         if not tokens:
             return []
         cond, params = _where(where)
@@ -133,21 +131,7 @@ class PgEvents(PgRepo):
             ).fetchall()
         return [EventMatch(EventRow(*r[:-2]), frozenset(r[-2]), float(r[-1])) for r in rows]
 
-    def last_id(self) -> int:
-        """The id of the last event logged (0: none)."""
-        row = self._one("SELECT coalesce(max(id), 0) FROM session_events")
-        return int(row[0]) if row else 0
-
-    def after(self, last_id: int, limit: int) -> list[EventRow]:
-        """Up to ``limit`` events logged after the event ``last_id`` (by id), oldest first."""
-        rows = self._all(
-            f"SELECT {_COLS} FROM session_events e WHERE e.id > %s ORDER BY e.id LIMIT %s",
-            (int(last_id), int(limit)),
-        )
-        return [EventRow(*r) for r in rows]
-
     def many(self, where: EventFilter, ids: Sequence[int]) -> dict[int, EventRow]:
-        """The events of ``ids`` that ``where`` selects, by id."""
         cond, params = _where(where)
         params["ids"] = [int(i) for i in ids]
         rows = self._all(

@@ -28,23 +28,11 @@ from langmem_ext.workspace.postgres.small import (
 )
 from langmem_ext.workspace.postgres.store_items import PgStoreItems
 from langmem_ext.workspace.postgres.triples import PgTriples
-from langmem_ext.workspace.records import (
-    BoostRepository,
-    ConversationRepository,
-    EntryRepository,
-    EventRepository,
-    MetaRepository,
-    PendingRepository,
-    ProfileHistoryRepository,
-    SafetyLinkRepository,
-    SessionRepository,
-    StoreItemsRepository,
-    TripleRepository,
-)
+from langmem_ext.workspace.records import LedgerRepositories
 from langmem_ext.workspace.sqlite.fts import TOKENIZER_KEY
 
 
-class PgLedger:
+class PgLedger(LedgerRepositories):
     """Thread-safe access to the ledger's tables in a PostgreSQL database.
 
     Args:
@@ -73,28 +61,19 @@ class PgLedger:
             if self._owned:  # nothing stays open when the ledger cannot be used
                 self._db.close()
             raise
-        self.meta: MetaRepository = PgMeta(self._db)
-        """Workspace settings (``meta``)."""
-        self.entries: EntryRepository = PgEntries(self._db)
-        """Per-entry state and edit history (``entries``, ``entry_history``)."""
-        self.pending: PendingRepository = PgPending(self._db)
-        """Pending items waiting for confirmation (``pending``)."""
-        self.boosts: BoostRepository = PgBoosts(self._db)
-        """Boosts of entries' importance (``boosts``)."""
-        self.sessions: SessionRepository = PgSessions(self._db)
-        """Per-conversation bookkeeping (``sessions``)."""
-        self.conversations: ConversationRepository = PgConversations(self._db)
-        """Conversations' messages and checkpoints (``session_messages``, ``checkpoints``)."""
-        self.events: EventRepository = PgEvents(self._db)
-        """The session hot log (``session_events`` and its keyword table)."""
-        self.store: StoreItemsRepository = PgStoreItems(self._db)
-        """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
-        self.profile: ProfileHistoryRepository = PgProfileHistory(self._db)
-        """Every change of the users' profiles (``profile_history``)."""
-        self.triples: TripleRepository = PgTriples(self._db)
-        """The knowledge graph (``triples``, ``triple_support``, ``triple_marks``)."""
-        self.safety: SafetyLinkRepository = PgSafetyLinks(self._db)
-        """The safety facts memories state (``safety_links``)."""
+        self._attach(
+            meta=PgMeta(self._db),
+            entries=PgEntries(self._db),
+            pending=PgPending(self._db),
+            boosts=PgBoosts(self._db),
+            sessions=PgSessions(self._db),
+            conversations=PgConversations(self._db),
+            events=PgEvents(self._db),
+            store=PgStoreItems(self._db),
+            profile=PgProfileHistory(self._db),
+            triples=PgTriples(self._db),
+            safety=PgSafetyLinks(self._db),
+        )
         self._retokenize()
 
     @property

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from langmem_ext.core.errors import WorkspaceLockTimeout
+from langmem_ext.workspace.held_lock import HeldLock
 from langmem_ext.workspace.postgres._base import PgConnections
 
 
@@ -24,7 +24,7 @@ def lock_key(name: str) -> str:
     return f"langmem-ext workspace lock\x1f{name}"
 
 
-class PgWorkspaceLock:
+class PgWorkspaceLock(HeldLock):
     """A re-entrant lock across threads and processes for one workspace or scope.
 
     Args:
@@ -35,39 +35,14 @@ class PgWorkspaceLock:
 
     def __init__(self, db: PgConnections, name: str, timeout: float = 30.0) -> None:
         self.name = name
-        self.timeout = timeout
+        super().__init__(timeout)
         self._db = db
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._conn_cm: Any = None
 
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """Hold the lock for the body of a ``with`` block.
-
-        Raises:
-            WorkspaceLockTimeout: another thread or process held it for over ``timeout``
-                seconds.
-        """
-        with self._held(self.timeout) as holder:
-            if holder is not None:
-                msg = (
-                    f"Another {holder} held the workspace lock {self.name!r} for over "
-                    f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
-                )
-                raise WorkspaceLockTimeout(msg)
-            yield
-
-    @contextlib.contextmanager
-    def try_hold(self) -> Iterator[bool]:
-        """Hold the lock for a ``with`` block only if it is free now.
-
-        Yields:
-            ``True`` when held for the block, ``False`` when another thread or
-            process holds it (the block runs without it).
-        """
-        with self._held(0) as holder:
-            yield holder is None
+    def _shown(self) -> str:
+        return repr(self.name)
 
     @contextlib.contextmanager
     def _held(self, timeout: float) -> Iterator[str | None]:

@@ -21,7 +21,8 @@ from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.docs import FileStamp, text_hash, vector_blob
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres._fts import TableStats, score_sql
-from langmem_ext.workspace.prose import ProseChunk
+from langmem_ext.workspace.sql.base import POSTGRES
+from langmem_ext.workspace.sql.prose_rows import SELECT_PROSE_ROWS, prose_plan
 from langmem_ext.workspace.sqlite.passage_rows import (
     COLS,
     P_COLS,
@@ -72,62 +73,42 @@ def _tokens(text: str) -> list[str]:
     return [t for t in index_tokens(text) if t]
 
 
-def _place(ch: ProseChunk) -> tuple[Any, ...]:
-    return (ch.line, ch.end_line, ch.category, ch.heading, ch.text)
-
-
 def write_prose(c: Any, pf: ProseFile) -> bool:
     """Make the prose passages of ``pf.path`` its chunks; inside a write.
 
     Returns:
         Whether a vector became stale (a chunk added, removed or re-headed).
     """
-    old = {
-        str(r[1]): (int(r[0]), str(r[2]), str(r[3]), tuple(r[4:]))
-        for r in c.execute(
-            "SELECT rowid, id, text_hash, scope, line, end_line, category, heading, text "
-            "FROM passages WHERE kind = 'prose' AND path = %s",
-            (pf.path,),
-        ).fetchall()
-    }
-    stale = False
-    for ch in pf.chunks:
-        found = old.pop(ch.anchor, None)
-        if found is not None and found[2] == pf.scope and found[3] == _place(ch):
-            continue
-        h = text_hash(ch.indexed_text)
-        if found is None:
-            c.execute(
-                "INSERT INTO passages (kind, id, scope, path, line, end_line, category, heading,"
-                " role, text, text_hash, created_at, tokens) "
-                "VALUES ('prose', %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s)",
-                (ch.anchor, pf.scope, pf.path, ch.line, ch.end_line, ch.category, ch.heading,
-                 ch.text, h, pf.created_at, _tokens(ch.indexed_text)),
-            )  # fmt: skip
-            c.execute("DELETE FROM vec_deletes WHERE id = %s", (f"{pf.path}#^{ch.anchor}",))
-            stale = True
-            continue
-        rowid, old_hash, old_scope, _old_place = found
+    rows = c.execute(POSTGRES.sql(SELECT_PROSE_ROWS), (pf.path,)).fetchall()
+    plan = prose_plan(rows, pf.scope, pf.chunks)
+    for ch, h in plan.added:
+        c.execute(
+            "INSERT INTO passages (kind, id, scope, path, line, end_line, category, heading,"
+            " role, text, text_hash, created_at, tokens) "
+            "VALUES ('prose', %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s)",
+            (ch.anchor, pf.scope, pf.path, ch.line, ch.end_line, ch.category, ch.heading,
+             ch.text, h, pf.created_at, _tokens(ch.indexed_text)),
+        )  # fmt: skip
+        c.execute("DELETE FROM vec_deletes WHERE id = %s", (f"{pf.path}#^{ch.anchor}",))
+    for ch, h, old in plan.moved:
         sets = "scope = %s, line = %s, end_line = %s, category = %s, heading = %s, text = %s, "
         sets += "text_hash = %s"
         params: list[Any] = [pf.scope, ch.line, ch.end_line, ch.category, ch.heading, ch.text, h]
-        if old_hash != h or old_scope != pf.scope:
+        if plan.rewritten(h, old):
             sets += ", tokens = %s"
             params.append(_tokens(ch.indexed_text))
-            if old_scope != pf.scope:
-                c.execute(_QUEUE, (f"{pf.path}#^{ch.anchor}", partition("prose", old_scope)))
+            if old.scope != pf.scope:
+                c.execute(_QUEUE, (f"{pf.path}#^{ch.anchor}", partition("prose", old.scope)))
                 sets += ", vec_hash = NULL"
-            stale = True
-        c.execute(f"UPDATE passages SET {sets} WHERE rowid = %s", (*params, rowid))
-    for anchor, (rowid, _h, scope, _row) in old.items():
-        _delete_row(c, rowid, "prose", scope, f"{pf.path}#^{anchor}")
-        stale = True
+        c.execute(f"UPDATE passages SET {sets} WHERE rowid = %s", (*params, old.rowid))
+    for anchor, old in plan.gone.items():
+        _delete_row(c, old.rowid, "prose", old.scope, f"{pf.path}#^{anchor}")
     c.execute(
         "INSERT INTO prose_files (path, scope, hash) VALUES (%s, %s, %s) ON CONFLICT (path) "
         "DO UPDATE SET scope = excluded.scope, hash = excluded.hash",
         (pf.path, pf.scope, pf.hash),
     )
-    return stale
+    return plan.stale
 
 
 def _delete_row(c: Any, rowid: int, kind: str, scope: str, vector_id: str) -> None:

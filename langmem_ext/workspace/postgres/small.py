@@ -8,6 +8,12 @@ from dataclasses import astuple
 
 from langmem_ext.workspace.postgres._base import PgRepo
 from langmem_ext.workspace.records import ProfileChangeRow, SafetyLinkRow
+from langmem_ext.workspace.sql.base import POSTGRES
+from langmem_ext.workspace.sql.safety_links import (
+    LINK_COLUMNS,
+    SELECT_LINKS,
+    SharedSafetyLinkReads,
+)
 from langmem_ext.workspace.sqlite._repo import columns
 from langmem_ext.workspace.sqlite._sql import from_row
 
@@ -104,48 +110,22 @@ class PgProfileHistory(PgRepo):
         return {str(f): (None if v is None else str(v)) for f, v in rows}
 
 
-_LINK_COLS = columns(SafetyLinkRow)
-_LINKS = (
-    f"SELECT {columns(SafetyLinkRow, alias='l')} FROM safety_links l JOIN entries e "
-    "ON e.id = l.entry_id AND e.scope = l.scope AND e.text_hash = l.text_hash "
-    "AND e.deleted_at IS NULL AND e.valid_to IS NULL"
-)
-
-
-class PgSafetyLinks(PgRepo):
+class PgSafetyLinks(PgRepo, SharedSafetyLinkReads):
     """:class:`~langmem_ext.workspace.records.SafetyLinkRepository` on PostgreSQL
     (mirrors :class:`~langmem_ext.workspace.sqlite.safety_links.SqliteSafetyLinks`)."""
 
+    dialect = POSTGRES
+
     def add(self, rows: Sequence[SafetyLinkRow]) -> None:
-        """Store links (one write; a link stored again replaces the old one)."""
         self._run_many(
-            f"INSERT INTO safety_links ({_LINK_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            f"INSERT INTO safety_links ({LINK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (entry_id, field, subject, item, negated) DO UPDATE SET "
             "scope = excluded.scope, text_hash = excluded.text_hash, at = excluded.at",
             [(*astuple(r)[:6], int(r.negated), r.at) for r in rows],
         )
 
-    def of_scope(
-        self,
-        scope: str,
-        fields: Sequence[str] | None = None,
-        subjects: Sequence[str] | None = None,
-    ) -> list[SafetyLinkRow]:
-        """The scope's current links (of these fields and subjects when given), oldest
-        memory first."""
-        sql, params = f"{_LINKS} WHERE l.scope = %s", [scope]
-        for column, values in (("l.field", fields), ("l.subject", subjects)):
-            if values is not None:
-                if not values:
-                    return []
-                sql += f" AND {column} = ANY(%s)"
-                params.append(list(values))  # type: ignore[arg-type]
-        rows = self._all(sql + ' ORDER BY e.created_at, l.entry_id COLLATE "C"', params)
-        return [from_row(SafetyLinkRow, r) for r in rows]
-
     def of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:
-        """The current links of these entries."""
-        rows = self._all(f"{_LINKS} WHERE l.entry_id = ANY(%s)", (list(entry_ids),))
+        rows = self._all(f"{SELECT_LINKS} WHERE l.entry_id = ANY(%s)", (list(entry_ids),))
         return [from_row(SafetyLinkRow, r) for r in rows]
 
 

@@ -4,31 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 from typing import Any
 
+from langmem_ext.workspace.sql.base import columns
 from langmem_ext.workspace.sqlite._sql import in_chunks
-
-
-def columns(record: type[Any], *, alias: str = "", skip: Collection[str] = ()) -> str:
-    """The column list of a row type whose fields are named after its table's columns.
-
-    In the fields' order, so a row read with it is ``record(*row)``.
-
-    Args:
-        record: A dataclass.
-        alias: The table's alias in the query (``"e"`` gives ``e.id, e.scope, …``).
-        skip: Fields left out (e.g. an id the table assigns).
-
-    Example:
-        >>> from langmem_ext.workspace.records import EventFilter
-        >>> columns(EventFilter, alias="f", skip={"role"})
-        'f.scope, f.since, f.until, f.thread_id'
-    """
-    prefix = f"{alias}." if alias else ""
-    return ", ".join(prefix + f.name for f in fields(record) if f.name not in skip)
 
 
 @contextmanager
@@ -97,3 +78,6 @@ class SqliteRepo:
             else:
                 with immediate(self._conn):
                     yield
+
+
+__all__ = ["SqliteRepo", "columns", "immediate"]

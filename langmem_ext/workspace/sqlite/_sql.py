@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+from langmem_ext.workspace.sql.base import from_row
 
 T = TypeVar("T")
-_Row = TypeVar("_Row", bound="DataclassInstance")
 
 IN_CHUNK = 500
 """Values bound per ``IN (...)`` query: well under SQLite's bound-parameter limit."""
@@ -47,21 +43,4 @@ def without_index(column: str) -> str:
     return f"+{column}"
 
 
-_FROM_SQLITE: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bool": bool}
-"""How a column comes back to its field's type; others (``str``, nullable) stay as read."""
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-@functools.cache
-def _converters(cls: type[Any]) -> tuple[Callable[[Any], Any], ...]:
-    """Per field of a row dataclass, how its column is read (computed once per class)."""
-    return tuple(_FROM_SQLITE.get(str(f.type), _same) for f in fields(cls))
-
-
-def from_row(cls: type[_Row], row: Sequence[Any]) -> _Row:
-    """A row dataclass from a row whose columns are its fields, in order (a ``SELECT *``
-    of its table, or the columns named in field order)."""
-    return cls(*(c(v) for c, v in zip(_converters(cls), row, strict=False)))
+__all__ = ["IN_CHUNK", "from_row", "in_chunks", "without_index"]

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from langmem_ext.workspace.records import EventFilter, EventMatch, EventRow, NewEventRow
+from langmem_ext.workspace.sql.base import SQLITE
+from langmem_ext.workspace.sql.events import SharedEventReads
 from langmem_ext.workspace.sqlite._repo import SqliteRepo, columns
 from langmem_ext.workspace.sqlite._sql import in_chunks
 
@@ -48,11 +50,12 @@ def _where(f: EventFilter) -> tuple[str, list[Any]]:
 _NEWEST = " ORDER BY e.at DESC, e.id DESC"
 
 
-class SqliteEvents(SqliteRepo):
+class SqliteEvents(SqliteRepo, SharedEventReads):
     """:class:`~langmem_ext.workspace.records.EventRepository` on SQLite."""
 
+    dialect = SQLITE
+
     def add(self, events: Sequence[NewEventRow]) -> list[int]:
-        """Store events with their tokens; returns their ids, in order."""
         ids: list[int] = []
         with self._lock:
             for ev in events:
@@ -66,7 +69,6 @@ class SqliteEvents(SqliteRepo):
         return ids
 
     def purge(self, before: float) -> int:
-        """Delete the events older than ``before``; returns how many."""
         with self._lock:
             self._run(
                 "DELETE FROM session_events_fts WHERE rowid IN "
@@ -77,8 +79,6 @@ class SqliteEvents(SqliteRepo):
             return int(cur.rowcount or 0)
 
     def unindexed(self, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` ``(id, text)`` of events without keyword tokens (logged
-        before the lookup existed), oldest first."""
         rows = self._all(
             "SELECT id, text FROM session_events WHERE id > "
             "(SELECT coalesce(max(rowid), 0) FROM session_events_fts) ORDER BY id LIMIT ?",
@@ -94,7 +94,6 @@ class SqliteEvents(SqliteRepo):
         )
 
     def recent(self, where: EventFilter, limit: int | None = None) -> list[EventRow]:
-        """The events ``where`` selects, newest first, at most ``limit``."""
         cond, params = _where(where)
         sql = f"SELECT {_COLS} FROM session_events e WHERE {cond}{_NEWEST}"
         if limit is not None:
@@ -103,8 +102,6 @@ class SqliteEvents(SqliteRepo):
         return [EventRow(*r) for r in self._all(sql, params)]
 
     def matching(self, where: EventFilter, tokens: Sequence[str], limit: int) -> list[EventMatch]:
-        """The best ``limit`` events ``where`` selects that hold any of ``tokens``:
-        BM25 over the events' tokens, best first (ties: newest first)."""
         if not tokens:
             return []
         cond, params = _where(where)
@@ -122,21 +119,7 @@ class SqliteEvents(SqliteRepo):
             for r in rows
         ]
 
-    def last_id(self) -> int:
-        """The id of the last event logged (0: none)."""
-        row = self._one("SELECT coalesce(max(id), 0) FROM session_events")
-        return int(row[0]) if row else 0
-
-    def after(self, last_id: int, limit: int) -> list[EventRow]:
-        """Up to ``limit`` events logged after the event ``last_id`` (by id), oldest first."""
-        rows = self._all(
-            f"SELECT {_COLS} FROM session_events e WHERE e.id > ? ORDER BY e.id LIMIT ?",
-            (int(last_id), int(limit)),
-        )
-        return [EventRow(*r) for r in rows]
-
     def many(self, where: EventFilter, ids: Sequence[int]) -> dict[int, EventRow]:
-        """The events of ``ids`` that ``where`` selects, by id."""
         cond, params = _where(where)
         rows = self._all_in(
             f"SELECT {_COLS} FROM session_events e WHERE {cond} AND e.id IN ({{marks}})",

@@ -20,19 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from langmem_ext.workspace.files import private_file
-from langmem_ext.workspace.records import (
-    BoostRepository,
-    ConversationRepository,
-    EntryRepository,
-    EventRepository,
-    MetaRepository,
-    PendingRepository,
-    ProfileHistoryRepository,
-    SafetyLinkRepository,
-    SessionRepository,
-    StoreItemsRepository,
-    TripleRepository,
-)
+from langmem_ext.workspace.records import LedgerRepositories
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.boosts import SqliteBoosts
 from langmem_ext.workspace.sqlite.entries import SqliteEntries
@@ -48,7 +36,7 @@ from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
 from langmem_ext.workspace.sqlite.triples import SqliteTriples
 
 
-class Ledger:
+class Ledger(LedgerRepositories):
     """Thread-safe access to ``state.db``.
 
     Args:
@@ -67,28 +55,19 @@ class Ledger:
         migrate(self._conn)
         with self._lock:
             retokenize_ledger(self._conn)  # keyword tables written with another tokenizer
-        self.meta: MetaRepository = SqliteMeta(self._conn, self._lock)
-        """Workspace settings (``meta``)."""
-        self.entries: EntryRepository = SqliteEntries(self._conn, self._lock)
-        """Per-entry state and edit history (``entries``, ``entry_history``)."""
-        self.pending: PendingRepository = SqlitePending(self._conn, self._lock)
-        """Pending items waiting for confirmation (``pending``)."""
-        self.boosts: BoostRepository = SqliteBoosts(self._conn, self._lock)
-        """Boosts of entries' importance (``boosts``)."""
-        self.sessions: SessionRepository = SqliteSessions(self._conn, self._lock)
-        """Per-conversation bookkeeping (``sessions``)."""
-        self.conversations: ConversationRepository = SqliteConversations(self._conn, self._lock)
-        """Conversations' messages and checkpoints (``session_messages``, ``checkpoints``)."""
-        self.events: EventRepository = SqliteEvents(self._conn, self._lock)
-        """The session hot log (``session_events`` and its FTS5 table)."""
-        self.store: StoreItemsRepository = SqliteStoreItems(self._conn, self._lock)
-        """The LangGraph store's items and indexed texts (``store_items``, ``store_texts``)."""
-        self.profile: ProfileHistoryRepository = SqliteProfileHistory(self._conn, self._lock)
-        """Every change of the users' profiles (``profile_history``)."""
-        self.triples: TripleRepository = SqliteTriples(self._conn, self._lock)
-        """The knowledge graph (``triples``, ``triple_support``, ``triple_marks``)."""
-        self.safety: SafetyLinkRepository = SqliteSafetyLinks(self._conn, self._lock)
-        """The safety facts memories state (``safety_links``)."""
+        self._attach(
+            meta=SqliteMeta(self._conn, self._lock),
+            entries=SqliteEntries(self._conn, self._lock),
+            pending=SqlitePending(self._conn, self._lock),
+            boosts=SqliteBoosts(self._conn, self._lock),
+            sessions=SqliteSessions(self._conn, self._lock),
+            conversations=SqliteConversations(self._conn, self._lock),
+            events=SqliteEvents(self._conn, self._lock),
+            store=SqliteStoreItems(self._conn, self._lock),
+            profile=SqliteProfileHistory(self._conn, self._lock),
+            triples=SqliteTriples(self._conn, self._lock),
+            safety=SqliteSafetyLinks(self._conn, self._lock),
+        )
 
     def close(self) -> None:
         """Close the connection."""

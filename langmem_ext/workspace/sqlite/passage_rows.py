@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langmem_ext.workspace.docs import FileStamp, text_hash
+from langmem_ext.workspace.docs import FileStamp
 from langmem_ext.workspace.prose import ProseChunk
+from langmem_ext.workspace.sql.prose_rows import SELECT_PROSE_ROWS, prose_plan
 from langmem_ext.workspace.sqlite.fts import index_doc, unindex_doc
 
 Kind = Literal["prose", "event"]
@@ -171,58 +172,36 @@ def write_prose(c: sqlite3.Connection, pf: ProseFile) -> bool:
     Returns:
         Whether a vector became stale (a chunk added, removed or re-headed).
     """
-    old = {
-        str(r[1]): (int(r[0]), str(r[2]), str(r[3]), tuple(r[4:]))
-        for r in c.execute(
-            "SELECT rowid, id, text_hash, scope, line, end_line, category, heading, text "
-            "FROM passages WHERE kind = 'prose' AND path = ?",
-            (pf.path,),
-        )
-    }
-    stale = False
-    for ch in pf.chunks:
-        found = old.pop(ch.anchor, None)
-        if found is not None and found[2] == pf.scope and found[3] == _place(ch):
-            continue  # as indexed: nothing to write
-        h = text_hash(ch.indexed_text)
-        if found is None:
-            cur = c.execute(
-                "INSERT INTO passages (kind, id, scope, path, line, end_line, category, heading,"
-                " role, text, text_hash, created_at) VALUES ('prose',?,?,?,?,?,?,?,NULL,?,?,?)",
-                (ch.anchor, pf.scope, pf.path, ch.line, ch.end_line, ch.category, ch.heading,
-                 ch.text, h, pf.created_at),
-            )  # fmt: skip
-            rowid = int(cur.lastrowid or 0)
-            index_doc(c, rowid, ch.indexed_text, FTS_TABLE)
-            c.execute("DELETE FROM vec_deletes WHERE id = ?", (f"{pf.path}#^{ch.anchor}",))
-            stale = True
-            continue
-        rowid, old_hash, old_scope, _old_place = found
+    plan = prose_plan(c.execute(SELECT_PROSE_ROWS, (pf.path,)), pf.scope, pf.chunks)
+    for ch, h in plan.added:
+        cur = c.execute(
+            "INSERT INTO passages (kind, id, scope, path, line, end_line, category, heading,"
+            " role, text, text_hash, created_at) VALUES ('prose',?,?,?,?,?,?,?,NULL,?,?,?)",
+            (ch.anchor, pf.scope, pf.path, ch.line, ch.end_line, ch.category, ch.heading,
+             ch.text, h, pf.created_at),
+        )  # fmt: skip
+        rowid = int(cur.lastrowid or 0)
+        index_doc(c, rowid, ch.indexed_text, FTS_TABLE)
+        c.execute("DELETE FROM vec_deletes WHERE id = ?", (f"{pf.path}#^{ch.anchor}",))
+    for ch, h, old in plan.moved:
         c.execute(
             "UPDATE passages SET scope = ?, line = ?, end_line = ?, category = ?, heading = ?,"
             " text = ?, text_hash = ? WHERE rowid = ?",
-            (pf.scope, ch.line, ch.end_line, ch.category, ch.heading, ch.text, h, rowid),
+            (pf.scope, ch.line, ch.end_line, ch.category, ch.heading, ch.text, h, old.rowid),
         )
-        if old_hash != h or old_scope != pf.scope:
-            unindex_doc(c, rowid, FTS_TABLE)
-            index_doc(c, rowid, ch.indexed_text, FTS_TABLE)
-            if old_scope != pf.scope:
-                _queue_delete(c, "prose", old_scope, f"{pf.path}#^{ch.anchor}")
-                c.execute("UPDATE passages SET vec_hash = NULL WHERE rowid = ?", (rowid,))
-            stale = True
-    for anchor, (rowid, _h, scope, _row) in old.items():
-        _delete_row(c, rowid, "prose", scope, f"{pf.path}#^{anchor}")
-        stale = True
+        if plan.rewritten(h, old):
+            unindex_doc(c, old.rowid, FTS_TABLE)
+            index_doc(c, old.rowid, ch.indexed_text, FTS_TABLE)
+            if old.scope != pf.scope:
+                _queue_delete(c, "prose", old.scope, f"{pf.path}#^{ch.anchor}")
+                c.execute("UPDATE passages SET vec_hash = NULL WHERE rowid = ?", (old.rowid,))
+    for anchor, old in plan.gone.items():
+        _delete_row(c, old.rowid, "prose", old.scope, f"{pf.path}#^{anchor}")
     c.execute(
         "INSERT OR REPLACE INTO prose_files (path, scope, hash) VALUES (?, ?, ?)",
         (pf.path, pf.scope, pf.hash),
     )
-    return stale
-
-
-def _place(ch: ProseChunk) -> tuple[Any, ...]:
-    """What a stored chunk row holds of ``ch`` besides its anchor, in column order."""
-    return (ch.line, ch.end_line, ch.category, ch.heading, ch.text)
+    return plan.stale
 
 
 def _delete_row(c: sqlite3.Connection, rowid: int, kind: str, scope: str, vector_id: str) -> None:

@@ -1,0 +1,56 @@
+"""What the workspace locks of every engine share: ``hold`` and ``try_hold`` over
+one engine-specific step, taking the lock within a timeout."""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+
+from langmem_ext.core.errors import WorkspaceLockTimeout
+
+
+class HeldLock(ABC):
+    """:class:`~langmem_ext.workspace.protocols.WorkspaceLock` over :meth:`_held`.
+
+    Args:
+        timeout: Seconds :meth:`hold` waits before :class:`WorkspaceLockTimeout`.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+
+    @abstractmethod
+    def _held(self, timeout: float) -> AbstractContextManager[str | None]:
+        """Hold the lock for the block if it frees within ``timeout`` seconds (0: free
+        now). Yields ``None`` when held, else who holds it: ``"thread"`` or ``"process"``."""
+
+    @abstractmethod
+    def _shown(self) -> str:
+        """The lock as an error message names it."""
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Hold the lock for the body of a ``with`` block.
+
+        Raises:
+            WorkspaceLockTimeout: another thread or process held it for over
+                ``timeout`` seconds.
+        """
+        with self._held(self.timeout) as holder:
+            if holder is not None:
+                msg = (
+                    f"Another {holder} held the workspace lock {self._shown()} for over "
+                    f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
+                )
+                raise WorkspaceLockTimeout(msg)
+            yield
+
+    @contextlib.contextmanager
+    def try_hold(self) -> Iterator[bool]:
+        with self._held(0) as holder:
+            yield holder is None
+
+
+__all__ = ["HeldLock"]
