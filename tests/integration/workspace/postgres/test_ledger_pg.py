@@ -9,55 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import integration.workspace.test_ledger_repositories as sqlite_tests  # type: ignore[import-not-found]
 import pytest
-from integration.workspace.test_ledger_repositories import (  # type: ignore[import-not-found]
-    test_a_call_outside_a_transaction_commits_on_its_own,
-    test_boosts_last_time_and_total_since,
-    test_by_entry_and_confirm_entries,
-    test_closed_versions_follow_every_write_of_this_and_other_connections,
-    test_confirm_written_settles_items_whose_entry_is_live_in_their_scope,
-    test_count_open_leaves_out_resolved_and_timed_out_items,
-    test_deleted_entries_are_hidden_but_their_ids_stay_taken,
-    test_entry_rows_round_trip_with_their_types,
-    test_expire_touches_only_items_still_pending,
-    test_history_is_in_write_order_and_per_scope,
-    test_live_ids_by_path,
-    test_many_reads_more_ids_than_one_query_binds,
-    test_newest_of_a_slot_come_from_all_its_children_current_and_live_only,
-    test_pending_of_scope_filters_status_and_orders_by_creation,
-    test_pending_round_trips_and_is_scoped,
-    test_repository_writes_inside_a_transaction_roll_back_with_it,
-    test_resolve_and_has_text,
-    test_scope_entries_are_live_ones_of_that_scope_oldest_first,
-    test_touch_sets_importance_and_counts_accesses,
-    test_writes_commit_together_and_not_before_the_block_ends,
-)
 
 from langmem_ext.workspace.postgres.ledger import PgLedger
 
+SQLITE_ONLY = {"test_lookups_by_id_lead_with_the_key_not_the_scope_index"}
+"""The SQLite ledger's tests that read SQLite's query planner."""
+
 SHARED = [
-    test_a_call_outside_a_transaction_commits_on_its_own,
-    test_boosts_last_time_and_total_since,
-    test_by_entry_and_confirm_entries,
-    test_closed_versions_follow_every_write_of_this_and_other_connections,
-    test_confirm_written_settles_items_whose_entry_is_live_in_their_scope,
-    test_count_open_leaves_out_resolved_and_timed_out_items,
-    test_deleted_entries_are_hidden_but_their_ids_stay_taken,
-    test_entry_rows_round_trip_with_their_types,
-    test_expire_touches_only_items_still_pending,
-    test_history_is_in_write_order_and_per_scope,
-    test_live_ids_by_path,
-    test_many_reads_more_ids_than_one_query_binds,
-    test_newest_of_a_slot_come_from_all_its_children_current_and_live_only,
-    test_pending_of_scope_filters_status_and_orders_by_creation,
-    test_pending_round_trips_and_is_scoped,
-    test_repository_writes_inside_a_transaction_roll_back_with_it,
-    test_resolve_and_has_text,
-    test_scope_entries_are_live_ones_of_that_scope_oldest_first,
-    test_touch_sets_importance_and_counts_accesses,
-    test_writes_commit_together_and_not_before_the_block_ends,
+    getattr(sqlite_tests, name)
+    for name in dir(sqlite_tests)
+    if name.startswith("test_") and name not in SQLITE_ONLY
 ]
-"""The SQLite ledger's tests this module runs (pytest collects the imported names)."""
+"""The SQLite ledger's tests this module runs (pytest collects them under their names)."""
+globals().update({test.__name__: test for test in SHARED})
 
 
 @pytest.fixture
