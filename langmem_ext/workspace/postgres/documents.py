@@ -68,6 +68,16 @@ def _is_memory_file(scope: str, rel: str) -> bool:
     return parent == folder and bool(_DAILY_RE.match(name))
 
 
+def _latest(conn: Any, columns: str, scope: str, rel: str) -> Any:
+    """``columns`` of the newest version of one file (``None`` when it has none);
+    ``columns`` is a constant of this module, never input."""
+    return conn.execute(
+        f"SELECT {columns} FROM documents WHERE scope = %s AND rel = %s "
+        "ORDER BY version DESC LIMIT 1",
+        (scope, rel),
+    ).fetchone()
+
+
 class PgDocuments:
     """Markdown text per scope and workspace-relative path, in a PostgreSQL table.
 
@@ -94,11 +104,7 @@ class PgDocuments:
         """
         rel = check_rel(scope, rel)
         with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT text FROM documents WHERE scope = %s AND rel = %s "
-                "ORDER BY version DESC LIMIT 1",
-                (scope, rel),
-            ).fetchone()
+            row = _latest(conn, "text", scope, rel)
         return "" if row is None or row[0] is None else str(row[0])
 
     def write(self, scope: str, rel: str, text: str) -> None:
@@ -129,11 +135,7 @@ class PgDocuments:
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                 (f"document\x1f{scope}\x1f{rel}",),
             )
-            row = conn.execute(
-                "SELECT version, text IS NOT NULL FROM documents WHERE scope = %s AND rel = %s "
-                "ORDER BY version DESC LIMIT 1",
-                (scope, rel),
-            ).fetchone()
+            row = _latest(conn, "version, text IS NOT NULL", scope, rel)
             existed = bool(row and row[1])
             if text is None and not existed:
                 return False
@@ -152,11 +154,7 @@ class PgDocuments:
         """
         rel = check_rel(scope, rel)
         with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT version, octet_length(text) FROM documents WHERE scope = %s AND rel = %s "
-                "ORDER BY version DESC LIMIT 1",
-                (scope, rel),
-            ).fetchone()
+            row = _latest(conn, "version, octet_length(text)", scope, rel)
         return None if row is None or row[1] is None else (int(row[0]), int(row[1]))
 
     def versions(self, scope: str, rel: str) -> builtins.list[tuple[int, str | None, float]]:
