@@ -281,20 +281,17 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                     Generator[Any, None, None],
                     super().stream(input, run.config(config), **run.kwargs),
                 )
-                while True:
-                    try:
-                        chunk = next(chunks)
-                    except StopIteration:
-                        return
-                    except _HeadMoved as moved:
-                        run.again(attempt, moved)
-                        break
-                    try:
-                        yield chunk
-                    except GeneratorExit:  # the caller stopped reading: no retry
-                        with suppress(_HeadMoved):
-                            chunks.close()
-                        raise
+                try:
+                    for chunk in chunks:
+                        try:
+                            yield chunk
+                        except GeneratorExit:  # the caller stopped reading: no retry
+                            with suppress(_HeadMoved):
+                                chunks.close()
+                            raise
+                    return
+                except _HeadMoved as moved:  # from the run, never from our caller
+                    run.again(attempt, moved)
 
     async def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -311,20 +308,17 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                     AsyncGenerator[Any, None],
                     super().astream(input, run.config(config), **run.kwargs),
                 )
-                while True:
-                    try:
-                        chunk = await anext(chunks)
-                    except StopAsyncIteration:
-                        return
-                    except _HeadMoved as moved:
-                        run.again(attempt, moved)
-                        break
-                    try:
-                        yield chunk
-                    except GeneratorExit:
-                        with suppress(_HeadMoved):
-                            await chunks.aclose()
-                        raise
+                try:
+                    async for chunk in chunks:
+                        try:
+                            yield chunk
+                        except GeneratorExit:
+                            with suppress(_HeadMoved):
+                                await chunks.aclose()
+                            raise
+                    return
+                except _HeadMoved as moved:
+                    run.again(attempt, moved)
 
 
 __all__ = ["COMMIT_LOCK_FILE", "RUN_ATTEMPTS", "SerializedGraph", "commit_lock"]
