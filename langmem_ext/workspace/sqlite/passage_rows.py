@@ -28,40 +28,21 @@ from typing import Any, Literal
 from langmem_ext.workspace.docs import FileStamp
 from langmem_ext.workspace.prose import ProseChunk
 from langmem_ext.workspace.sql.prose_rows import SELECT_PROSE_ROWS, prose_plan
+from langmem_ext.workspace.sql.schema import PASSAGE_INDEXES, PROSE_FILES, SQLITE_TYPES, passages
 from langmem_ext.workspace.sqlite.fts import index_doc, unindex_doc
 
 Kind = Literal["prose", "event"]
 KINDS: tuple[Kind, ...] = ("prose", "event")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS passages (
-    rowid INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,
-    id TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    path TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    category TEXT NOT NULL,
-    heading TEXT NOT NULL,
-    role TEXT,
-    text TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    vec_model TEXT,
-    vec_hash TEXT,
-    vec BLOB,
-    UNIQUE (kind, path, id)
-);
-CREATE INDEX IF NOT EXISTS passages_scope ON passages(kind, scope, created_at);
-CREATE INDEX IF NOT EXISTS passages_path ON passages(path, line);
-CREATE INDEX IF NOT EXISTS passages_todo ON passages(rowid)
-    WHERE vec_hash IS NULL OR vec_hash != text_hash;
-CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'unicode61');
-CREATE TABLE IF NOT EXISTS prose_files (
-    path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL
-);
-"""
+SCHEMA = "\n" + "".join(
+    f"{statement};\n"
+    for statement in (
+        passages(SQLITE_TYPES),
+        *PASSAGE_INDEXES,
+        "CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'unicode61')",
+        PROSE_FILES,
+    )
+)
 
 FTS_TABLE = "passages_fts"
 
