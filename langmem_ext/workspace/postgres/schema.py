@@ -74,17 +74,6 @@ _STORE_FTS = (
     "GROUP BY item_id",
 )
 
-_PROFILE = ddl.profile(_T)
-_TRIPLES = ddl.triples(_T)
-_SAFETY_LINKS = ddl.safety_links(_T)
-
-
-def _repair_times(
-    table: str, required: tuple[str, ...], optional: tuple[str, ...]
-) -> tuple[str, ...]:
-    """:func:`~langmem_ext.workspace.sql.schema.repair_times` with PostgreSQL's now."""
-    return ddl.repair_times(table, required, optional, "extract(epoch FROM now())")
-
 
 _STATEMENTS: dict[int, tuple[str, ...]] = {
     1: _ENTRIES + _PENDING + _BOOSTS_META + _SESSION_EVENTS + _SESSIONS + _STORE,
@@ -99,21 +88,21 @@ _STATEMENTS: dict[int, tuple[str, ...]] = {
         "WHERE supersedes IS NOT NULL",
     ),
     3: _STORE_FTS,
-    4: _PROFILE,
-    5: _TRIPLES,
+    4: ddl.profile(_T),
+    5: ddl.triples(_T),
     6: (
         "CREATE INDEX IF NOT EXISTS entries_current_slot ON entries(scope, slot, created_at) "
         "WHERE slot IS NOT NULL AND valid_to IS NULL AND deleted_at IS NULL",
     ),
     7: ("ALTER TABLE pending ADD COLUMN IF NOT EXISTS supersedes TEXT",),
-    8: _repair_times(
-        "entries", ("created_at", "updated_at"), ("last_access", "deleted_at", "valid_to")
+    8: ddl.repair_times(
+        _T, "entries", ("created_at", "updated_at"), ("last_access", "deleted_at", "valid_to")
     )
-    + _repair_times("pending", ("created_at", "expires_at", "said_at"), ("resolved_at",))
-    + _repair_times("entry_history", ("at",), ())
-    + _repair_times("boosts", ("at",), ()),
+    + ddl.repair_times(_T, "pending", ("created_at", "expires_at", "said_at"), ("resolved_at",))
+    + ddl.repair_times(_T, "entry_history", ("at",), ())
+    + ddl.repair_times(_T, "boosts", ("at",), ()),
     9: ("ALTER TABLE pending ADD COLUMN IF NOT EXISTS thread_id TEXT",),
-    10: _SAFETY_LINKS,
+    10: ddl.safety_links(_T),
 }
 
 PG_LEDGER_MIGRATIONS: tuple[Migration, ...] = tuple(

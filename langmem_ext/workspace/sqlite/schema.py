@@ -55,16 +55,6 @@ _STORE_FTS = (
     "INSERT INTO store_fts (rowid, tokens) "
     "SELECT item_id, group_concat(tokens, ' ') FROM store_texts GROUP BY item_id",
 )
-_PROFILE = ddl.profile(_T)
-_TRIPLES = ddl.triples(_T)
-_SAFETY_LINKS = ddl.safety_links(_T)
-
-
-def _repair_times(
-    table: str, required: tuple[str, ...], optional: tuple[str, ...]
-) -> tuple[str, ...]:
-    """:func:`~langmem_ext.workspace.sql.schema.repair_times` with SQLite's now."""
-    return ddl.repair_times(table, required, optional, "(julianday('now') - 2440587.5) * 86400.0")
 
 
 LEDGER_MIGRATIONS: tuple[Migration, ...] = (
@@ -91,12 +81,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(3, "keyword index of store items (store_fts)", _STORE_FTS),
-    Migration(4, "user profiles: every change of a field (profile_history)", _PROFILE),
+    Migration(4, "user profiles: every change of a field (profile_history)", ddl.profile(_T)),
     Migration(
         5,
         "knowledge graph: triples, the memories supporting them (triple_support), "
         "which memories were extracted (triple_marks)",
-        _TRIPLES,
+        ddl.triples(_T),
     ),
     Migration(
         6,
@@ -119,12 +109,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "times out of range repaired: epoch milliseconds written by older versions become "
         "seconds; other impossible times of entries, pending items, history and boosts "
         "become the time of the repair (or empty where a time is optional)",
-        _repair_times(
-            "entries", ("created_at", "updated_at"), ("last_access", "deleted_at", "valid_to")
+        ddl.repair_times(
+            _T, "entries", ("created_at", "updated_at"), ("last_access", "deleted_at", "valid_to")
         )
-        + _repair_times("pending", ("created_at", "expires_at", "said_at"), ("resolved_at",))
-        + _repair_times("entry_history", ("at",), ())
-        + _repair_times("boosts", ("at",), ()),
+        + ddl.repair_times(_T, "pending", ("created_at", "expires_at", "said_at"), ("resolved_at",))
+        + ddl.repair_times(_T, "entry_history", ("at",), ())
+        + ddl.repair_times(_T, "boosts", ("at",), ()),
     ),
     Migration(
         9,
@@ -135,7 +125,7 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         10,
         "safety links: the profile's safety fields each memory states (safety_links)",
-        _SAFETY_LINKS,
+        ddl.safety_links(_T),
     ),
 )
 """Every step of the ledger's schema, oldest first."""
