@@ -10,13 +10,21 @@ An engine derives from :class:`VectorIndexBase` and supplies ``_upsert``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from langmem_ext.workspace.vector_index import VectorHit
+
+@dataclass(frozen=True)
+class VectorHit:
+    """One vector match: id, cosine similarity, and the stored embedding."""
+
+    id: str
+    similarity: float
+    embedding: Any  # a float32 numpy vector, or None
+
 
 Matrix: TypeAlias = NDArray[np.float32]
 """Vectors as the rows of a float32 matrix (or one vector)."""
@@ -78,4 +86,4 @@ class VectorIndexBase:
         raise NotImplementedError
 
 
-__all__ = ["Matrix", "Metadatas", "VectorIndexBase"]
+__all__ = ["Matrix", "Metadatas", "VectorHit", "VectorIndexBase"]

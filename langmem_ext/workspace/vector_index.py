@@ -18,7 +18,6 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -27,18 +26,9 @@ import numpy as np
 
 from langmem_ext.core.errors import IndexUnavailableError
 from langmem_ext.workspace.files import private_dir
-from langmem_ext.workspace.vector_base import Matrix, Metadatas, VectorIndexBase
+from langmem_ext.workspace.vector_base import Matrix, Metadatas, VectorHit, VectorIndexBase
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    """One vector match: id, cosine similarity, and the stored embedding."""
-
-    id: str
-    similarity: float
-    embedding: Any  # a float32 numpy vector, or None
 
 
 def _slug(text: str) -> str:

@@ -15,23 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from langmem_ext.language.text import index_tokens, query_tokens
-from langmem_ext.workspace.docs import FileStamp, text_hash, vector_blob
+from langmem_ext.workspace.docs import FileStamp
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres._fts import TableStats, score_sql
+from langmem_ext.workspace.sql import passages as shared
 from langmem_ext.workspace.sql.base import POSTGRES
+from langmem_ext.workspace.sql.passages import COLS, P_COLS, Passage, passage
 from langmem_ext.workspace.sql.prose_rows import SELECT_PROSE_ROWS, prose_plan
 from langmem_ext.workspace.sql.schema import PASSAGE_INDEXES, POSTGRES_TYPES, PROSE_FILES, passages
-from langmem_ext.workspace.sqlite.passage_rows import (
-    COLS,
-    P_COLS,
-    Passage,
-    ProseFile,
-    partition,
-    passage,
-)
+from langmem_ext.workspace.sqlite.passage_rows import ProseFile, partition
 
 SCHEMA = (
     passages(
@@ -126,7 +120,7 @@ def follow_stamp(c: Any, stamp: FileStamp) -> None:
     )
 
 
-class PgPassages:
+class PgPassages(shared.SharedPassageVectors):
     """The passages' reads, searches and vector bookkeeping (a part of the keyword index).
 
     Args:
@@ -134,6 +128,19 @@ class PgPassages:
         exact_max_entries: The most passages of a kind a scope may have to be
             searched exactly (:meth:`passage_nearest`).
     """
+
+    dialect = POSTGRES
+    _replace_events = (
+        "INSERT INTO passages (kind, id, scope, path, line, end_line, category, "
+        "heading, role, text, text_hash, created_at, vec_model, vec_hash, vec) "
+        "VALUES ('event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (kind, path, id) DO UPDATE SET scope = excluded.scope, "
+        "line = excluded.line, end_line = excluded.end_line, "
+        "category = excluded.category, heading = excluded.heading, "
+        "role = excluded.role, text = excluded.text, text_hash = excluded.text_hash, "
+        "created_at = excluded.created_at, vec_model = excluded.vec_model, "
+        "vec_hash = excluded.vec_hash, vec = excluded.vec"
+    )
 
     def __init__(self, db: PgConnections, exact_max_entries: int) -> None:
         self._db = db
@@ -192,25 +199,10 @@ class PgPassages:
         found = {f"{p.path}#^{p.id}": p for p in map(passage, rows)}
         return {v: found[v] for v in wanted if v in found}
 
-    def passage_nearest(
-        self,
-        kind: str,
-        scope: str,
-        model: str,
-        query: Sequence[float],
-        n: int,
-        *,
-        since: float | None = None,
-        until: float | None = None,
-        role: str | None = None,
-    ) -> list[tuple[Passage, float]] | None:
-        """Exact nearest passages of a kind among a scope's kept ``model`` vectors.
-
-        Returns:
-            ``(passage, cosine)`` pairs, best first; ``None`` when the vector index
-            must answer (more than ``exact_max_entries`` passages of the kind, or
-            vectors of another dimension).
-        """
+    def _kept(
+        self, kind: str, scope: str, model: str, within: shared.Within
+    ) -> shared.KeptVectors | None:
+        """Read in one query with their passages, ``within`` a condition of it."""
         if self.passage_count(kind, scope) > self.exact_max_entries:
             return None
         sql = (
@@ -218,85 +210,27 @@ class PgPassages:
             "AND vec_model = %s AND vec_hash = text_hash AND vec IS NOT NULL"
         )
         params: list[Any] = [kind, scope, model]
-        for cond, value in (("created_at >= %s", since), ("created_at < %s", until),
-                            ("role = %s", role)):  # fmt: skip
+        for cond, value in (("created_at >= %s", within.since), ("created_at < %s", within.until),
+                            ("role = %s", within.role)):  # fmt: skip
             if value is not None:
                 sql += f" AND {cond}"
                 params.append(value)
         rows = self._q(sql + " ORDER BY rowid", params)
-        if not rows or n <= 0:
-            return []
-        vecs = [np.frombuffer(bytes(r[-1]), dtype="<f4") for r in rows]
-        q = np.asarray(query, dtype=np.float32).ravel()
-        if len({v.shape[0] for v in vecs} | {q.shape[0]}) != 1:
+        if not rows:
+            return shared.NO_VECTORS
+        matrix = shared.unit_rows([np.frombuffer(bytes(r[-1]), dtype="<f4") for r in rows])
+        if matrix is None:
             return None
-        matrix = np.vstack(vecs).astype(np.float32)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        np.divide(matrix, norms, out=matrix, where=norms > 0)
-        qn = float(np.linalg.norm(q))
-        sims = matrix @ (q / qn if qn > 0 else q)
-        top = np.argsort(-sims, kind="stable")[:n]
-        return [(passage(rows[i][1:-1]), float(sims[i])) for i in top.tolist()]
-
-    def passage_todo(self, kind: str, limit: int = 100_000) -> list[tuple[int, Passage]]:
-        """``(rowid, passage)`` of the passages of a kind whose text has no vector yet,
-        oldest first."""
-        rows = self._q(
-            f"SELECT rowid, {COLS} FROM passages "
-            "WHERE (vec_hash IS NULL OR vec_hash != text_hash) AND kind = %s "
-            "ORDER BY rowid LIMIT %s",
-            (kind, limit),
+        return shared.KeptVectors(
+            np.array([r[0] for r in rows], dtype=np.int64),
+            matrix,
+            {int(r[0]): passage(r[1:-1]) for r in rows},
         )
-        return [(int(r[0]), passage(r[1:])) for r in rows]
 
-    def mark_passages(
-        self,
-        done: Sequence[tuple[int, str]],
-        model: str,
-        vectors: Sequence[Sequence[float]] | NDArray[np.float32],
-    ) -> None:
-        """Keep the vectors just written for ``(rowid, text_hash)`` pairs (a passage whose
-        text changed meanwhile keeps waiting for its own)."""
-        rows = [
-            (model, h, vector_blob(v), rowid, h)
-            for (rowid, h), v in zip(done, vectors, strict=True)
-        ]
+    def _write_passages(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
             with self._db.transaction() as c, c.cursor() as cur:
-                cur.executemany(
-                    "UPDATE passages SET vec_model = %s, vec_hash = %s, vec = %s "
-                    "WHERE rowid = %s AND text_hash = %s",
-                    rows,
-                )
-
-    def add_events(
-        self,
-        events: Sequence[Passage],
-        model: str,
-        vectors: Sequence[Sequence[float]] | NDArray[np.float32],
-    ) -> None:
-        """Store event passages with their vectors; an event stored already is replaced."""
-        rows = []
-        for ev, v in zip(events, vectors, strict=True):
-            h = text_hash(ev.indexed_text)
-            rows.append(
-                (ev.id, ev.scope, ev.path, ev.line, ev.end_line, ev.category, ev.heading,
-                 ev.role, ev.text, h, ev.created_at, model, h, vector_blob(v))
-            )  # fmt: skip
-        if rows:
-            with self._db.transaction() as c, c.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO passages (kind, id, scope, path, line, end_line, category, "
-                    "heading, role, text, text_hash, created_at, vec_model, vec_hash, vec) "
-                    "VALUES ('event', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                    "ON CONFLICT (kind, path, id) DO UPDATE SET scope = excluded.scope, "
-                    "line = excluded.line, end_line = excluded.end_line, "
-                    "category = excluded.category, heading = excluded.heading, "
-                    "role = excluded.role, text = excluded.text, text_hash = excluded.text_hash, "
-                    "created_at = excluded.created_at, vec_model = excluded.vec_model, "
-                    "vec_hash = excluded.vec_hash, vec = excluded.vec",
-                    rows,
-                )
+                cur.executemany(sql, rows)
 
     def purge_event_passages(self, before: float) -> int:
         """Remove the event passages said before ``before`` (their vectors are queued
