@@ -48,7 +48,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -101,6 +101,11 @@ class _HeadMoved(Exception):
     """The thread's latest checkpoint is not the one a run's commit extends."""
 
 
+_Write: TypeAlias = tuple[Checkpoint, CheckpointMetadata, ChannelVersions]
+"""What a saver's ``put`` / ``aput`` writes after the config: the checkpoint, its
+metadata and the new channel versions (LangGraph passes them by position)."""
+
+
 def _latest(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
@@ -134,31 +139,19 @@ class _HeadCheck:
         if found != parent:
             raise _HeadMoved(f"thread {self.thread_id!r} is at {found}, the run extends {parent}")
 
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
+    def put(self, config: RunnableConfig, *write: *_Write) -> RunnableConfig:
         if not self._ours(config):
-            return self.saver.put(config, checkpoint, metadata, new_versions)
+            return self.saver.put(config, *write)
         with self.lock.hold() if self.lock is not None else _nothing():
             self._verify(config, self.saver.get_tuple(_latest(self.thread_id)))
-            return self.saver.put(config, checkpoint, metadata, new_versions)
+            return self.saver.put(config, *write)
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
+    async def aput(self, config: RunnableConfig, *write: *_Write) -> RunnableConfig:
         if not self._ours(config):
-            return await self.saver.aput(config, checkpoint, metadata, new_versions)
+            return await self.saver.aput(config, *write)
         async with _ahold(self.lock):
             self._verify(config, await self.saver.aget_tuple(_latest(self.thread_id)))
-            return await self.saver.aput(config, checkpoint, metadata, new_versions)
+            return await self.saver.aput(config, *write)
 
 
 @contextmanager
@@ -288,20 +281,17 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                     Generator[Any, None, None],
                     super().stream(input, run.config(config), **run.kwargs),
                 )
-                while True:
-                    try:
-                        chunk = next(chunks)
-                    except StopIteration:
-                        return
-                    except _HeadMoved as moved:
-                        run.again(attempt, moved)
-                        break
-                    try:
-                        yield chunk
-                    except GeneratorExit:  # the caller stopped reading: no retry
-                        with suppress(_HeadMoved):
-                            chunks.close()
-                        raise
+                try:
+                    for chunk in chunks:
+                        try:
+                            yield chunk
+                        except GeneratorExit:  # the caller stopped reading: no retry
+                            with suppress(_HeadMoved):
+                                chunks.close()
+                            raise
+                    return
+                except _HeadMoved as moved:  # from the run, never from our caller
+                    run.again(attempt, moved)
 
     async def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -318,20 +308,17 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                     AsyncGenerator[Any, None],
                     super().astream(input, run.config(config), **run.kwargs),
                 )
-                while True:
-                    try:
-                        chunk = await anext(chunks)
-                    except StopAsyncIteration:
-                        return
-                    except _HeadMoved as moved:
-                        run.again(attempt, moved)
-                        break
-                    try:
-                        yield chunk
-                    except GeneratorExit:
-                        with suppress(_HeadMoved):
-                            await chunks.aclose()
-                        raise
+                try:
+                    async for chunk in chunks:
+                        try:
+                            yield chunk
+                        except GeneratorExit:
+                            with suppress(_HeadMoved):
+                                await chunks.aclose()
+                            raise
+                    return
+                except _HeadMoved as moved:
+                    run.again(attempt, moved)
 
 
 __all__ = ["COMMIT_LOCK_FILE", "RUN_ATTEMPTS", "SerializedGraph", "commit_lock"]

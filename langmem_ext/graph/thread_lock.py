@@ -81,11 +81,8 @@ class ThreadLocks:
         event = threading.Event()
         waiter = self._enter(key, ident, event.set, refuse_own=label or repr(key))
         if waiter is not None:
-            try:
+            with self._leaving_on_error(key, waiter):
                 event.wait()
-            except BaseException:
-                self._abandon(key, waiter)
-                raise
         try:
             yield
         finally:
@@ -102,11 +99,8 @@ class ThreadLocks:
 
         waiter = self._enter(key, threading.get_ident(), wake, refuse_own=None)
         if waiter is not None:
-            try:
+            with self._leaving_on_error(key, waiter):
                 await future
-            except BaseException:
-                self._abandon(key, waiter)
-                raise
         try:
             yield
         finally:
@@ -135,6 +129,16 @@ class ThreadLocks:
             waiter = _Waiter(ident, wake)
             slot.waiters.append(waiter)
             return waiter
+
+    @contextmanager
+    def _leaving_on_error(self, key: Hashable, waiter: _Waiter) -> Iterator[None]:
+        """The ``with`` block waits for ``waiter``'s turn; when the wait ends with an
+        error (a cancel, an interrupt), the waiter leaves the queue."""
+        try:
+            yield
+        except BaseException:
+            self._abandon(key, waiter)
+            raise
 
     def _release(self, key: Hashable) -> None:
         """Hand the lock to the first live waiter, or free it."""

@@ -18,34 +18,24 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
-from numpy.typing import NDArray
 
 from langmem_ext.core.errors import IndexUnavailableError
 from langmem_ext.workspace.files import private_dir
+from langmem_ext.workspace.vector_base import Matrix, Metadatas, VectorHit, VectorIndexBase
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    """One vector match: id, cosine similarity, and the stored embedding."""
-
-    id: str
-    similarity: float
-    embedding: Any  # a float32 numpy vector, or None
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "model"
 
 
-class VectorIndex:
+class VectorIndex(VectorIndexBase):
     """Chroma collections of one workspace.
 
     Args:
@@ -147,60 +137,40 @@ class VectorIndex:
             self._collections[scope] = col
             return col
 
-    def upsert(
-        self,
-        scope: str,
-        ids: Sequence[str],
-        embeddings: Sequence[Sequence[float]] | NDArray[np.float32],
-        metadatas: Sequence[dict[str, Any]],
-    ) -> None:
-        """Upsert vectors (lists of floats or a float32 matrix) into a scope's collection."""
-        if not ids:
-            return
+    def _upsert(self, scope: str, ids: list[str], matrix: Matrix, metadatas: Metadatas) -> None:
+        """Upsert into the scope's collection, 4000 vectors a call."""
         col = self._collection(scope, create=True)
         self._counts.pop(scope, None)
         try:
             step = 4000
             for i in range(0, len(ids), step):
                 col.upsert(  # type: ignore[union-attr]
-                    ids=list(ids[i : i + step]),
-                    embeddings=np.asarray(embeddings[i : i + step], dtype=np.float32),
+                    ids=ids[i : i + step],
+                    embeddings=matrix[i : i + step],
                     metadatas=list(metadatas[i : i + step]),
                 )
         except Exception as e:
             self.reset_client()
             raise self._down(e) from e
 
-    def delete(self, scope: str, ids: Sequence[str]) -> None:
-        """Delete ids from a scope's collection (missing ids are ignored)."""
-        if not ids:
-            return
+    def _delete(self, scope: str, ids: list[str]) -> None:
         col = self._collection(scope, create=False)
         if col is None:
             return
         self._counts.pop(scope, None)
         try:
-            col.delete(ids=list(ids))
+            col.delete(ids=ids)
         except Exception as e:
             self.reset_client()
             raise self._down(e) from e
 
-    def query(
-        self,
-        scope: str,
-        embedding: Sequence[float],
-        n: int,
-        *,
-        with_embeddings: bool = True,
-        ids: Sequence[str] | None = None,
+    def _query(
+        self, scope: str, vec: Matrix, n: int, with_embeddings: bool, ids: list[str] | None
     ) -> list[VectorHit]:
-        """Nearest neighbours of ``embedding`` in a scope (cosine similarity).
-
-        With ``with_embeddings=False`` the hits carry no embedding: Chroma then
-        skips converting 512 floats per hit to Python and back (~1.5 ms for 40
-        hits); search reads the copies kept in the keyword index instead. With
-        ``ids``, only those vectors are searched (each must be in the collection).
-        """
+        """Without embeddings the hits carry none: Chroma then skips converting 512
+        floats per hit to Python and back (~1.5 ms for 40 hits); search reads the
+        copies kept in the keyword index instead. With ``ids``, each must be in the
+        collection."""
         col = self._collection(scope, create=False)
         if col is None:
             return []
@@ -209,37 +179,36 @@ class VectorIndex:
             count = self._counts.get(scope)
             if count is None:  # cached: Chroma's count() costs as much as a query
                 count = self._counts[scope] = int(col.count())
-            if count == 0 or (ids is not None and not ids):
+            if count == 0:
                 return []
             res = col.query(
-                query_embeddings=np.asarray([embedding], dtype=np.float32),
+                query_embeddings=vec.reshape(1, -1),
                 n_results=min(n, count if ids is None else len(ids)),
                 include=include,
-                **({} if ids is None else {"ids": list(ids)}),
+                **({} if ids is None else {"ids": ids}),
             )
         except Exception as e:
             self.reset_client()
             raise self._down(e) from e
-        ids = res["ids"][0]
+        found = res["ids"][0]
         dists = res["distances"][0]
         embs = res.get("embeddings")
-        vecs = embs[0] if embs is not None and len(embs) else [None] * len(ids)
+        vecs = embs[0] if embs is not None and len(embs) else [None] * len(found)
         return [
             # Embeddings stay numpy arrays (MMR works on them); converting each of
             # 512 floats to Python costed ~2 ms a query.
             VectorHit(i, 1.0 - float(d), None if v is None else np.asarray(v, dtype=np.float32))
-            for i, d, v in zip(ids, dists, vecs, strict=True)
+            for i, d, v in zip(found, dists, vecs, strict=True)
         ]
 
-    def embeddings(self, scope: str, ids: Sequence[str]) -> dict[str, Any]:
-        """Stored vectors of ``ids`` in a scope (float32 arrays; missing ids are absent)."""
+    def _embeddings(self, scope: str, ids: list[str]) -> dict[str, Any]:
         col = self._collection(scope, create=False)
-        if col is None or not ids:
+        if col is None:
             return {}
         out: dict[str, Any] = {}
         try:
             for i in range(0, len(ids), 1000):
-                res = col.get(ids=list(ids[i : i + 1000]), include=["embeddings"])
+                res = col.get(ids=ids[i : i + 1000], include=["embeddings"])
                 for entry_id, v in zip(res["ids"], res["embeddings"], strict=True):
                     out[entry_id] = np.asarray(v, dtype=np.float32)
         except Exception as e:

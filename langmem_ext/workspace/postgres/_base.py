@@ -202,6 +202,8 @@ class PgRepo:
         with self._db.connection() as conn:
             return int(conn.execute(sql, params).rowcount or 0)
 
+    _changed = _run
+
     def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         batch = list(rows)
         if not batch:

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError
 from langmem_ext.workspace.postgres._base import PgConnections
+from langmem_ext.workspace.vector_base import Matrix, Metadatas, VectorIndexBase
 from langmem_ext.workspace.vector_index import VectorHit
 
 
@@ -79,7 +80,7 @@ def ensure_extension(url: str) -> None:
         ) from e
 
 
-class PgVectorIndex:
+class PgVectorIndex(VectorIndexBase):
     """pgvector tables of one workspace.
 
     Args:
@@ -148,25 +149,16 @@ class PgVectorIndex:
             "search once the database answers."
         )
 
-    def upsert(
-        self,
-        scope: str,
-        ids: Sequence[str],
-        embeddings: Sequence[Sequence[float]] | NDArray[np.float32],
-        metadatas: Sequence[dict[str, Any]],
-    ) -> None:
-        """Upsert vectors (lists of floats or a float32 matrix) of a scope.
+    def _upsert(self, scope: str, ids: list[str], matrix: Matrix, metadatas: Metadatas) -> None:
+        """The table is created with the first vectors' dimension.
 
         Raises:
             InvalidInputError: A vector's dimension is not the table's.
             IndexUnavailableError: The database failed.
         """
-        if not len(ids):
-            return
         import psycopg
         from psycopg.types.json import Jsonb
 
-        matrix = np.asarray(embeddings, dtype=np.float32)
         try:
             with self._db.connection() as conn:
                 dim = self._dimension(conn)
@@ -191,13 +183,8 @@ class PgVectorIndex:
         except psycopg.Error as e:
             raise self._down(e) from e
 
-    def delete(self, scope: str, ids: Sequence[str]) -> None:
-        """Delete ids of a scope (missing ids are ignored)."""
-        if not ids:
-            return
-        self._write(
-            f"DELETE FROM {self.table} WHERE scope = %s AND id = ANY(%s)", (scope, list(ids))
-        )
+    def _delete(self, scope: str, ids: list[str]) -> None:
+        self._write(f"DELETE FROM {self.table} WHERE scope = %s AND id = ANY(%s)", (scope, ids))
 
     def _write(self, sql: str, params: Sequence[Any]) -> None:
         import psycopg
@@ -220,28 +207,17 @@ class PgVectorIndex:
         except psycopg.Error as e:
             raise self._down(e) from e
 
-    def query(
-        self,
-        scope: str,
-        embedding: Sequence[float],
-        n: int,
-        *,
-        with_embeddings: bool = True,
-        ids: Sequence[str] | None = None,
+    def _query(
+        self, scope: str, vec: Matrix, n: int, with_embeddings: bool, ids: list[str] | None
     ) -> list[VectorHit]:
-        """Nearest neighbours of ``embedding`` in a scope (cosine similarity), best first.
-
-        With ``ids``, only those vectors are searched (exactly).
-        """
-        if n <= 0 or (ids is not None and not ids):
-            return []
-        vec = np.asarray(embedding, dtype=np.float32)
+        """By cosine distance in pgvector's HNSW index; with ``ids``, only those
+        vectors are searched (exactly)."""
         cols = "id, embedding <=> %(q)s" + (", embedding" if with_embeddings else "")
         params: dict[str, Any] = {"q": vec, "scope": scope, "n": int(n)}
         where = "scope = %(scope)s"
         if ids is not None:
             where += " AND id = ANY(%(ids)s)"
-            params["ids"] = list(ids)
+            params["ids"] = ids
         rows = self._read(
             f"SELECT {cols} FROM {self.table} WHERE {where} "
             "ORDER BY embedding <=> %(q)s LIMIT %(n)s",
@@ -256,13 +232,10 @@ class PgVectorIndex:
             for r in rows
         ]
 
-    def embeddings(self, scope: str, ids: Sequence[str]) -> dict[str, Any]:
-        """Stored vectors of ``ids`` in a scope (float32 arrays; missing ids are absent)."""
-        if not ids:
-            return {}
+    def _embeddings(self, scope: str, ids: list[str]) -> dict[str, Any]:
         rows = self._read(
             f"SELECT id, embedding FROM {self.table} WHERE scope = %s AND id = ANY(%s)",
-            (scope, list(ids)),
+            (scope, ids),
         )
         return {str(i): _array(v) for i, v in rows}
 

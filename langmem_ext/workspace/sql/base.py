@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -70,6 +71,11 @@ class Dialect:
     any_list: bool
     """Whether a list binds as one array parameter (``= ANY(%s)``) rather than
     one placeholder per value (``IN (?,?)``)."""
+    unindexed: str = ""
+    """What a column is prefixed with for the planner to use no index for it (see
+    :meth:`no_index`)."""
+    list_chunk: int | None = None
+    """How many values one statement binds at the most (``None``: any number)."""
 
     def sql(self, text: str) -> str:
         """``text`` with each ``?`` made this dialect's placeholder (a shared
@@ -95,8 +101,32 @@ class Dialect:
             return f"{column} = ANY({self.mark})", [list(values)]
         return f"{column} IN ({','.join(self.mark * len(values))})", list(values)
 
+    def no_index(self, column: str) -> str:
+        """``column`` as a term the planner uses no index for, where the planner needs
+        telling: SQLite's, which has no statistics, may prefer an index on a filter to
+        the primary key of an ``IN`` list (a unary ``+`` stops it); PostgreSQL's does not.
 
-SQLITE = Dialect(mark="?", greatest="MAX", binary_order="", any_list=False)
+        Example:
+            >>> SQLITE.no_index("e.scope"), POSTGRES.no_index("e.scope")
+            ('+e.scope', 'e.scope')
+        """
+        return f"{self.unindexed}{column}"
+
+    def chunks(self, values: Sequence[Any]) -> list[Sequence[Any]]:
+        """``values`` (each once, in order) in as many lists as one statement may bind.
+
+        Example:
+            >>> SQLITE.chunks(["a", "b", "a"]), POSTGRES.chunks([])
+            ([['a', 'b']], [])
+        """
+        unique = list(dict.fromkeys(values))
+        size = self.list_chunk or max(len(unique), 1)
+        return [unique[i : i + size] for i in range(0, len(unique), size)]
+
+
+SQLITE = Dialect(
+    mark="?", greatest="MAX", binary_order="", any_list=False, unindexed="+", list_chunk=500
+)
 """SQLite through :mod:`sqlite3`."""
 POSTGRES = Dialect(mark="%s", greatest="greatest", binary_order=' COLLATE "C"', any_list=True)
 """PostgreSQL through psycopg."""
@@ -119,6 +149,39 @@ class SharedRepo:
         def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None: ...
 
         def _run(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+        def _changed(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+
+        def _atomic(self) -> AbstractContextManager[Any]: ...
+
+    def _in(self, sql: str, column: str, ids: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """``sql`` (``?`` placeholders) in this dialect, with ``{in_ids}`` made the
+        condition that ``column`` is one of ``ids`` (each once), and the condition's
+        parameters: once per chunk of ids the engine binds in one statement."""
+        text = self.dialect.sql(sql)
+        for chunk in self.dialect.chunks(ids):
+            cond, bound = self.dialect.one_of(column, chunk)
+            yield text.format(in_ids=cond), bound
+
+    def _all_of(
+        self,
+        sql: str,
+        column: str,
+        ids: Sequence[Any],
+        before: Sequence[Any] = (),
+        after: Sequence[Any] = (),
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``sql`` whose ``{in_ids}`` says that ``column`` is one of ``ids``
+        (see :meth:`_in`); ``before`` and ``after`` are bound around the ids."""
+        rows: list[tuple[Any, ...]] = []
+        for text, bound in self._in(sql, column, ids):
+            rows += self._all(text, (*before, *bound, *after))
+        return rows
+
+    def _changed_of(self, sql: str, column: str, ids: Sequence[Any]) -> int:
+        """Run the write ``sql`` whose ``{in_ids}`` says that ``column`` is one of
+        ``ids`` (see :meth:`_in`); returns the rows it changed."""
+        return sum(self._changed(text, bound) for text, bound in self._in(sql, column, ids))
 
 
 __all__ = ["POSTGRES", "SQLITE", "Dialect", "SharedRepo", "columns", "from_row"]

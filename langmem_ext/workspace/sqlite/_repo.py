@@ -64,6 +64,10 @@ class SqliteRepo:
         with self._lock:
             return self._conn.execute(sql, params)
 
+    def _changed(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a write; returns the rows it changed."""
+        return int(self._run(sql, params).rowcount or 0)
+
     def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._lock:
             self._conn.executemany(sql, rows)

@@ -23,103 +23,29 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from langmem_ext.workspace.docs import FileStamp
 from langmem_ext.workspace.prose import ProseChunk
+from langmem_ext.workspace.sql.passages import COLS, P_COLS, Passage, passage
 from langmem_ext.workspace.sql.prose_rows import SELECT_PROSE_ROWS, prose_plan
+from langmem_ext.workspace.sql.schema import PASSAGE_INDEXES, PROSE_FILES, SQLITE_TYPES, passages
 from langmem_ext.workspace.sqlite.fts import index_doc, unindex_doc
 
 Kind = Literal["prose", "event"]
 KINDS: tuple[Kind, ...] = ("prose", "event")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS passages (
-    rowid INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,
-    id TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    path TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    category TEXT NOT NULL,
-    heading TEXT NOT NULL,
-    role TEXT,
-    text TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    vec_model TEXT,
-    vec_hash TEXT,
-    vec BLOB,
-    UNIQUE (kind, path, id)
-);
-CREATE INDEX IF NOT EXISTS passages_scope ON passages(kind, scope, created_at);
-CREATE INDEX IF NOT EXISTS passages_path ON passages(path, line);
-CREATE INDEX IF NOT EXISTS passages_todo ON passages(rowid)
-    WHERE vec_hash IS NULL OR vec_hash != text_hash;
-CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'unicode61');
-CREATE TABLE IF NOT EXISTS prose_files (
-    path TEXT PRIMARY KEY, scope TEXT NOT NULL, hash TEXT NOT NULL
-);
-"""
+SCHEMA = "\n" + "".join(
+    f"{statement};\n"
+    for statement in (
+        passages(SQLITE_TYPES),
+        *PASSAGE_INDEXES,
+        "CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'unicode61')",
+        PROSE_FILES,
+    )
+)
 
 FTS_TABLE = "passages_fts"
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One indexed passage.
-
-    Attributes:
-        kind: ``prose`` or ``event``.
-        id: A prose chunk's anchor (``p-…``) or an event's id (``ev-12``).
-        scope: Whose it is.
-        path: Its file (a memory file, or the event's transcript).
-        line: Its first line (1-based).
-        end_line: Its last line.
-        category: The section's category (prose) or ``episode`` (events).
-        heading: The headings above a prose chunk (``""`` for events).
-        role: An event's role (``user``, ``assistant``, ``summary``); ``None`` for prose.
-        text: The chunk's text, or what was said.
-        created_at: When it was said (events), the day of its daily note, or when it
-            was first indexed (prose of a long-term file).
-    """
-
-    kind: str
-    id: str
-    scope: str
-    path: str
-    line: int
-    end_line: int
-    category: str
-    heading: str
-    role: str | None
-    text: str
-    created_at: float
-
-    @property
-    def indexed_text(self) -> str:
-        """What it is found by (and what its vector embeds): headings, then text."""
-        return f"{self.heading}\n{self.text}" if self.heading else self.text
-
-    @property
-    def vector_id(self) -> str:
-        """Its id in the vector index: ``path#^id`` (unique in its partition)."""
-        return f"{self.path}#^{self.id}"
-
-
-COLS = "kind, id, scope, path, line, end_line, category, heading, role, text, created_at"
-"""The columns of a :class:`Passage`, in its fields' order."""
-P_COLS = ", ".join("p." + c.strip() for c in COLS.split(","))
-
-
-def passage(row: Sequence[Any]) -> Passage:
-    """A :class:`Passage` from a :data:`COLS` row."""
-    return Passage(
-        str(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), int(row[5]),
-        str(row[6]), str(row[7]), None if row[8] is None else str(row[8]), str(row[9]),
-        float(row[10]),
-    )  # fmt: skip
 
 
 def partition(kind: str, scope: str) -> str:

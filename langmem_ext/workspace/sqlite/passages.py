@@ -18,20 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from langmem_ext.core.runtime import blas_threads
-from langmem_ext.workspace.docs import _VEC_DTYPE, text_hash, vector_blob
+from langmem_ext.workspace.docs import _VEC_DTYPE
+from langmem_ext.workspace.sql import passages as shared
+from langmem_ext.workspace.sql.base import SQLITE
+from langmem_ext.workspace.sql.passages import COLS, Passage, passage
 from langmem_ext.workspace.sqlite._repo import immediate
 from langmem_ext.workspace.sqlite.doc_table import DocTable
-from langmem_ext.workspace.sqlite.passage_rows import (
-    COLS,
-    Passage,
-    passage,
-    purge_events,
-)
+from langmem_ext.workspace.sqlite.passage_rows import purge_events
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class _Vectors:
     roles: NDArray[np.object_]
 
 
-class PassageTable(DocTable):
+class PassageTable(DocTable, shared.SharedPassageVectors):
     """The doc table with the passages' searches and vector bookkeeping.
 
     Args:
@@ -53,6 +51,13 @@ class PassageTable(DocTable):
         exact_max_entries: See :class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`;
             also the most passages of a kind a scope may have to be searched exactly.
     """
+
+    dialect = SQLITE
+    _replace_events = (
+        "INSERT OR REPLACE INTO passages (kind, id, scope, path, line, end_line, category, "
+        "heading, role, text, text_hash, created_at, vec_model, vec_hash, vec) "
+        "VALUES ('event',?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    )
 
     # -- prose files ---------------------------------------------------------
 
@@ -120,36 +125,11 @@ class PassageTable(DocTable):
 
     # -- vector search -------------------------------------------------------
 
-    def passage_nearest(
-        self,
-        kind: str,
-        scope: str,
-        model: str,
-        query: Sequence[float],
-        n: int,
-        *,
-        since: float | None = None,
-        until: float | None = None,
-        role: str | None = None,
-    ) -> list[tuple[Passage, float]] | None:
-        """Exact nearest passages of a kind among a scope's kept ``model`` vectors.
-
-        Passages not embedded yet (or embedded by another model) are not found.
-
-        Args:
-            kind: ``prose`` or ``event``.
-            scope: The scope searched.
-            model: The embedder of ``query``.
-            query: The query vector.
-            n: How many.
-            since: Only passages created at or after this time.
-            until: Only passages created before this time.
-            role: Only events of this role.
-
-        Returns:
-            ``(passage, cosine)`` pairs, best first; ``None`` when the vector index
-            must answer (more than ``exact_max_entries`` passages of the kind).
-        """
+    def _kept(
+        self, kind: str, scope: str, model: str, within: shared.Within
+    ) -> shared.KeptVectors | None:
+        """From the unit vectors held per kind, embedder and scope (read again after a
+        write here or elsewhere), those ``within`` counts."""
         with self._lock:
             self._drop_if_written_elsewhere()
             key = (kind, model, scope)
@@ -158,38 +138,17 @@ class PassageTable(DocTable):
                 held = self._passage_cache[key] = self._passage_vectors(kind, model, scope)
         if held is None:
             return None
-        if not len(held.rowids) or n <= 0:
-            return []
-        q = np.asarray(query, dtype=np.float32).ravel()
-        if q.shape[0] != held.matrix.shape[1]:
-            return None  # another dimension: let the vector index say so
-        norm = float(np.linalg.norm(q))
-        if norm > 0:
-            q = q / norm
         mask = np.ones(len(held.rowids), dtype=bool)
-        if since is not None:
-            mask &= held.created_at >= since
-        if until is not None:
-            mask &= held.created_at < until
-        if role is not None:
-            mask &= held.roles == role
+        if within.since is not None:
+            mask &= held.created_at >= within.since
+        if within.until is not None:
+            mask &= held.created_at < within.until
+        if within.role is not None:
+            mask &= held.roles == within.role
+        if mask.all():
+            return shared.KeptVectors(held.rowids, held.matrix)
         rows = np.flatnonzero(mask)
-        if not len(rows):
-            return []
-        with blas_threads(1):
-            sims = held.matrix[rows] @ q if len(rows) < len(mask) else held.matrix @ q
-        if n < len(sims):
-            part = np.argpartition(-sims, n - 1)[:n]
-            top = part[np.argsort(-sims[part], kind="stable")]
-        else:
-            top = np.argsort(-sims, kind="stable")
-        chosen = [int(held.rowids[rows[i]]) for i in top]
-        found = self.passages_by_rowid(chosen)
-        return [
-            (found[r], float(sims[i]))
-            for r, i in zip(chosen, top.tolist(), strict=True)
-            if r in found
-        ]
+        return shared.KeptVectors(held.rowids[rows], held.matrix[rows])
 
     def _passage_vectors(self, kind: str, model: str, scope: str) -> _Vectors | None:
         """The unit vectors of a scope's embedded passages of a kind (call locked)."""
@@ -202,15 +161,14 @@ class PassageTable(DocTable):
         ).fetchall()
         if not rows:
             return _Vectors(
-                np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32),
-                np.zeros(0), np.zeros(0, dtype=object),
-            )  # fmt: skip
-        vecs = [np.frombuffer(r[3], dtype=_VEC_DTYPE) for r in rows]
-        if len({v.shape[0] for v in vecs}) != 1:
+                shared.NO_VECTORS.rowids,
+                shared.NO_VECTORS.matrix,
+                np.zeros(0),
+                np.zeros(0, dtype=object),
+            )
+        matrix = shared.unit_rows([np.frombuffer(r[3], dtype=_VEC_DTYPE) for r in rows])
+        if matrix is None:
             return None
-        matrix = np.vstack(vecs).astype(np.float32, copy=True)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        np.divide(matrix, norms, out=matrix, where=norms > 0)
         return _Vectors(
             np.array([r[0] for r in rows], dtype=np.int64),
             matrix,
@@ -220,64 +178,10 @@ class PassageTable(DocTable):
 
     # -- embedding -----------------------------------------------------------
 
-    def passage_todo(self, kind: str, limit: int = 100_000) -> list[tuple[int, Passage]]:
-        """``(rowid, passage)`` of the passages of a kind whose text has no vector yet,
-        oldest first (read through the partial index ``passages_todo``: O(result)).
-
-        As for entries, vectors of another embedder are not redone here (a
-        ``reindex`` does that); exact search only ever reads ``model``'s.
-        """
-        rows = self._q(
-            f"SELECT rowid, {COLS} FROM passages "
-            "WHERE (vec_hash IS NULL OR vec_hash != text_hash) AND +kind = ? "
-            "ORDER BY rowid LIMIT ?",
-            (kind, limit),
-        )
-        return [(int(r[0]), passage(r[1:])) for r in rows]
-
-    def mark_passages(
-        self,
-        done: Sequence[tuple[int, str]],
-        model: str,
-        vectors: Sequence[Sequence[float]] | NDArray[np.float32],
-    ) -> None:
-        """Keep the vectors just written for ``(rowid, text_hash)`` pairs (a passage whose
-        text changed meanwhile keeps waiting for its own)."""
+    def _write_passages(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         with self._lock:
             with immediate(self._conn):
-                self._conn.executemany(
-                    "UPDATE passages SET vec_model = ?, vec_hash = ?, vec = ? "
-                    "WHERE rowid = ? AND text_hash = ?",
-                    [
-                        (model, h, vector_blob(v), rowid, h)
-                        for (rowid, h), v in zip(done, vectors, strict=True)
-                    ],
-                )
-            self._passage_cache.clear()
-
-    def add_events(
-        self,
-        events: Sequence[Passage],
-        model: str,
-        vectors: Sequence[Sequence[float]] | NDArray[np.float32],
-    ) -> None:
-        """Store event passages with their vectors (one each, just written to the
-        vector index); an event stored already is replaced."""
-        rows = []
-        for ev, v in zip(events, vectors, strict=True):
-            h = text_hash(ev.indexed_text)
-            rows.append(
-                (ev.id, ev.scope, ev.path, ev.line, ev.end_line, ev.category, ev.heading,
-                 ev.role, ev.text, h, ev.created_at, model, h, vector_blob(v))
-            )  # fmt: skip
-        with self._lock:
-            with immediate(self._conn):
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO passages (kind, id, scope, path, line, end_line,"
-                    " category, heading, role, text, text_hash, created_at, vec_model, vec_hash,"
-                    " vec) VALUES ('event',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    rows,
-                )
+                self._conn.executemany(sql, rows)
             self._passage_cache.clear()
 
     def purge_event_passages(self, before: float) -> int:

@@ -70,16 +70,16 @@ def test_a_filtered_search_of_a_large_namespace_searches_only_what_passes(
 def test_a_query_reads_only_the_items_it_returns(
     store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import langmem_ext.workspace.sqlite.store_items as repo
+    import langmem_ext.workspace.sql.store_items as repo
 
     store.batch([PutOp(("n",), f"k{i}", {"text": f"note {i} about tea"}) for i in range(60)])
     read: list[int] = []
-    item = repo._item
+    item = repo.item
 
     def counting(r: Any) -> Any:
         read.append(1)
         return item(r)
 
-    monkeypatch.setattr(repo, "_item", counting)
+    monkeypatch.setattr(repo, "item", counting)
     hits = store.search(("n",), query="tea", limit=3, offset=2)
     assert len(hits) == 3 and len(read) == 3
