@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langmem_ext.core.errors import LangmemError
+from langmem_ext.language.replies_vocab import ASKS_RE
 from langmem_ext.memory import Memory
 from langmem_ext.memory.profile import PROFILE_TARGET, FieldOp, ProfileUpdate
 from langmem_ext.memory.types import PendingItem, cite
@@ -30,7 +31,6 @@ MAX_ASKS = 2
 (``langmem-ext pending``, the admin UI) until it expires."""
 
 _PENDING_ID = re.compile(r"\bp-[0-9a-f]{10}\b")
-_ASKS = re.compile(r"[?？]|确认|確認|要不要|是否|\bconfirm|\byes\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -117,7 +117,7 @@ def seen_in_turn(messages: Sequence[BaseMessage]) -> list[str]:
 def reply_asks(text: str) -> bool:
     """Whether a reply asks the user something about saving (a question, or
     "confirm" / "确认" / "yes")."""
-    return bool(_ASKS.search(text))
+    return bool(ASKS_RE.search(text))
 
 
 def shown(item: PendingItem, chinese: bool) -> str:

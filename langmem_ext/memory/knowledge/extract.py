@@ -31,8 +31,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from langmem_ext.language import triple_patterns as P
+from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
 from langmem_ext.language.text import TRANSCRIPT_LINE
-from langmem_ext.short_term.extractive import is_question, normalize_quotes, split_sentences
 
 logger = logging.getLogger(__name__)
 

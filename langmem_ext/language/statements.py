@@ -17,13 +17,9 @@ I/O, no model.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage, HumanMessage
-
-from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.extractive import is_question, normalize_quotes, split_sentences
+from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
 
 USER = "user"
 """The subject of every first-person statement (the scope's user)."""
@@ -319,18 +315,6 @@ def question_slots(text: str) -> list[str]:
     return out
 
 
-def statements_in(messages: Sequence[BaseMessage]) -> list[Statement]:
-    """Statements of the user's (human) messages, oldest first; a later statement of
-    the same slot replaces an earlier one within the list."""
-    latest: dict[str, Statement] = {}
-    for message in messages:
-        if isinstance(message, HumanMessage):
-            for st in extract_statements(message_text(message)):
-                latest.pop(st.slot, None)
-                latest[st.slot] = st
-    return list(latest.values())
-
-
 __all__ = [
     "SINGLE_VALUED",
     "USER",
@@ -339,5 +323,4 @@ __all__ = [
     "question_slots",
     "single_valued",
     "slot_of",
-    "statements_in",
 ]
