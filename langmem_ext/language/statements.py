@@ -171,6 +171,8 @@ _TRAIL_EN = re.compile(
 )
 _CLAUSES = re.compile(r"[，,；;]\s*|\s+(?:and|but|so)\s+(?=(?:i|my)\b)", re.IGNORECASE)
 _MAX_OBJECT_WORDS = 6
+ITEMS_SPLIT_RE = re.compile(r"\s*(?:和|与|及|、|,|，|\band\b)\s*")
+"""What joins the items of one object (花生和青霉素 / peanuts and penicillin)."""
 
 
 def _clean_object(text: str, lang: str) -> str:
@@ -316,6 +318,7 @@ def question_slots(text: str) -> list[str]:
 
 
 __all__ = [
+    "ITEMS_SPLIT_RE",
     "SINGLE_VALUED",
     "USER",
     "Statement",

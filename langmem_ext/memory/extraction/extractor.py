@@ -47,7 +47,7 @@ from langchain_core.messages import (
 from pydantic import BaseModel, Field
 
 from langmem_ext.core.errors import InvalidMessagesError, LangmemError
-from langmem_ext.language.statements import Statement, extract_statements
+from langmem_ext.language.statements import ITEMS_SPLIT_RE, Statement, extract_statements
 from langmem_ext.memory.extraction.ports import PendingSaves, SaveCall
 from langmem_ext.memory.extraction.unconfirmed import is_unconfirmed
 from langmem_ext.memory.profile import PROFILE_TARGET
@@ -126,7 +126,6 @@ SHOWN_MEMORIES = 5
 PROTECTED = frozenset({"core", "system"})
 PROFILE_PREDICATES = {"allergic_to": "allergies", "name": "name"}
 """Statement predicates that are also profile fields (the fallback proposes them)."""
-_ITEMS_RE = re.compile(r"\s*(?:和|与|及|、|,|，|\band\b)\s*")
 
 EXTRACTION_PROMPT = """You maintain the long-term memory of an assistant. Read the last \
 conversation turn and the memories recalled for it, then decide what changes.
@@ -413,7 +412,7 @@ class Extractor:
         field = PROFILE_PREDICATES.get(st.predicate)
         if field is None or st.negated:
             return
-        value: Any = st.object if field != "allergies" else _ITEMS_RE.split(st.object)
+        value: Any = st.object if field != "allergies" else ITEMS_SPLIT_RE.split(st.object)
         try:
             up = self.memory.upsert_facts(
                 {field: value}, scope=self.scope, source=SOURCE, thread_id=self.thread_id

@@ -32,6 +32,7 @@ def test_language_imports_nothing_of_the_package_outside_it() -> None:
         "summary_cues",
         "intent_vocab",
         "replies_vocab",
+        "session_vocab",
         "safety_vocab",
         "triple_patterns",
         "text",
