@@ -8,7 +8,10 @@ which pending saves the reply asks about (and makes it ask) and ``record_turn`` 
 the turn's bookkeeping: boosts, token count, tool-result context, extraction and the
 turn log, the writes the reply does not wait for going to the memory's background
 :class:`~langmem_ext.graph.bookkeeping.TurnWriter`. The thread's pending saves are
-kept in the state (``pending_ids``), read from the ledger once in a common turn. On
+read from the ledger once per turn, by ``propose_saves``, and kept in the state
+(``pending_ids``, and the proposed ones in ``proposals``, which the next reply
+answers without a read; only confirming a memory that states a safety fact reads
+them again, for the profile change it proposes). On
 the common path a turn is four graph steps and, with the default durability
 ``"exit"``, one checkpoint write.
 """

@@ -34,6 +34,7 @@ from langmem_ext.graph.fitting import CallFitter
 from langmem_ext.graph.prompts import SYSTEM_PROMPT
 from langmem_ext.graph.proposals import (
     asking_reply,
+    kept_proposals,
     next_proposal,
     open_proposals,
     resolve_pending,
@@ -49,6 +50,7 @@ from langmem_ext.memory.scoping import scope_from_config, thread_from_config
 from langmem_ext.memory.sessions.flush import flush_to_pending
 from langmem_ext.memory.sessions.log import SessionLog
 from langmem_ext.memory.sessions.manager import archive_messages, record_checkpoint, run_checkpoint
+from langmem_ext.memory.types import PendingItem
 from langmem_ext.short_term.accounting import context_ratio, message_tokens
 from langmem_ext.short_term.checkpoint import Checkpoint, plan_context, summary_message
 from langmem_ext.short_term.content import message_text
@@ -94,6 +96,22 @@ def _thread(config: RunnableConfig | None) -> str:
     return str(((config or {}).get("configurable") or {}).get("thread_id") or "default")
 
 
+def _answerable(
+    memory: Memory, scope: str, thread: str | None, state: MemoryState
+) -> tuple[list[PendingItem], list[str]]:
+    """The saves the previous answer proposed that are still open, and the thread's
+    pending ids: as the state keeps them (no ledger read), or, for a thread whose
+    state keeps no items for them, as the ledger gives them."""
+    if thread is None:
+        return [], []
+    proposed = state.get("proposed") or []
+    kept = kept_proposals(state.get("proposals") or [], proposed)
+    if kept is not None:
+        return kept, list(state.get("pending_ids") or [])
+    pending = thread_pending(memory, scope, thread)
+    return open_proposals(memory, scope, thread, proposed, pending), [p.id for p in pending]
+
+
 def create_pending_confirm_node(
     memory: Memory,
     *,
@@ -112,8 +130,10 @@ def create_pending_confirm_node(
     question, a new topic) leaves them pending and the conversation goes on; saves
     proposed in other threads, or outside any conversation, are never touched.
 
-    The thread's pending saves are read from the ledger once (again only after a
-    confirmation, which may propose a profile change) and left in ``pending_ids``.
+    The proposed saves are those the state keeps (``proposals``, as the asking turn
+    read them): the ledger is not read here, except after confirming a memory that
+    states a safety fact (it may propose a profile change, which the answer is told
+    of). ``pending_ids`` is left without the saves resolved.
 
     Args:
         memory: The memory service.
@@ -121,8 +141,8 @@ def create_pending_confirm_node(
         model: A chat model reading the reply with one structured-output call;
             ``None``: the deterministic rules (also when the call fails).
         writer: The background writer of earlier turns (their extraction proposes
-            saves): the node waits for the scope's pending writes before it reads,
-            as ``preflight_recall`` does.
+            saves): the node waits for the scope's pending writes before it
+            resolves, as ``preflight_recall`` does.
     """
 
     def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
@@ -130,14 +150,20 @@ def create_pending_confirm_node(
         thread = thread_from_config(config)
         if writer is not None:
             writer.wait(scope)
-        pending = thread_pending(memory, scope, thread)
-        items = open_proposals(memory, scope, thread, state.get("proposed") or [], pending)
+        items, pending_ids = _answerable(memory, scope, thread, state)
         if not items:
-            return {"proposed": [], "notes": [], "pending_ids": [p.id for p in pending]}
+            return {"proposed": [], "proposals": [], "notes": [], "pending_ids": pending_ids}
         text = latest_human_text(state.get("messages", []))
         decision = classify_reply(text, items, model=model)
-        done = resolve_pending(memory, scope, thread, pending, decision.confirm, decision.reject)
-        return {"proposed": [], "notes": done.notes, "pending_ids": done.pending_ids}
+        done = resolve_pending(
+            memory, scope, thread, items, decision.confirm, decision.reject, pending_ids=pending_ids
+        )
+        return {
+            "proposed": [],
+            "proposals": [],
+            "notes": done.notes,
+            "pending_ids": done.pending_ids,
+        }
 
     return pending_confirm
 
@@ -204,10 +230,9 @@ def create_pending_interrupt_node(
     def pending_confirm(state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         scope = _scope(config, default_scope)
         thread = thread_from_config(config)
-        pending = thread_pending(memory, scope, thread)
-        items = open_proposals(memory, scope, thread, state.get("proposed") or [], pending)
+        items, pending_ids = _answerable(memory, scope, thread, state)
         if not items:
-            return {"proposed": [], "pending_ids": [p.id for p in pending]}
+            return {"proposed": [], "proposals": [], "pending_ids": pending_ids}
         answer = interrupt(
             {
                 "question": "Save these memories?",
@@ -238,8 +263,13 @@ def create_pending_interrupt_node(
         else:
             decision = classify_reply(str(answer), items, model=model)
             yes, no = list(decision.confirm), list(decision.reject)
-        done = resolve_pending(memory, scope, thread, pending, yes, no)
-        return {"proposed": [], "notes": done.notes + notes, "pending_ids": done.pending_ids}
+        done = resolve_pending(memory, scope, thread, items, yes, no, pending_ids=pending_ids)
+        return {
+            "proposed": [],
+            "proposals": [],
+            "notes": done.notes + notes,
+            "pending_ids": done.pending_ids,
+        }
 
     return pending_confirm
 
@@ -254,7 +284,8 @@ def create_propose_node(memory: Memory, *, default_scope: str = "main", ask: boo
     :mod:`~langmem_ext.graph.proposals`). With ``ask`` the reply is made to ask:
     when it does not (or several are numbered), a short question is added to it
     (the reply replaced in the state, same id). The thread's pending saves are read
-    from the ledger once, and ``pending_ids`` set to them.
+    from the ledger once, ``pending_ids`` set to them and the proposed ones kept in
+    ``proposals`` (what the next turn's reply answers, without reading them again).
 
     Args:
         memory: The memory service.
@@ -269,6 +300,7 @@ def create_propose_node(memory: Memory, *, default_scope: str = "main", ask: boo
         found = next_proposal(memory, scope, thread, state.get("asks"), seen_in_turn(messages))
         update: dict[str, Any] = {
             "proposed": [p.id for p in found.items],
+            "proposals": [p.model_dump(mode="json") for p in found.items],
             "asks": found.asks,
             "pending_ids": found.pending_ids,
         }

@@ -12,14 +12,18 @@ next message in that thread can answer them (:mod:`langmem_ext.graph.replies`).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langmem_ext.core.errors import LangmemError
+from langmem_ext.language.replies_vocab import ASKS_RE
 from langmem_ext.memory import Memory
 from langmem_ext.memory.profile import PROFILE_TARGET, FieldOp, ProfileUpdate
+from langmem_ext.memory.safety.facts import safety_facts
 from langmem_ext.memory.types import PendingItem, cite
 from langmem_ext.short_term.content import message_text
 
@@ -30,7 +34,6 @@ MAX_ASKS = 2
 (``langmem-ext pending``, the admin UI) until it expires."""
 
 _PENDING_ID = re.compile(r"\bp-[0-9a-f]{10}\b")
-_ASKS = re.compile(r"[?？]|确认|確認|要不要|是否|\bconfirm|\byes\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -66,6 +69,30 @@ def open_proposals(
     mine = thread_pending(memory, scope, thread) if pending is None else pending
     live = {p.id: p for p in mine}
     return [live[i] for i in ids if i in live]
+
+
+def kept_proposals(
+    kept: Sequence[Mapping[str, Any]], ids: Sequence[str], now: float | None = None
+) -> list[PendingItem] | None:
+    """Those of ``ids`` as the state keeps them (``proposals``: the fields of each
+    :class:`~langmem_ext.PendingItem` the asking turn read), in the given order, without
+    a ledger read; those whose time ran out meanwhile drop out.
+
+    Args:
+        kept: The kept items (``PendingItem`` fields, as JSON).
+        ids: The proposed ids.
+        now: Epoch seconds to expire at (default now).
+
+    Returns:
+        The items, or ``None`` when the state keeps no item for one of the ids (a
+        thread checkpointed before the state kept them): read the ledger then.
+    """
+    by_id = {str(item.get("id")): item for item in kept}
+    if any(i not in by_id for i in ids):
+        return None
+    at = time.time() if now is None else now
+    items = [PendingItem.model_validate(by_id[i]) for i in ids]
+    return [p for p in items if p.expires_at.timestamp() > at]
 
 
 @dataclass(frozen=True)
@@ -117,7 +144,7 @@ def seen_in_turn(messages: Sequence[BaseMessage]) -> list[str]:
 def reply_asks(text: str) -> bool:
     """Whether a reply asks the user something about saving (a question, or
     "confirm" / "确认" / "yes")."""
-    return bool(_ASKS.search(text))
+    return bool(ASKS_RE.search(text))
 
 
 def shown(item: PendingItem, chinese: bool) -> str:
@@ -204,6 +231,12 @@ class Resolution:
     pending_ids: list[str]
 
 
+def may_propose_profile(texts: Sequence[str]) -> bool:
+    """Whether confirming memories of these texts may propose a profile change: one of
+    them states a safety fact with items (an allergy, a condition ...)."""
+    return any(f.items and not f.negated for t in texts for f in safety_facts(t))
+
+
 def resolve_pending(
     memory: Memory,
     scope: str,
@@ -211,20 +244,24 @@ def resolve_pending(
     pending: Sequence[PendingItem],
     confirm: Sequence[str] = (),
     reject: Sequence[str] = (),
+    *,
+    pending_ids: Sequence[str] | None = None,
 ) -> Resolution:
     """Confirm and reject pending saves of this thread; notes for the model.
 
-    The thread's pending saves are not read again, except after a confirmation: a
-    confirmed safety fact may propose a profile change in this thread (asked next),
-    which a second read finds.
+    The thread's pending saves are not read again, except after confirming a memory
+    that states a safety fact: it may propose a profile change in this thread (asked
+    next), which a second read finds.
 
     Args:
         memory: The memory service.
         scope: The scope.
         thread: The conversation they were proposed in.
-        pending: The thread's pending saves as read before (:func:`thread_pending`).
+        pending: The proposed saves the reply answers (their texts go in the notes).
         confirm: Ids to confirm.
         reject: Ids to reject.
+        pending_ids: The thread's pending saves as last read (ids, oldest first);
+            ``None``: those of ``pending``.
 
     Returns:
         The notes and the thread's pending saves left.
@@ -245,9 +282,10 @@ def resolve_pending(
         except LangmemError as err:
             notes.append(f"{pid}: {err}")
     answered = {*confirm, *reject}  # resolved now, or not pending any more (the errors)
-    left = [p.id for p in pending if p.id not in answered]
-    if confirm:  # a confirmed safety fact proposes the profile change: asked next
-        before = {p.id for p in pending}
+    known = [p.id for p in pending] if pending_ids is None else list(pending_ids)
+    left = [i for i in known if i not in answered]
+    if confirm and may_propose_profile([texts.get(pid, "") for pid in confirm]):
+        before = set(known)
         now = thread_pending(memory, scope, thread)
         for p in now:
             if p.id not in before and p.target == PROFILE_TARGET:
@@ -262,6 +300,8 @@ __all__ = [
     "Proposal",
     "Resolution",
     "asking_reply",
+    "kept_proposals",
+    "may_propose_profile",
     "next_proposal",
     "open_proposals",
     "question",

@@ -12,8 +12,9 @@ Without a model the decision is deterministic: the whole reply (or its first
 sentences, when a clear answer is followed by a new sentence) must be made of
 answer words (yes / no / save / don't, numbers, all / both / the others, politeness,
 fillers) and of words naming a proposed item (or its pending id); one unknown word
-and it answers nothing. With a model, one structured-output call decides; when it fails, the
-deterministic classifier does.
+and it answers nothing (the words are in :mod:`langmem_ext.language.replies_vocab`).
+With a model, one structured-output call decides; when it fails, the deterministic
+classifier does.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Literal, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
+
+from langmem_ext.language import replies_vocab as vocab
 
 logger = logging.getLogger(__name__)
 
@@ -97,164 +100,30 @@ def decision_of(
 
 # -- normalising ---------------------------------------------------------------------
 
-_TRADITIONAL = str.maketrans(
-    "記別當確認這個條們沒問題謝對說麼嗎來從給幫請麻煩過敵剩餘兩後筆項號寫儲錄",
-    "记别当确认这个条们没问题谢对说么吗来从给帮请麻烦过敌剩余两后笔项号写储录",
-)
-_EMOJI = {
-    "👍": " ok ", "👌": " ok ", "✅": " ok ", "🙆": " ok ", "✔": " ok ",
-    "👎": " no ", "❌": " no ", "🙅": " no ", "✖": " no ",
-}  # fmt: skip
-_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
-
 
 def normalise(text: str) -> str:
     """Full-width to ASCII (NFKC), lower case, traditional to simplified for the
     answer words, emoji answers as words, whitespace collapsed."""
-    t = unicodedata.normalize("NFKC", text).translate(_QUOTES).lower().translate(_TRADITIONAL)
-    for emoji, word in _EMOJI.items():
+    t = (
+        unicodedata.normalize("NFKC", text)
+        .translate(vocab.QUOTES)
+        .lower()
+        .translate(vocab.TRADITIONAL)
+    )
+    for emoji, word in vocab.EMOJI.items():
         t = t.replace(emoji, word)
     t = "".join(ch for ch in t if unicodedata.category(ch) not in ("So", "Sk", "Cf", "Mn"))
     return re.sub(r"\s+", " ", t).strip()
 
 
-# -- lexicon ---------------------------------------------------------------------------
-# Kinds: YES (weak yes), YES! (an explicit yes), SAVE (save verb), NO (weak no),
-# DONT (an explicit no), NEG (a negation), POLITE, FILL (says nothing), ALL, NONE
-# (none of them), OTHERS (the ones not named), ONLY, EXCEPT, JOIN (and), SHIFT (a
-# new topic starts: "also", "对了"), REF (a reason about the item: "that's", "这个很"),
-# UNSURE (maybe / not sure: answers nothing).
-
-_ZH: dict[str, str] = {}
-_EN: dict[tuple[str, ...], str] = {}
-
-
-def _zh(kind: str, words: str) -> None:
-    for w in words.split():
-        _ZH[w] = kind
-
-
-def _en(kind: str, phrases: str) -> None:
-    for p in phrases.split("|"):
-        _EN[tuple(p.split())] = kind
-
-
-_zh(
-    "YES",
-    "好 好的 好啊 好呀 好滴 好哒 好嘞 好吧 好好 嗯 嗯嗯 恩 恩恩 对 对的 对啊 对呀 对对 对对对 "
-    "是 是的 是啊 是呀 是滴 可以 可以的 可以啊 行 行啊 行的 行吧 成 要 要的 嗯哼 对头 嗯呐",
-)
-_zh("YES!", "确认 确定 没问题 没错 没毛病 当然 当然要 同意 需要 就这样 就这么办 必须 必须的")
-_zh(
-    "SAVE",
-    "记住 记下 记下来 记一下 记着 记 保存 保留 存 存下 存下来 存起来 存着 留着 留下 收下 "
-    "记录 记录下来 写下来 存好 记上 记好",
-)
-_zh("NO", "不 不对 不是 没有 否 错了 不行 不可以 不好 不同意 不成")
-_zh(
-    "DONT",
-    "不用 不用了 不要 别 算了 取消 不了 不必 不必了 不需要 没必要 拒绝 放弃 删掉 删了 删除 "
-    "删 丢掉 扔掉 千万别 免了 不存 不记 不保存 先不要 先不用 先别 不要了",
-)
-_zh("UNSURE", "不确定 不一定 不知道 不清楚 不好说 看情况 再说 再想想 考虑 也许 可能 或许")
-_zh("POLITE", "谢谢 谢啦 多谢 感谢 麻烦了 麻烦你 麻烦 请 辛苦了 劳驾")
-_zh(
-    "FILL",
-    "吧 啊 呀 了 哦 噢 喔 嘛 的 啦 哈 呗 帮我 给我 一下 起来 下来 这个 这条 那个 那条 这 那 "
-    "它 就是 就 一定 务必 把 个 条 些 这些 那些 也 先 还是 呢 唔 哎 诶 欸 一个 这么 这样 嘞",
-)
-_zh("ALL", "都 全部 全都 所有 统统 全 两个都 两条都 三个都 三条都 都是 全部都")
-_zh("OTHERS", "其他 其它 别的 剩下的 剩下 其余 其余的 另一个 另外一个 另一条")
-_zh("ONLY", "只要 只 就要 仅 只存 只记")
-_zh("EXCEPT", "除了")
-_zh("JOIN", "和 跟 与 及 以及 还有 、")
-_zh("SHIFT", "另外 对了 顺便 顺便问一下 话说 还有个事")
-_ZH_REF = re.compile(
-    r"^(?:这|那|它|因为)(?:个|条|件事)?(?:很|不|是|太|挺|真|也|蛮|非常|特别|对|可|就|有|没|会|要|重要|都)"
-)
-
-_en(
-    "YES",
-    "yes|y|yeah|yea|yep|yup|ya|yah|yess|yesss|yas|sure|ok|okay|okie|okey|k|kk|alright|"
-    "all right|right|righto|correct|good|great|fine|perfect|cool|true|indeed|exactly|totally|aye|"
-    "yessir|yes sir|yeah yeah",
-)
-_en(
-    "YES!",
-    "confirm|confirmed|absolutely|definitely|certainly|of course|for sure|sure thing|"
-    "please do|go ahead|go for it|do it|do that|sounds good|sounds great|that's right|"
-    "that is right|that's correct|that is correct|agreed|affirmative|no problem|why not|sounds right|"
-    "yes please|you bet|by all means|that works",
-)
-_en(
-    "SAVE",
-    "save|keep|remember|store|note|record|add|log|keep it|save it|don't forget|do not forget|"
-    "write it down|note it down|hold on to",
-)
-_en("NO", "no|n|nope|nah|nay|not|wrong|incorrect|never|no way")
-_en(
-    "DONT",
-    "don't|dont|do not|cancel|discard|drop|skip|forget|reject|delete|remove|never mind|"
-    "nevermind|no need|don't bother|not now|not necessary|pass|no thanks|no thank you|ditch|"
-    "throw away|scrap|leave it|leave it out|not needed|i'm good|i'm fine|i'm ok|i'm okay|"
-    "not interested",
-)
-_en(
-    "UNSURE",
-    "maybe|perhaps|not sure|i'm not sure|unsure|dunno|idk|i don't know|later|"
-    "not yet sure|let me think|hmm maybe",
-)
-_en("NONE", "neither|none|none of them|neither of them|nothing")
-_en("POLITE", "please|pls|plz|thanks|thank you|thx|ty|cheers|thank u")
-_en(
-    "FILL",
-    "it|that|this|them|those|these|one|ones|the|a|an|to|for|me|of|about|with|oh|ah|"
-    "um|uh|hmm|well|is|are|be|just that|that one|this one|item|items|entry|option",
-)
-_en(
-    "ALL",
-    "all|both|everything|every one|each|all of them|all of it|both of them|all three|"
-    "all two|them all|the lot",
-)
-_en("OTHERS", "others|the others|rest|the rest|other|the other|other one|other ones")
-_en("ONLY", "only|just|solely")
-_en("EXCEPT", "except|but not|apart from|other than|besides|except for")
-_en("JOIN", "and|&|plus|as well as")
-_en("SHIFT", "also|btw|by the way|anyway|oh and|and also|another thing")
 _REASON_MAX_CHARS = 6
 _REASON_MAX_WORDS = 5
-_EN_REF = re.compile(
-    r"^(?:that's|that is|that was|it's|it is|it was|it got|this is|because|cause|since)\b"
-)
-
-_EN_ORD = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
-    "4th": 4, "fifth": 5, "5th": 5, "last": -1, "latter": -1, "former": 1,
-}  # fmt: skip
-_ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}  # fmt: skip
-_ZH_ORD = re.compile(
-    r"第([一二两三四五六七八九十]|\d+)(?:个|条|项|件|号)?"
-    r"|([一二两三四五六七八九十]|\d+)(?:个|条|项|件|号)(?!都)"
-    r"|前([两二三四五]|\d)(?:个|条|项)?"
-    r"|最后(?:一)?(?:个|条|项)"
-    r"|后([两二三]|\d)(?:个|条|项)"
-    r"|\d+"
-)
-_ZH_MAX = max(len(w) for w in _ZH)
-_EN_MAX = max(len(p) for p in _EN)
+_ZH_MAX = max(len(w) for w in vocab.ZH)
+_EN_MAX = max(len(p) for p in vocab.EN)
 _SENTENCE = re.compile(r"[.!?;。！？；…\n]+")
-_CLAUSE = re.compile(r"[,，:：]+|\bbut\b|但是|但|不过|然后")
 _WORD = re.compile(r"#?\d+(?:st|nd|rd|th)?|[a-z]+(?:'[a-z]+)?|&")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff、\d]+")
-_QUESTION_ZH = re.compile(
-    r"吗|么$|(?<!不)(?:是不是|要不要|好不好|对不对|能不能|可不可以|行不行|会不会)|为什么|什么|哪|几|谁|怎"
-)
-_STOP_WORDS = (
-    "a an and are as at be but by for from has have he her his i in is it its me my of on or "
-    "our she so that the their them they this to was we were with you your user users that's it's"
-)
-_STOP = frozenset(_STOP_WORDS.split())
 
 
 @dataclass
@@ -271,11 +140,11 @@ def _cjk_tokens(run: str) -> Iterator[_Tok]:
     while i < len(run):
         best: _Tok | None = None
         for n in range(min(_ZH_MAX, len(run) - i), 0, -1):
-            kind = _ZH.get(run[i : i + n])
+            kind = vocab.ZH.get(run[i : i + n])
             if kind is not None:
                 best = _Tok(kind, run[i : i + n])
                 break
-        m = _ZH_ORD.match(run, i)
+        m = vocab.ZH_ORD.match(run, i)
         if m is not None and (best is None or len(m.group(0)) > len(best.text)):
             best = _Tok("ORD", m.group(0), _zh_ords(m))
         if best is None:
@@ -292,7 +161,7 @@ def _cjk_tokens(run: str) -> Iterator[_Tok]:
 
 
 def _zh_number(s: str) -> int:
-    return int(s) if s.isdigit() else _ZH_NUM[s]
+    return int(s) if s.isdigit() else vocab.ZH_NUM[s]
 
 
 def _zh_ords(m: re.Match[str]) -> tuple[int, ...]:
@@ -316,7 +185,7 @@ def _en_tokens(words: list[str]) -> Iterator[_Tok]:
     i = 0
     while i < len(words):
         for n in range(min(_EN_MAX, len(words) - i), 0, -1):
-            kind = _EN.get(tuple(words[i : i + n]))
+            kind = vocab.EN.get(tuple(words[i : i + n]))
             if kind is not None:
                 yield _Tok(kind, " ".join(words[i : i + n]))
                 i += n
@@ -327,7 +196,7 @@ def _en_tokens(words: list[str]) -> Iterator[_Tok]:
                 yield _Tok("ORD", f"{w} {words[i + 1]}", (int(words[i + 1].lstrip("#")),))
                 i += 2
                 continue
-            ordinal = _EN_ORD.get(w)
+            ordinal = vocab.EN_ORD.get(w)
             digits = re.fullmatch(r"#?(\d+)(?:st|nd|rd|th)?", w)
             if ordinal is not None:
                 yield _Tok("ORD", w, (ordinal,))
@@ -410,7 +279,7 @@ def _stem(word: str) -> str:
 
 def _item_words(text: str) -> tuple[str, set[str]]:
     t = normalise(text)
-    return t, {_stem(w) for w in re.findall(r"[a-z]+", t) if w not in _STOP}
+    return t, {_stem(w) for w in re.findall(r"[a-z]+", t) if w not in vocab.STOP}
 
 
 def _word_pick(words: Sequence[str], items: Sequence[tuple[str, set[str]]]) -> int:
@@ -420,7 +289,7 @@ def _word_pick(words: Sequence[str], items: Sequence[tuple[str, set[str]]]) -> i
     for w in words:
         if _CJK.match(w):
             hits = {i for i, (t, _) in enumerate(items) if len(w) >= 2 and w in t}
-        elif w in _STOP:
+        elif w in vocab.STOP:
             continue
         else:
             hits = {i for i, (_, ws) in enumerate(items) if _stem(w) in ws}
@@ -443,7 +312,7 @@ def _clauses(sentence: str, items: Sequence[tuple[str, set[str]]]) -> list[_Clau
     """The answer clauses of a sentence; raises :class:`_NotAnAnswer` when any part
     of it is not an answer (a reason clause after an answer is allowed)."""
     out: list[_Clause] = []
-    parts = [p.strip() for p in _CLAUSE.split(sentence) if p.strip()]
+    parts = [p.strip() for p in vocab.CLAUSE.split(sentence) if p.strip()]
     for k, part in enumerate(parts):
         try:
             out.extend(_parse_clause(part, items))
@@ -458,14 +327,14 @@ def _clauses(sentence: str, items: Sequence[tuple[str, set[str]]]) -> list[_Clau
 def _is_reason(part: str) -> bool:
     """A short last clause about the item after the answer ("这个很重要", "it's not true
     anymore"), which the answer may carry."""
-    if _ZH_REF.match(part):
+    if vocab.ZH_REF.match(part):
         return len(_CJK.findall(part)) <= _REASON_MAX_CHARS
-    return bool(_EN_REF.match(part)) and len(part.split()) <= _REASON_MAX_WORDS
+    return bool(vocab.EN_REF.match(part)) and len(part.split()) <= _REASON_MAX_WORDS
 
 
 def _parse_clause(text: str, items: Sequence[tuple[str, set[str]]]) -> list[_Clause]:
     """One or more clauses ("1 yes 2 no" is two) of a comma-free part."""
-    if _QUESTION_ZH.search(text):
+    if vocab.QUESTION_ZH.search(text):
         raise _NotAnAnswer("a question")
     toks = _tokens(text)
     count = len(items)
@@ -558,7 +427,7 @@ def _answer_clauses(text: str, items: Sequence[tuple[str, set[str]]]) -> list[_C
 
 
 def _starts_new_topic(sentence: str) -> bool:
-    first = _tokens(_CLAUSE.split(sentence)[0])
+    first = _tokens(vocab.CLAUSE.split(sentence)[0])
     return bool(first) and first[0].kind == "SHIFT"
 
 

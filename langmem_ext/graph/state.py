@@ -42,6 +42,9 @@ class MemoryState(MessagesState, total=False):
         proposed: The pending saves (ids, in the order they were numbered) that the
             assistant's last reply in this thread asked the user to confirm; only
             the user's next message can answer them (``pending_confirm``).
+        proposals: The items of ``proposed`` as the turn that asked read them
+            (:class:`~langmem_ext.PendingItem` fields, JSON): ``pending_confirm``
+            resolves them without reading the ledger again.
         asks: How often each pending save of this thread has been asked about (one
             is asked at most twice, then waits in the pending list).
         notes: What ``pending_confirm`` did this turn (shown to the model).
@@ -68,6 +71,7 @@ class MemoryState(MessagesState, total=False):
     recalled: list[dict[str, Any]]
     pending_ids: list[str]
     proposed: list[str]
+    proposals: list[dict[str, Any]]
     asks: dict[str, int]
     notes: list[str]
     token_count: int

@@ -530,3 +530,18 @@ MARKERS_OTHER = re.compile(
     rf"\b(?:my|our|his|her|their)\s+(?:{REL_EN})\b|\b(?:he|she|they)\b|(?:{REL_ZH})|他|她"
     r"|\b[A-Z][a-z]+\b(?<!\bI)",
 )
+
+# --- subjects, negation and surgery objects -------------------------------------------
+
+POSSESSED = re.compile(
+    rf"^'s\s+(?:(?:little|older|younger|big|best|elder|new|business)\s+)?({REL_EN})\b", re.I
+)
+"""``'s`` + a relation after a name (Mei's older sister): the relation is the subject."""
+NEGATION_ZH = re.compile(r"没有|没|不再|不|无")
+"""A negation in the words that lead a Chinese object (我没有…过敏)."""
+OPERATED_ZH = frozenset({"开过刀", "开了刀", "动过刀", "挨过刀"})
+"""Had an operation, with no organ named (Chinese): the item 开刀."""
+SURGERY_LEAD_ZH = re.compile(r"^(?:过|了|个|次|一次|两次|场)+")
+"""Aspect and measure words before the organ of a Chinese surgery."""
+NO_SURGERY_OBJECT_EN = frozenset({"any", "no", "some", "many", "several"})
+"""Words that make an English surgery's object no organ ("any surgery")."""

@@ -418,3 +418,24 @@ ATTRIBUTES_ZH: dict[str, str] = {
 }
 """Common attribute words -> canonical predicates (others stay as written)."""
 PRONOUN_SUBJECT_ZH = re.compile(r"^(?:其|他|她|它)(?=的|[^们])")
+
+# --- entities and objects ---------------------------------------------------------
+
+FIRST_PERSON = frozenset(
+    {"i", "me", "my", "mine", "myself", "我", "我的", "主人", "我自己", "本人"}
+)
+"""Words that name the speaker (the scope's user) as an entity."""
+LEAD_EN = re.compile(r"^(?:(?:the|a|an|this|that|these|those|some|our|your)\s+)+")
+"""Articles and determiners an entity key drops (English)."""
+LEAD_ZH = re.compile(r"^(?:一个|一只|一名|一位|一条|一家|这个|那个|这位|那位)")
+"""Measure words and demonstratives an entity key drops (Chinese)."""
+FIRST_PERSON_Q = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd"})
+"""Words of a question about the asker (English)."""
+IS_A_MEASURE_ZH = re.compile(r"^(?:一名|一个|一位|个|名)")
+"""The measure word of an ``is_a`` object (我是一名医生)."""
+PARTICLES_ZH = re.compile(r"(?:了|啦|呢|哦|呀)+$")
+"""Sentence-final particles an object drops."""
+PRONOUNS_ZH = frozenset({"我", "你", "他", "她", "它"})
+"""Pronouns: never an object (Chinese)."""
+NOT_SPEAKERS = frozenset({"note", "example", "update", "todo", "re", "ps"})
+"""Words before a colon that do not name a speaker (``Note: …``)."""

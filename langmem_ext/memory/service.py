@@ -47,6 +47,7 @@ from langmem_ext.core.errors import (
 )
 from langmem_ext.core.runtime import embed_matrix
 from langmem_ext.embeddings.factory import CachedEmbeddings, create_embeddings, model_name_of
+from langmem_ext.language.statements import slot_of
 from langmem_ext.memory._utils import async_method, check_unicode, to_epoch, to_epoch_or_none
 from langmem_ext.memory.background import TurnWriter
 from langmem_ext.memory.extraction import unconfirmed
@@ -96,7 +97,6 @@ from langmem_ext.memory.types import (
 from langmem_ext.retrieval.intent import RecallIntent, detect_recall_intent
 from langmem_ext.retrieval.noise import is_noise
 from langmem_ext.retrieval.repair import focus_of
-from langmem_ext.short_term.statements import slot_of
 from langmem_ext.workspace.docs import Doc
 from langmem_ext.workspace.engines import open_engines, opener_for
 from langmem_ext.workspace.kv import KvSpace

@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
+from langmem_ext.language import intent_vocab as vocab
+
 logger = logging.getLogger(__name__)
 
 
@@ -75,38 +77,12 @@ class RecallIntent:
         return self.window_start <= timestamp < self.window_end
 
 
-_MONTHS = {
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
-    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-_MONTH = (
-    r"(january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
-)
-_ISO_RE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
-_ZH_DATE_RE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]")
-_EN_MONTH_DAY_RE = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?")
-_EN_DAY_MONTH_RE = re.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?![a-z])(?:,?\s+(\d{{4}})\b)?"
-)
-
-_CN_DIGITS = {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
-_EN_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-               "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
-_EN_AGO_RE = re.compile(
-    r"\b(\d{1,4}|a|one|two|three|four|five|six|seven|eight|nine|ten)\s+days?\s+ago\b"
-)
-_ZH_AGO_RE = re.compile(
-    r"(\d{1,4}|[一二两兩三四五六七八九]?十[一二三四五六七八九]?|[一二两兩三四五六七八九])\s*天(?:以)?前"
-)
-
 # (pattern, label, day-offset window or named window, forced)
 _DAY_RES: tuple[tuple[re.Pattern[str], str, int, bool], ...] = (
-    (re.compile(r"大前天"), "3_days_ago", -3, True),
-    (re.compile(r"\bthe day before yesterday\b|前天"), "day_before_yesterday", -2, True),
-    (re.compile(r"\byesterday\b|\blast night\b|昨天|昨日|昨晚|昨夜"), "yesterday", -1, True),
-    (re.compile(r"\btoday\b|\btonight\b|\bthis morning\b|今天|今日|今晚|今早"), "today", 0, False),
+    (vocab.THREE_DAYS_AGO_RE, "3_days_ago", -3, True),
+    (vocab.DAY_BEFORE_YESTERDAY_RE, "day_before_yesterday", -2, True),
+    (vocab.YESTERDAY_RE, "yesterday", -1, True),
+    (vocab.TODAY_RE, "today", 0, False),
 )
 
 
@@ -136,26 +112,19 @@ _Period = Callable[[date], tuple[date, date]]
 # (pattern, label, window, forced)
 _PERIOD_RES: tuple[tuple[re.Pattern[str], str, _Period, bool], ...] = (
     (
-        re.compile(r"\blast week\b|上周|上週|上星期|上个星期|上個星期|上礼拜|上禮拜"),
+        vocab.LAST_WEEK_RE,
         "last_week",
         _last_week,
         True,
     ),
     (
-        re.compile(r"\bthis week\b|这周|這週|这週|本周|本週|这个星期|這個星期|这礼拜|這禮拜"),
+        vocab.THIS_WEEK_RE,
         "this_week",
         _this_week,
         False,
     ),
-    (re.compile(r"\blast month\b|上个月|上個月|上月"), "last_month", _last_month, True),
-    (re.compile(r"\bthis month\b|这个月|這個月|本月"), "this_month", _this_month, False),
-)
-
-_LAST_TIME_RE = re.compile(r"\blast time\b|上次|上回")
-_RECALL_RE = re.compile(
-    r"\b(?:previously|earlier|do you (?:still )?remember|did i (?:ever )?(?:tell|mention|say)"
-    r"|what did i|have i (?:told|mentioned))\b"
-    r"|之前|以前|还记得|還記得|你记得|你記得|记不记得|記不記得|问过|問過|聊过|聊過"
+    (vocab.LAST_MONTH_RE, "last_month", _last_month, True),
+    (vocab.THIS_MONTH_RE, "this_month", _this_month, False),
 )
 
 
@@ -164,8 +133,8 @@ def _cn_number(s: str) -> int:
         return int(s)
     if "十" in s:
         tens, _, ones = s.partition("十")
-        return _CN_DIGITS.get(tens, 1) * 10 + _CN_DIGITS.get(ones, 0)
-    return _CN_DIGITS[s]
+        return vocab.CN_DIGITS.get(tens, 1) * 10 + vocab.CN_DIGITS.get(ones, 0)
+    return vocab.CN_DIGITS[s]
 
 
 def _midnight(d: date, tz: tzinfo | None) -> float:
@@ -183,14 +152,14 @@ def _day(d: date, tz: tzinfo | None, label: str, forced: bool = True) -> RecallI
 def _explicit_date(text: str, today: date) -> date | None:
     """The first valid explicit date in ``text`` (ISO, Chinese, English)."""
     found: list[tuple[int, str | None, int, int]] = []  # (pos, year, month, day)
-    for m in _ISO_RE.finditer(text):
+    for m in vocab.ISO_RE.finditer(text):
         found.append((m.start(), m.group(1), int(m.group(2)), int(m.group(3))))
-    for m in _ZH_DATE_RE.finditer(text):
+    for m in vocab.ZH_DATE_RE.finditer(text):
         found.append((m.start(), m.group(1), int(m.group(2)), int(m.group(3))))
-    for m in _EN_MONTH_DAY_RE.finditer(text):
-        found.append((m.start(), m.group(3), _MONTHS[m.group(1)[:3]], int(m.group(2))))
-    for m in _EN_DAY_MONTH_RE.finditer(text):
-        found.append((m.start(), m.group(3), _MONTHS[m.group(2)[:3]], int(m.group(1))))
+    for m in vocab.EN_MONTH_DAY_RE.finditer(text):
+        found.append((m.start(), m.group(3), vocab.MONTHS[m.group(1)[:3]], int(m.group(2))))
+    for m in vocab.EN_DAY_MONTH_RE.finditer(text):
+        found.append((m.start(), m.group(3), vocab.MONTHS[m.group(2)[:3]], int(m.group(1))))
     for _, year, month, day in sorted(found, key=lambda f: f[0]):
         try:
             if year is not None:
@@ -203,11 +172,11 @@ def _explicit_date(text: str, today: date) -> date | None:
 
 
 def _days_ago(text: str) -> int | None:
-    m = _EN_AGO_RE.search(text)
+    m = vocab.EN_AGO_RE.search(text)
     if m:
         word = m.group(1)
-        return int(word) if word.isdigit() else _EN_NUMBERS[word]
-    m = _ZH_AGO_RE.search(text)
+        return int(word) if word.isdigit() else vocab.EN_NUMBERS[word]
+    m = vocab.ZH_AGO_RE.search(text)
     return _cn_number(m.group(1)) if m else None
 
 
@@ -253,9 +222,9 @@ def _detect(text: str, today: date, tz: tzinfo | None) -> RecallIntent | None:
     for pattern, label, period, forced in _PERIOD_RES:
         if pattern.search(text):
             return _window(*period(today), tz, label, forced)
-    if _LAST_TIME_RE.search(text):
+    if vocab.LAST_TIME_RE.search(text):
         return RecallIntent(None, None, "last_time", True)
-    if _RECALL_RE.search(text):
+    if vocab.RECALL_RE.search(text):
         return RecallIntent(None, None, "recall", True)
     return None
 

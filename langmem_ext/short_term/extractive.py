@@ -4,11 +4,12 @@ This is the fallback behind every summary (ARCHITECTURE invariant 4): when no ch
 model is configured, or the model fails, a summary is still produced — by picking
 sentences, never rewriting them, so names, numbers and dates stay verbatim.
 
-Each sentence gets a kind (goal, decision, todo, fact) and a score from bilingual
-(Chinese / English) cues: decision words (决定 / decided / we will), todo words
-(TODO / 下一步 / next step / deadline), priority words (优先 / priority), durable
-personal facts (我叫 / 我住在 / my name is / I'm allergic), dates, numbers and
-proper names. Summaries are packed into a character budget highest score first,
+Each sentence (:func:`~langmem_ext.language.sentences.split_sentences`) gets a kind
+(goal, decision, todo, fact) and a score from the bilingual (Chinese / English) cues
+of :mod:`langmem_ext.language.summary_cues`: decision words (决定 / decided / we
+will), todo words (TODO / 下一步 / next step / deadline), priority words (优先 /
+priority), durable personal facts (我叫 / 我住在 / my name is / I'm allergic), dates,
+numbers and proper names. Summaries are packed into a character budget highest score first,
 newer before older on ties, and rendered in the structured format::
 
     Goal:
@@ -30,6 +31,18 @@ from typing import Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
+from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
+from langmem_ext.language.summary_cues import (
+    DATE_RE,
+    DECISION_RE,
+    DURABLE_RE,
+    NOT_NAMES,
+    PRIORITY_RE,
+    REQUEST_RE,
+    SECTION_NAMES,
+    SUMMARY_HEADING_RE,
+    TODO_RE,
+)
 from langmem_ext.short_term.content import clip, message_text, one_line, role_label
 
 Kind = Literal["goal", "decision", "todo", "fact"]
@@ -55,115 +68,9 @@ STRONG_SCORE = 3.0
 
 # --- cues ---------------------------------------------------------------------------
 
-_MONTHS = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-
-DECISION_RE = re.compile(
-    r"决定|決定|决策|決策|确定了|確定了|敲定|定下|选定|選定|采用|採用|最终选|最終選"
-    r"|\bdecid(?:e|ed|ing)\b|\bdecision\b|\bwe(?: will|'ll| are going to|'re going to)\b"
-    r"|\blet'?s go with\b|\bgo(?:ing)? with\b|\bagreed\b|\bsettled on\b|\bchose\b|\bchosen\b"
-    r"|\bopted\b|\bfinal answer\b",
-    re.IGNORECASE,
-)
-"""A decision was made."""
-
-TODO_RE = re.compile(
-    r"\bTODO\b|\bto-do\b|下一步|待办|待辦|要做|需要|必须|必須|别忘|別忘|记得要|記得要|截止|期限|提醒我"
-    r"|\bnext steps?\b|\baction items?\b|\bfollow[- ]up\b|\bneeds? to\b|\bmust\b|\bhave to\b"
-    r"|\bhas to\b|\bremind me\b|\bdeadline\b|\bdue (?:on|by|date)\b|\bdon'?t forget\b",
-    re.IGNORECASE,
-)
-"""A task, next step or deadline."""
-
-PRIORITY_RE = re.compile(
-    r"优先|優先|紧急|緊急|重要|\bpriorit(?:y|ies|ize|ise)\b|\burgent\b|\basap\b|\bcritical\b"
-    r"|\bimportant\b|\bblocker\b",
-    re.IGNORECASE,
-)
-"""Something is a priority."""
-
-DURABLE_RE = re.compile(
-    # Chinese: preferences, identity, residence, work, allergies, "remember".
-    r"我(?:很|非常|特别|特別|最|也|都|一直|真的)?(?:喜欢|喜歡|不喜欢|不喜歡|讨厌|討厭|爱吃|愛吃|偏好|习惯|習慣)"
-    r"|我是(?!说|說|不是)|我叫|我姓|我住在|我住|我来自|我來自|我在.{1,20}?(?:工作|上班|上学|上學|读书|讀書)"
-    r"|我的.{1,15}?(?:是|叫|在|为|為)|我们的.{1,15}?(?:是|叫|在|为|為)|我對.{1,15}?過敏|我对.{1,15}?过敏"
-    r"|过敏|過敏|我不吃|我不喝|我吃素|记住|記住|请记|請記"
-    # Family, friends, colleagues; codes and passwords.
-    r"|我(?:的)?(?:女儿|女兒|儿子|兒子|妻子|老婆|丈夫|老公|太太|先生|妈妈|媽媽|爸爸|父亲|父親|母亲|母親"
-    r"|哥哥|姐姐|弟弟|妹妹|孩子|朋友|同事|老板|老闆|室友|邻居|鄰居)"
-    r"|密码|密碼|门禁|門禁|验证码|驗證碼"
-    # English.
-    r"|\bI (?:really |also |do |don'?t |do not |absolutely )?(?:like|love|hate|prefer|enjoy|dislike|eat|drink)\b"
-    r"|\bmy name is\b|\bcall me\b|\bI live in\b|\bI(?:'m| am) from\b|\ballergic\b"
-    r"|\bmy\s+[\w'’ -]{1,40}?\s(?:is|are|was)\b|\bour\s+[\w'’ -]{1,40}?\s(?:is|are)\b"
-    r"|\bI work (?:at|for|as|in)\b|\bI(?:'m| am) an? (?!bit\b|little\b|lot\b)\w+"
-    r"|\bremember (?:that|this|:|,)|\bplease remember\b|\bkeep in mind\b"
-    r"|\bI have (?:a|an|two|three|\d+) (?!question|quick|problem|doubt|idea\b)"
-    r"|\bmy (?:wife|husband|partner|son|daughter|mother|mom|mum|father|dad|sister|brother"
-    r"|kids?|children|friend|boss|colleague|roommate|neighbou?r)\b"
-    r"|\b(?:code|password|passcode|pin)\s+(?:is|=)",
-    re.IGNORECASE,
-)
-"""A durable personal fact or preference."""
-
-DATE_RE = re.compile(
-    r"\d{4}\s*[-/.年]\s*\d{1,2}(?:\s*[-/.月]\s*\d{1,2}\s*[日号號]?)?"
-    r"|\d{1,2}\s*月\s*\d{1,2}\s*[日号號]"
-    rf"|\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b"
-    r"|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
-    r"|周[一二三四五六日天]|週[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|禮拜[一二三四五六日天]"
-    r"|\b\d{1,2}:\d{2}\b|\d{1,2}\s*[点點]"
-    r"|明天|后天|後天|下周|下週|下个月|下個月|今晚|\btomorrow\b|\btonight\b|\bnext (?:week|month|year)\b",
-    re.IGNORECASE,
-)
-"""A date, weekday, time or near-future reference."""
-
 NUMBER_RE = re.compile(r"\d")
-REQUEST_RE = re.compile(
-    r"请|請|帮我|幫我|帮忙|幫忙|我想|我要|我需要|能不能|可不可以|如何|怎么|怎麼|为什么|為什麼"
-    r"|\bplease\b|\bhelp me\b|\bcan you\b|\bcould you\b|\bwould you\b|\bI want\b|\bI need\b"
-    r"|\bI'd like\b|\bhow (?:do|can|to|should)\b|\blet'?s\b",
-    re.IGNORECASE,
-)
-"""The sentence asks for something (a goal candidate)."""
-QUESTION_RE = re.compile(r"[?？]\s*[”」』\"')]*$|[吗嗎呢]\s*$")
 _QUOTED_RE = re.compile(r"[「『“《][^」』”》]{1,40}[」』”》]")
 _WORD_RE = re.compile(r"[A-Za-z][\w'’&.+-]*")
-_NOT_NAMES = frozenset(
-    {"I", "I'm", "I’m", "I'd", "I'll", "I've", "OK", "Ok", "AI", "TODO", "Yes", "No", "Hi", "Hey"}
-)
-_ABBREVIATIONS = frozenset(
-    {
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "prof",
-        "st",
-        "jr",
-        "sr",
-        "vs",
-        "etc",
-        "e.g",
-        "i.e",
-        "inc",
-        "ltd",
-        "no",
-        "fig",
-        "approx",
-        "dept",
-        "mt",
-        "ft",
-        "co",
-        "corp",
-        "u.s",
-        "a.m",
-        "p.m",
-    }
-)
-_TERMINATORS = frozenset("。！？!?；;…")
-_CLOSERS = frozenset("”」』）)\"'’]】")
-_BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)、]|[（(]?\d{1,3}[)）]|[①-⑳])\s+")
-_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _KEY_RE = re.compile(r"[\W_]+", re.UNICODE)
 
 _ROLE_WEIGHT: dict[str, float] = {"human": 1.0, "ai": 0.6, "tool": 0.4}
@@ -194,67 +101,7 @@ class Item:
     order: float
 
 
-# --- sentences ----------------------------------------------------------------------
-
-
-def _ends_with_abbreviation(buf: str) -> bool:
-    word = re.split(r"\s", buf.rstrip("."))[-1].casefold()
-    if word in _ABBREVIATIONS:
-        return True
-    return len(word) == 1 and word.isalpha()  # an initial: "J. Smith"
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split Chinese / English text into sentences.
-
-    Fenced code blocks are dropped, every line is split on its own (list bullets
-    removed), and sentences end at ``。！？!?；;…`` or at a ``.`` followed by
-    whitespace — but not inside numbers (``3.5``) or after abbreviations
-    (``Dr.``) and initials.
-
-    Args:
-        text: Any text.
-
-    Returns:
-        The sentences, stripped, in order; fragments under two characters are
-        dropped.
-    """
-    text = _FENCE_RE.sub("\n", text)
-    sentences: list[str] = []
-    for raw_line in text.splitlines():
-        line = _BULLET_RE.sub("", raw_line).strip()
-        if not line:
-            continue
-        buf: list[str] = []
-        i = 0
-        while i < len(line):
-            ch = line[i]
-            buf.append(ch)
-            end = False
-            if ch in _TERMINATORS:
-                end = True
-            elif ch == "." and (i + 1 == len(line) or line[i + 1].isspace()):
-                end = not _ends_with_abbreviation("".join(buf))
-            if end:
-                while i + 1 < len(line) and (
-                    line[i + 1] in _CLOSERS or line[i + 1] in _TERMINATORS
-                ):
-                    i += 1
-                    buf.append(line[i])
-                sentences.append("".join(buf))
-                buf = []
-            i += 1
-        if buf:
-            sentences.append("".join(buf))
-    return [s for s in (one_line(s) for s in sentences) if len(s) >= 2]
-
-
 # --- scoring ------------------------------------------------------------------------
-
-
-def normalize_quotes(text: str) -> str:
-    """Replace typographic apostrophes with ``'`` so ``I’m`` matches like ``I'm``."""
-    return text.replace("’", "'").replace("‘", "'")
 
 
 def has_name(sentence: str) -> bool:
@@ -268,7 +115,7 @@ def has_name(sentence: str) -> bool:
         return True
     words = _WORD_RE.findall(sentence)
     for index, word in enumerate(words):
-        if word in _NOT_NAMES:
+        if word in NOT_NAMES:
             continue
         mixed = any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
         if mixed or (word[0].isupper() and any(c.isdigit() for c in word)):
@@ -276,11 +123,6 @@ def has_name(sentence: str) -> bool:
         if index > 0 and word[0].isupper():
             return True
     return False
-
-
-def is_question(sentence: str) -> bool:
-    """Whether the sentence is a question (ends with ``?`` / ``？`` / 吗 / 呢)."""
-    return bool(QUESTION_RE.search(sentence))
 
 
 @dataclass(frozen=True)
@@ -413,18 +255,12 @@ def extract_items(
 
 # --- structured text ----------------------------------------------------------------
 
-_NAMES = (
-    r"goals?|decisions?|todos?|to-dos?|next steps?|facts?|key facts|"
-    r"目标|目標|决定|決定|决策|決策|待办|待辦|待办事项|待辦事項|事实|事實"
-)
 _HEADING_ONLY_RE = re.compile(
-    rf"^\s*(?:#+\s*)?(?:\*\*)?({_NAMES})(?:\*\*)?\s*[:：]?\s*(?:\*\*)?\s*$", re.IGNORECASE
+    rf"^\s*(?:#+\s*)?(?:\*\*)?({SECTION_NAMES})(?:\*\*)?\s*[:：]?\s*(?:\*\*)?\s*$", re.IGNORECASE
 )
 _HEADING_INLINE_RE = re.compile(
-    rf"^\s*(?:[-*•]\s*)?(?:\*\*)?({_NAMES})(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*(.+)$", re.IGNORECASE
-)
-_IGNORED_LINE_RE = re.compile(
-    r"^\s*(?:#+\s*)?(?:summary|摘要|总结|總結)\s*[:：]?\s*$", re.IGNORECASE
+    rf"^\s*(?:[-*•]\s*)?(?:\*\*)?({SECTION_NAMES})(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*(.+)$",
+    re.IGNORECASE,
 )
 _ITEM_MARK_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)、])\s+")
 COMPACT_SEPARATOR = "; "
@@ -461,7 +297,7 @@ def parse_structured(text: str) -> list[tuple[Kind, str]]:
     current: Kind = "fact"
     under_heading = False  # after a heading line, "- Todo: x" is an item, not a heading
     for raw in text.splitlines():
-        if not raw.strip() or _IGNORED_LINE_RE.match(raw):
+        if not raw.strip() or SUMMARY_HEADING_RE.match(raw):
             continue
         heading = _HEADING_ONLY_RE.match(raw)
         if heading:
@@ -688,19 +524,14 @@ def extractive_message_summary(message: BaseMessage, max_chars: int) -> str:
 
 __all__ = [
     "CONTEXT_SCORE",
-    "DATE_RE",
-    "DECISION_RE",
-    "DURABLE_RE",
     "GOAL_SCORE",
     "ITEM_MAX_CHARS",
     "KEEP_THRESHOLD",
     "MAX_GOALS",
     "MESSAGE_SCAN_CHARS",
-    "PRIORITY_RE",
     "SECTION_ORDER",
     "SECTION_TITLES",
     "STRONG_SCORE",
-    "TODO_RE",
     "TOOL_SCAN_CHARS",
     "Cues",
     "Item",
@@ -712,13 +543,10 @@ __all__ = [
     "extractive_summary",
     "goal_candidate",
     "has_name",
-    "is_question",
     "item_key",
     "items_from_summary",
     "merge_items",
-    "normalize_quotes",
     "pack_items",
     "parse_structured",
     "render_items",
-    "split_sentences",
 ]

@@ -17,15 +17,10 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langmem_ext.core.config import ShortTermSettings
+from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
+from langmem_ext.language.summary_cues import FIRST_PERSON_RE
 from langmem_ext.short_term.content import clip, message_text
-from langmem_ext.short_term.extractive import (
-    cues,
-    has_name,
-    is_question,
-    item_key,
-    normalize_quotes,
-    split_sentences,
-)
+from langmem_ext.short_term.extractive import cues, has_name, item_key
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +41,6 @@ Do not answer the user and do not explain. When you are done — or if there is 
 """The flush instruction, sent as the last (human-role) message of the silent turn."""
 
 _NO_REPLY_RE = re.compile(rf"^[\s`'\"*_(\[]*{NO_REPLY}[\s`'\"*_.!。)\]]*$")
-_FIRST_PERSON_RE = re.compile(
-    r"我|\bI\b|\bI'm\b|\bmy\b|\bme\b|\bwe\b|\bour\b|\bus\b", re.IGNORECASE
-)
 
 
 def flush_message() -> HumanMessage:
@@ -101,7 +93,7 @@ def should_flush(should_checkpoint: bool, settings: ShortTermSettings) -> bool:
 def _fact_score(sentence: str) -> float:
     """Score a user sentence as a durable fact; 0 means not a candidate."""
     cue = cues(sentence)
-    first_person = bool(_FIRST_PERSON_RE.search(normalize_quotes(sentence)))
+    first_person = bool(FIRST_PERSON_RE.search(normalize_quotes(sentence)))
     score = 0.0
     if cue.durable:
         score += 3.0

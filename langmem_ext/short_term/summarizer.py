@@ -26,6 +26,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langmem_ext.core.config import ShortTermSettings
 from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.core.tokens import count_tokens, truncate_by_tokens
+from langmem_ext.language.sentences import split_sentences
+from langmem_ext.language.summary_cues import SUMMARY_KEYWORDS_RE
 from langmem_ext.short_term._steps import arun_steps, run_steps
 from langmem_ext.short_term.content import clip, message_text, render_message
 from langmem_ext.short_term.extractive import (
@@ -33,7 +35,6 @@ from langmem_ext.short_term.extractive import (
     extractive_summary,
     items_from_summary,
     pack_items,
-    split_sentences,
 )
 
 logger = logging.getLogger(__name__)
@@ -76,12 +77,6 @@ Copy names, numbers, dates and identifiers verbatim. Write in the message's lang
 No preamble. At most {max_chars} characters in total."""
 """System prompt of a per-message summary; ``{max_chars}`` is filled in."""
 
-SUMMARY_KEYWORDS_RE = re.compile(
-    r"决定|決定|下一步|TODO|优先|優先|\bdecid(?:e|ed|es|ing)\b|\bdecision\b|\bnext steps?\b"
-    r"|\bpriorit(?:y|ies)\b",
-    re.IGNORECASE,
-)
-"""Keywords that make even a short message worth a summary."""
 _LIST_LINE_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、]|[①-⑳])\s+\S")
 _CODE_LINE_RE = re.compile(
     r"^\s*(?:def |class |import |from \S+ import |function |const |let |var |public |private "
@@ -486,7 +481,6 @@ __all__ = [
     "DEFAULT_CHECKPOINT_MAX_CHARS",
     "DEFAULT_MESSAGE_MAX_CHARS",
     "MESSAGE_SUMMARY_PROMPT",
-    "SUMMARY_KEYWORDS_RE",
     "GivenSummary",
     "Summarizer",
     "SummaryResult",

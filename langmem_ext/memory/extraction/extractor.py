@@ -7,7 +7,7 @@ that shaped the reply, ``DELETE`` a memory the user says is wrong, or ``SKIP``.
 Ids the model was not shown (another scope's, made up) are ignored and logged.
 
 Without a model, or when the model fails or answers something invalid, the
-deterministic fallback (:mod:`langmem_ext.short_term.statements`) finds explicit
+deterministic fallback (:mod:`langmem_ext.language.statements`) finds explicit
 first-person statements (我叫 / 我住在 / I moved to / I'm allergic to …); each has a
 slot, so a later statement of the same slot supersedes the current memory of that
 slot instead of sitting beside it.
@@ -47,15 +47,11 @@ from langchain_core.messages import (
 from pydantic import BaseModel, Field
 
 from langmem_ext.core.errors import InvalidMessagesError, LangmemError
+from langmem_ext.language.statements import ITEMS_SPLIT_RE, Statement, extract_statements
 from langmem_ext.memory.extraction.ports import PendingSaves, SaveCall
 from langmem_ext.memory.extraction.unconfirmed import is_unconfirmed
 from langmem_ext.memory.profile import PROFILE_TARGET
 from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.statements import (
-    Statement,
-    extract_statements,
-    statements_in,
-)
 
 if TYPE_CHECKING:
     from langmem_ext.core.config import Settings
@@ -130,7 +126,6 @@ SHOWN_MEMORIES = 5
 PROTECTED = frozenset({"core", "system"})
 PROFILE_PREDICATES = {"allergic_to": "allergies", "name": "name"}
 """Statement predicates that are also profile fields (the fallback proposes them)."""
-_ITEMS_RE = re.compile(r"\s*(?:和|与|及|、|,|，|\band\b)\s*")
 
 EXTRACTION_PROMPT = """You maintain the long-term memory of an assistant. Read the last \
 conversation turn and the memories recalled for it, then decide what changes.
@@ -249,6 +244,18 @@ def last_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         if isinstance(m, AIMessage) and message_text(m).strip():
             turn.append(AIMessage(message_text(m)))
     return turn
+
+
+def statements_in(messages: Sequence[BaseMessage]) -> list[Statement]:
+    """Statements of the user's (human) messages, oldest first; a later statement of
+    the same slot replaces an earlier one within the list."""
+    latest: dict[str, Statement] = {}
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            for st in extract_statements(message_text(message)):
+                latest.pop(st.slot, None)
+                latest[st.slot] = st
+    return list(latest.values())
 
 
 class Extractor:
@@ -405,7 +412,7 @@ class Extractor:
         field = PROFILE_PREDICATES.get(st.predicate)
         if field is None or st.negated:
             return
-        value: Any = st.object if field != "allergies" else _ITEMS_RE.split(st.object)
+        value: Any = st.object if field != "allergies" else ITEMS_SPLIT_RE.split(st.object)
         try:
             up = self.memory.upsert_facts(
                 {field: value}, scope=self.scope, source=SOURCE, thread_id=self.thread_id
@@ -485,4 +492,5 @@ __all__ = [
     "last_turn",
     "related_memories",
     "saves_of_turn",
+    "statements_in",
 ]

@@ -31,15 +31,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from langmem_ext.language import triple_patterns as P
+from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
 from langmem_ext.language.text import TRANSCRIPT_LINE
-from langmem_ext.short_term.extractive import is_question, normalize_quotes, split_sentences
 
 logger = logging.getLogger(__name__)
 
 USER = "user"
 """The entity key of the scope's user (``I`` / ``me`` / ``我`` / ``主人`` / the user's name)."""
 
-_FIRST_PERSON = {"i", "me", "my", "mine", "myself", "我", "我的", "主人", "我自己", "本人"}
 _MAX_TEXT = 100_000
 """Characters of one text the extractor reads (the rest is ignored)."""
 _MAX_CLAUSE = 400
@@ -70,8 +69,6 @@ class TripleDraft:
 
 # --- entities ------------------------------------------------------------------
 
-_LEAD_EN = re.compile(r"^(?:(?:the|a|an|this|that|these|those|some|our|your)\s+)+")
-_LEAD_ZH = re.compile(r"^(?:一个|一只|一名|一位|一条|一家|这个|那个|这位|那位)")
 _MY_REL = re.compile(r"^(?:my\s+|我的?(?!们)(?=.))(?P<rel>.+)$")
 _POSSESSIVE = re.compile(r"^(?P<owner>[^\s']+(?:\s[^\s']+)?)'s\s+(?P<rel>.+)$")
 _PUNCT_EDGES = " \t\n.,!?;:'\"“”‘’()[]{}<>«»「」『』《》，。！？；：、（）【】…-—–*_~`"
@@ -86,7 +83,7 @@ def _user_keys(names: tuple[str, ...]) -> frozenset[str]:
 def _base_key(name: str) -> str:
     key = unicodedata.normalize("NFKC", _SURROGATES.sub("", name)).casefold()
     key = re.sub(r"\s+", " ", normalize_quotes(key)).strip(_PUNCT_EDGES)
-    key = _LEAD_ZH.sub("", _LEAD_EN.sub("", key))
+    key = P.LEAD_ZH.sub("", P.LEAD_EN.sub("", key))
     return key.strip(_PUNCT_EDGES)
 
 
@@ -116,13 +113,13 @@ def normalise_entity(name: str, *, user_names: Collection[str] = ()) -> str:
     """
     key = _base_key(name)
     users = _user_keys(tuple(user_names))
-    if key in _FIRST_PERSON or key in users:
+    if key in P.FIRST_PERSON or key in users:
         return USER
     m = _MY_REL.match(key)
-    if m and m["rel"] not in _FIRST_PERSON:
+    if m and m["rel"] not in P.FIRST_PERSON:
         return f"{USER}'s {m['rel'].removeprefix('的').strip()}"
     m = _POSSESSIVE.match(key)
-    if m and (m["owner"] in users or m["owner"] in _FIRST_PERSON):
+    if m and (m["owner"] in users or m["owner"] in P.FIRST_PERSON):
         return f"{USER}'s {m['rel']}"
     return key
 
@@ -297,10 +294,10 @@ def _chinese(clause: str, ctx: _Ctx) -> list[TripleDraft]:
     obj = P.OBJECT_CUT_ZH.sub("", obj)
     obj = P.OBJECT_MEASURE_ZH.sub("", P.OBJECT_VERB_ZH.sub("", obj))
     if predicate == "is_a":
-        obj = re.sub(r"^(?:一名|一个|一位|个|名)", "", obj)
+        obj = P.IS_A_MEASURE_ZH.sub("", obj)
     obj = P.TRAILING_ZH.sub("", obj) if predicate in {"from", "is_a", "lives_in"} else obj
-    obj = re.sub(r"(?:了|啦|呢|哦|呀)+$", "", obj)
-    if not obj or len(_HAN.findall(obj)) > _MAX_OBJECT_HAN or obj in {"我", "你", "他", "她", "它"}:
+    obj = P.PARTICLES_ZH.sub("", obj)
+    if not obj or len(_HAN.findall(obj)) > _MAX_OBJECT_HAN or obj in P.PRONOUNS_ZH:
         return []
     negated = bool(m["neg"]) or m["v"] in P.NEGATIVE_VERBS_ZH
     f = P.FREQ_ZH_RE.search(f"{m['adv']}{m['adv2']}")
@@ -363,7 +360,7 @@ def extract_triples(text: str, *, user_names: Collection[str] = ()) -> list[Trip
     for line in text.splitlines():
         ctx = _Ctx(speaker=None, user_names=user_names)
         m = TRANSCRIPT_LINE.match(line)
-        if m and m["who"].lower() not in {"note", "example", "update", "todo", "re", "ps"}:
+        if m and m["who"].lower() not in P.NOT_SPEAKERS:
             ctx.speaker = m["who"]
             line = m["text"]
         for sentence in split_sentences(P.IMAGE.sub(" ", line)):
@@ -494,7 +491,6 @@ def extract_triples_with_model(
 _TOKEN = re.compile(r"[a-z0-9]+(?:['.&-][a-z0-9]+)*|[\u3400-\u9fff]+")
 _MAX_NGRAM = 5
 _MAX_HAN = 8
-_FIRST_PERSON_Q = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd"})
 
 
 def _singular(word: str) -> str | None:
@@ -561,7 +557,7 @@ def match_entities(
             first_person |= "我" in tok
             _match_han(tok, keys, users, add)
         else:
-            first_person |= tok in _FIRST_PERSON_Q
+            first_person |= tok in P.FIRST_PERSON_Q
             run.append(tok)
     _match_words(run, keys, users, add)
     if first_person and USER in keys:

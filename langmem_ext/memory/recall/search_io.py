@@ -12,13 +12,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from langmem_ext.language.statements import question_slots, single_valued
 from langmem_ext.memory.knowledge.stage import graph_links
 from langmem_ext.memory.recall.neighbours import doc_candidate
 from langmem_ext.memory.safety.facts import USER, is_relation, persons, safety_facts, same_person
 from langmem_ext.memory.types import SearchHit
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.stages.ports import SlotState
-from langmem_ext.short_term.statements import question_slots, single_valued
 
 if TYPE_CHECKING:
     from langmem_ext.core.config import RetrievalSettings

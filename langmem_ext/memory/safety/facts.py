@@ -221,7 +221,7 @@ def _subject(
         tail = span[m.end() :] + rest_of_sentence
         if words and not (first and (_sentence_word(words[0]) or not v.VERB.match(tail))):
             key = _norm_name(" ".join(words))
-            owned = _POSSESSED.match(span[m.end() :])
+            owned = v.POSSESSED.match(span[m.end() :])
             if owned is not None:  # "Wu Lei's wife is allergic…": the wife's fact
                 note(m.end() + owned.end(), _relation_key(owned.group(1)))
             else:
@@ -235,9 +235,6 @@ def _subject(
     return who
 
 
-_POSSESSED = re.compile(
-    rf"^'s\s+(?:(?:little|older|younger|big|best|elder|new|business)\s+)?({v.REL_EN})\b", re.I
-)
 _NAME_ANYWHERE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*(?![A-Za-z])")
 """A capitalised name, also right after Chinese text ("我丈夫Mark")."""
 _APPOSITION = 3
@@ -329,7 +326,7 @@ def _persons(text: str, known: frozenset[str]) -> tuple[str, ...]:
                 keys[-1] = k
             end = max(end, to)
             continue
-        owned = _POSSESSED.match(text[end:])
+        owned = v.POSSESSED.match(text[end:])
         if owned is not None:  # "Wu Lei's wife": the wife
             keys = [_relation_key(owned.group(1))]
             end += owned.end()
@@ -339,7 +336,7 @@ def _persons(text: str, known: frozenset[str]) -> tuple[str, ...]:
             break  # only a name stands next to the person it names
         keys.append(k)
         end = to
-    owned = _POSSESSED.match(text[end:])
+    owned = v.POSSESSED.match(text[end:])
     if owned is not None:
         keys = [_relation_key(owned.group(1))]
     return tuple(dict.fromkeys(keys))
@@ -445,7 +442,7 @@ def _fact_of(
         lead = v.ZH_LEAD.match(obj)
         if lead is not None and lead.end() > 0:
             before, obj = before + obj[: lead.end()], obj[lead.end() :]
-            negated = negated or bool(re.search(r"没有|没|不再|不|无", lead.group(0)))
+            negated = negated or bool(v.NEGATION_ZH.search(lead.group(0)))
     items: tuple[str, ...]
     if groups.get("d"):
         d = groups["d"]
@@ -484,16 +481,16 @@ def _surgery_items(lang: str, obj: str, groups: dict[str, str | None]) -> tuple[
     s = (groups.get("s") or "").casefold()
     on = (groups.get("on") or "").strip().lower()
     if lang == "zh":
-        if s in ("开过刀", "开了刀", "动过刀", "挨过刀"):
+        if s in v.OPERATED_ZH:
             return ("开刀",)
-        core = re.sub(r"^(?:过|了|个|次|一次|两次|场)+", "", obj.strip())
+        core = v.SURGERY_LEAD_ZH.sub("", obj.strip())
         return (core + s,) if core or s != "手术" else ()
     if s in v.SURGERY_DONE:
         return _items(f"{obj} {s}", lang)
     if s:
         what = on or v.LEAD_EN.sub("", obj).strip().lower()
         kind = re.sub(r"operations$", "operation", re.sub(r"surgeries$", "surgery", s))
-        if not what or what.split()[0] in ("any", "no", "some", "many", "several"):
+        if not what or what.split()[0] in v.NO_SURGERY_OBJECT_EN:
             return ()
         return (f"{what} {kind}",)
     if on:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _agent_helpers import cfg, policy
-from langchain_core.messages import AIMessage, HumanMessage
+from _agent_helpers import cfg, policy, tool_call
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_ext import Memory
@@ -83,25 +83,34 @@ def test_answer_only_answers_and_the_post_turn_nodes_do_the_rest(fake_memory: Me
     assert len(turns) == 2
 
 
-def test_pending_saves_are_read_once_per_turn(
+def _count_pending_reads(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every listing of a scope's pending saves in the ledger (what settles them and
+    may sync files under the workspace lock), recorded by scope."""
+    repo = memory.workspace.ledger.pending
+    of_scope = repo.of_scope
+    reads: list[str] = []
+
+    def counted(scope: str, status: str = "pending") -> Any:
+        reads.append(scope)
+        return of_scope(scope, status)
+
+    monkeypatch.setattr(repo, "of_scope", counted)
+    return reads
+
+
+def test_pending_saves_are_read_from_the_ledger_once_per_turn(
     fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ledger reads of a thread's pending saves, per turn (the background extraction,
-    off the turn, is off here)."""
-    graph = build_memory_graph(
-        ScriptedChatModel(policy=policy),
-        fake_memory,
-        checkpointer=InMemorySaver(),
-        extractor=False,
-    )
-    reads: list[dict[str, Any]] = []
-    list_pending = fake_memory.list_pending
+    """A common turn, a turn whose reply confirms a save and one whose reply rejects it
+    each read the thread's pending saves once, at the turn's end (where the reply's
+    question is decided): the saves a reply answers are kept in the state. (The
+    background extraction, off the turn, is off here.)"""
+    model = ScriptedChatModel(policy=policy)
+    graph = build_memory_graph(model, fake_memory, checkpointer=InMemorySaver(), extractor=False)
+    reads = _count_pending_reads(fake_memory, monkeypatch)
 
-    def counted(**kwargs: Any) -> Any:
-        reads.append(kwargs)
-        return list_pending(**kwargs)
-
-    monkeypatch.setattr(fake_memory, "list_pending", counted)
+    def told() -> str:
+        return "\n".join(str(m.content) for m in model.calls[-1] if isinstance(m, SystemMessage))
 
     def turn(text: str) -> tuple[int, dict[str, Any]]:
         assert flush_turn_writes(fake_memory, timeout=10)
@@ -109,15 +118,44 @@ def test_pending_saves_are_read_once_per_turn(
         out = graph.invoke({"messages": [HumanMessage(text)]}, cfg("r"))
         return len(reads), out
 
-    n, out = turn("hello there, how are you doing")
-    assert n == 1 and out["pending_ids"] == []
+    n, out = turn("hello there, how are you doing")  # a common turn
+    assert n <= 1 and out["pending_ids"] == []
     n, out = turn("我喜欢吃拉面，请记住")  # the model's save: proposed and asked
-    assert n == 1 and len(out["pending_ids"]) == 1 == len(out["proposed"])
-    n, out = turn("不用，取消")  # rejected: read before resolving, then at the turn's end
-    assert n == 2 and out["pending_ids"] == [] and fake_memory.list(scope="user_alice") == []
+    assert n <= 1 and len(out["pending_ids"]) == 1 == len(out["proposed"])
+    n, out = turn("不用，取消")  # rejected
+    assert n <= 1 and out["pending_ids"] == [] and out["proposed"] == []
+    assert fake_memory.list(scope="user_alice") == []
+    assert "rejected, not stored: 主人喜欢吃拉面" in told()
     turn("我喜欢吃拉面，请记住")
-    n, out = turn("确认")  # a confirmation reads once more (it may propose a profile change)
-    assert n == 3 and out["pending_ids"] == []
+    n, out = turn("确认")  # confirmed
+    assert n <= 1 and out["pending_ids"] == [] and out["proposed"] == []
     assert [e.text for e in fake_memory.list(scope="user_alice")] == ["主人喜欢吃拉面"]
-    # every read is of this thread's pending saves
-    assert all(r.get("thread_id") == "r" for r in reads)
+    assert "confirmed and stored" in told() and "proposed for the profile" not in told()
+    assert reads == ["user_alice"]  # of this scope
+
+
+def test_confirming_a_safety_fact_reads_again_for_the_profile_change_it_proposes(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Confirming a memory that states a safety fact proposes the profile change in
+    the thread (the proposal itself reads what waits already): one more read after
+    the confirmation finds it, so the answer is told of it, and the turn's end reads
+    as every turn does."""
+
+    def allergy(messages: list[Any]) -> AIMessage:
+        if messages[-1].content == "我对花生过敏，请记住":
+            return AIMessage("", tool_calls=[tool_call("memory_save", text="我对花生过敏")])
+        return policy(messages)
+
+    model = ScriptedChatModel(policy=allergy)
+    graph = build_memory_graph(model, fake_memory, checkpointer=InMemorySaver(), extractor=False)
+    reads = _count_pending_reads(fake_memory, monkeypatch)
+    graph.invoke({"messages": [HumanMessage("我对花生过敏，请记住")]}, cfg("s"))
+    assert flush_turn_writes(fake_memory, timeout=10)
+    reads.clear()
+    out = graph.invoke({"messages": [HumanMessage("确认")]}, cfg("s"))
+    assert len(reads) == 3
+    [proposal] = fake_memory.list_pending(scope="user_alice")
+    assert proposal.target == "profile" and out["proposed"] == [proposal.id]
+    told = "\n".join(str(m.content) for m in model.calls[-1] if isinstance(m, SystemMessage))
+    assert f"proposed for the profile, to be confirmed ({proposal.id})" in told

@@ -13,7 +13,7 @@ from pydantic import Field
 from short_term_shapes import simple, tool_round
 
 from langmem_ext.core.errors import InvalidInputError
-from langmem_ext.short_term.extractive import parse_structured, split_sentences
+from langmem_ext.short_term.extractive import parse_structured
 from langmem_ext.short_term.summarizer import (
     Summarizer,
     asummarize_message,
@@ -285,17 +285,6 @@ async def test_message_summary_async() -> None:
     assert await asummarize_message(LONG_MESSAGES[0]) == summarize_message(LONG_MESSAGES[0])
     result = await Summarizer(_failing()).asummarize_message(LONG_MESSAGES[1])
     assert result.used_fallback and len(result.text) <= 280
-
-
-def test_sentence_splitter_bilingual() -> None:
-    text = "我叫李雷。Dr. Smith paid 3.5 dollars. 你好吗？\n- TODO: fix it\n```\ncode.\n```\nDone!"
-    assert split_sentences(text) == [
-        "我叫李雷。",
-        "Dr. Smith paid 3.5 dollars.",
-        "你好吗？",
-        "TODO: fix it",
-        "Done!",
-    ]
 
 
 def test_summaries_of_plain_history_are_bounded() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langmem_ext.short_term.statements import extract_statements, statements_in
+from langmem_ext.language.statements import extract_statements
+from langmem_ext.memory.extraction.extractor import statements_in
 
 
 @pytest.mark.parametrize(

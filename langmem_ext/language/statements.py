@@ -17,13 +17,9 @@ I/O, no model.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage, HumanMessage
-
-from langmem_ext.short_term.content import message_text
-from langmem_ext.short_term.extractive import is_question, normalize_quotes, split_sentences
+from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
 
 USER = "user"
 """The subject of every first-person statement (the scope's user)."""
@@ -175,6 +171,8 @@ _TRAIL_EN = re.compile(
 )
 _CLAUSES = re.compile(r"[，,；;]\s*|\s+(?:and|but|so)\s+(?=(?:i|my)\b)", re.IGNORECASE)
 _MAX_OBJECT_WORDS = 6
+ITEMS_SPLIT_RE = re.compile(r"\s*(?:和|与|及|、|,|，|\band\b)\s*")
+"""What joins the items of one object (花生和青霉素 / peanuts and penicillin)."""
 
 
 def _clean_object(text: str, lang: str) -> str:
@@ -319,19 +317,8 @@ def question_slots(text: str) -> list[str]:
     return out
 
 
-def statements_in(messages: Sequence[BaseMessage]) -> list[Statement]:
-    """Statements of the user's (human) messages, oldest first; a later statement of
-    the same slot replaces an earlier one within the list."""
-    latest: dict[str, Statement] = {}
-    for message in messages:
-        if isinstance(message, HumanMessage):
-            for st in extract_statements(message_text(message)):
-                latest.pop(st.slot, None)
-                latest[st.slot] = st
-    return list(latest.values())
-
-
 __all__ = [
+    "ITEMS_SPLIT_RE",
     "SINGLE_VALUED",
     "USER",
     "Statement",
@@ -339,5 +326,4 @@ __all__ = [
     "question_slots",
     "single_valued",
     "slot_of",
-    "statements_in",
 ]
