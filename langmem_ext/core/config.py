@@ -1,6 +1,6 @@
 """One settings tree for the whole package.
 
-Every default of the ARCHITECTURE defaults table lives here, documented. Values come
+Every default lives here, documented. Values come
 from (highest first): keyword arguments, environment variables prefixed
 ``LANGMEM_`` (nested with ``__``, e.g. ``LANGMEM_RETRIEVAL__VECTOR_WEIGHT=0.6``), an
 optional TOML file (``LANGMEM_CONFIG_FILE`` or ``Settings.from_file(path)``), then the

@@ -38,7 +38,7 @@ thresholds look at ``debug["relevance"]``, the query-match evidence set by fusio
   (not from fusion) are judged on ``score``.
 
 Core and system memories do not lose score with age in ``time_decay``: they are
-exempt from decay in the lifecycle too (ARCHITECTURE, "decay").
+exempt from decay in the lifecycle too.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Deterministic, model-free extraction of the sentences worth keeping.
 
-This is the fallback behind every summary (ARCHITECTURE invariant 4): when no chat
+This is the fallback behind every summary: when no chat
 model is configured, or the model fails, a summary is still produced — by picking
 sentences, never rewriting them, so names, numbers and dates stay verbatim.
 
