@@ -51,7 +51,10 @@ COMMANDS: dict[str, str] = {
     "reindex": "rebuild the derived index from Markdown",
     "stats": "counts per scope and category",
     "maintain": "decay, delete old episodes, review, expire pending (once a day is enough)",
-    "export": "export memories as JSON",
+    "export": "write the Markdown files a person reads into a folder (a .json file or -: "
+    "memories as JSON)",
+    "import": "take a folder of Markdown files (hand edits) back into the memory",
+    "migrate": "copy an embedded workspace into a PostgreSQL database (--to URL)",
     "demo": "run the bilingual sample conversation through the memory graph",
     "chat": "talk to the memory agent (resumes the scope's latest session)",
     "graph": "show the knowledge graph around an entity as a tree",
@@ -102,10 +105,25 @@ class _Out:
             print(human())
 
 
-SERVER_COMMANDS = frozenset(COMMANDS) - {"reindex", "demo", "chat", "serve", "mcp", "settings"}
+SERVER_COMMANDS = frozenset(COMMANDS) - {
+    "reindex", "demo", "chat", "serve", "mcp", "settings", "import", "migrate"
+}  # fmt: skip
 """Commands ``--server`` runs through a running server (the others need the workspace
-here: ``reindex`` rebuilds every scope's index, ``chat`` and ``demo`` run the agent in
-this process, ``mcp`` serves it; a running server has ``/mcp`` itself)."""
+here: ``reindex`` rebuilds every scope's index, ``import`` and ``migrate`` write every
+scope's files, ``chat`` and ``demo`` run the agent in this process, ``mcp`` serves it;
+a running server has ``/mcp`` itself)."""
+
+
+def _settings_of(args: argparse.Namespace) -> Any:
+    """The settings in effect with the command line's ``--workspace`` and ``--embedder``."""
+    from langmem_ext.core.config import Settings
+
+    settings = Settings()
+    if args.workspace:
+        settings.workspace = Path(args.workspace)
+    if args.embedder:
+        settings.embeddings.provider = args.embedder
+    return settings
 
 
 def _memory(args: argparse.Namespace) -> Any:
@@ -115,15 +133,9 @@ def _memory(args: argparse.Namespace) -> Any:
         from langmem_ext.client import MemoryClient
 
         return MemoryClient(args.server, user_id=args.user, scope=args.scope)
-    from langmem_ext.core.config import Settings
     from langmem_ext.memory import Memory
 
-    settings = Settings()
-    if args.embedder:
-        settings.embeddings.provider = args.embedder
-    return (
-        Memory(args.workspace, settings=settings) if args.workspace else Memory(settings=settings)
-    )
+    return Memory(settings=_settings_of(args))
 
 
 def _progress_bar(
@@ -467,17 +479,12 @@ def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
 
 def _settings(args: argparse.Namespace, out: _Out) -> int:
     """``langmem-ext settings``: the settings in effect, or the reference page."""
-    from langmem_ext.core.config import Settings, settings_reference
+    from langmem_ext.core.config import settings_reference
 
     if args.reference:
         print(settings_reference())
         return 0
-    settings = Settings()
-    if args.workspace:
-        settings.workspace = Path(args.workspace)
-    if args.embedder:
-        settings.embeddings.provider = args.embedder
-    data = settings.model_dump(mode="json")
+    data = _settings_of(args).model_dump(mode="json")
     out.emit(data, lambda: _as_toml(data))
     return 0
 
@@ -520,6 +527,11 @@ def _run(args: argparse.Namespace) -> int:
         return _settings(args, out)
     if cmd == "mcp":
         return _mcp(args)
+    if cmd == "migrate":
+        from langmem_ext.cli.moving import run_migrate
+
+        run_migrate(args, _settings_of(args), out.emit, _progress_bar)
+        return 0
     if args.user is not None and args.scope is None and not args.server:
         from langmem_ext.memory.scoping import scope_for_user
 
@@ -637,7 +649,13 @@ def _run(args: argparse.Namespace) -> int:
 
             return run_chat(mem, scope=scope, new=args.new, scripted=args.scripted)
         elif cmd == "export":
-            print(json.dumps(mem.export(scope=scope), ensure_ascii=False, indent=2))
+            from langmem_ext.cli.moving import run_export
+
+            run_export(mem, args, out.emit)
+        elif cmd == "import":
+            from langmem_ext.cli.moving import run_import
+
+            run_import(mem, args, out.emit)
         return 0
     finally:
         mem.close()
@@ -745,6 +763,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parsers["settings"].add_argument(
         "--reference", action="store_true", help="print the settings reference (Markdown)"
+    )
+    parsers["export"].add_argument(
+        "dest",
+        nargs="?",
+        default=None,
+        metavar="DEST",
+        help="a folder: the Markdown files (MEMORY.md, daily notes, PROFILE.md, "
+        "transcripts) of every scope; a path ending in .json: the scope's memories as "
+        "JSON; omitted or -: that JSON on stdout",
+    )
+    parsers["import"].add_argument(
+        "folder",
+        metavar="DIR",
+        help="a folder as `export DIR` writes it; changed files are synced (edits become "
+        "new versions, history kept); files it lacks are left as they are",
+    )
+    parsers["migrate"].add_argument(
+        "--to", required=True, metavar="URL", help="the PostgreSQL database (postgresql://…)"
+    )
+    parsers["migrate"].add_argument(
+        "--from",
+        dest="from_",
+        default=None,
+        metavar="WORKSPACE",
+        help="the embedded workspace folder (or sqlite:///folder) to copy "
+        "(default: --workspace / LANGMEM_WORKSPACE)",
+    )
+    parsers["migrate"].add_argument(
+        "--force",
+        action="store_true",
+        help="replace what the database holds (default: refuse a database with memory "
+        "data, copying nothing)",
     )
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     parsers["maintain"].add_argument(

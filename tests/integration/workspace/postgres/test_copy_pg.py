@@ -11,7 +11,7 @@ from langmem_ext import Memory
 from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.postgres._base import PgConnections
-from langmem_ext.workspace.postgres.copy import copy_documents, copy_ledger, export_documents
+from langmem_ext.workspace.postgres.copy import copy_documents, copy_ledger
 from langmem_ext.workspace.postgres.documents import PgDocuments
 from langmem_ext.workspace.postgres.ledger import PgLedger
 from langmem_ext.workspace.records import (
@@ -26,6 +26,7 @@ from langmem_ext.workspace.records import (
     SafetyLinkRow,
 )
 from langmem_ext.workspace.sqlite.ledger import Ledger
+from langmem_ext.workspace.tree import stored_tree, write_tree
 
 
 def _fill(led: Ledger, memory: Memory) -> None:
@@ -119,18 +120,18 @@ def test_a_workspace_moved_into_postgresql_reads_the_same(
         with pytest.raises(InvalidInputError, match="already holds"):
             copy_ledger(led, target)
         documents = PgDocuments(docs_db)
-        assert copy_documents(root, documents) == {"main": 1}
+        assert copy_documents(root, documents) == {"long_term": 1}
         assert documents.read("main", "MEMORY.md") == (root / "MEMORY.md").read_text("utf-8")
         with pytest.raises(InvalidInputError):
             copy_documents(root, documents)
         documents.write("u1", "memory/scopes/u1/2026-01-02.md", "- 去了北京\n")
         out = tmp_path / "exported"
-        assert export_documents(documents, out) == {"main": 1, "u1": 1}
+        assert write_tree(stored_tree(documents), out) == {"long_term": 1, "daily": 1}
         assert (out / "MEMORY.md").read_bytes() == (root / "MEMORY.md").read_bytes()
         assert (out / "memory/scopes/u1/2026-01-02.md").read_text("utf-8") == "- 去了北京\n"
         (out / "MEMORY.md").write_text("edited by hand\n", "utf-8")
         with pytest.raises(InvalidInputError, match="exists"):
-            export_documents(documents, out)
+            write_tree(stored_tree(documents), out)
     finally:
         target.close()
         docs_db.close()
