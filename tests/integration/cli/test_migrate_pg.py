@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import operator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langgraph.graph import END, START, StateGraph
@@ -14,11 +14,6 @@ from langmem_ext import Memory, Settings
 from langmem_ext.cli.app import main
 from langmem_ext.store.chroma import ChromaMemoryStore
 from langmem_ext.workspace.records import EventFilter
-
-try:
-    from typing import Annotated
-except ImportError:  # pragma: no cover
-    from typing_extensions import Annotated
 
 
 class Counter(TypedDict):
@@ -108,8 +103,7 @@ def _store_hits(mem: Memory) -> list[str]:
 
 def _tree(folder: Path) -> dict[str, str]:
     return {
-        p.relative_to(folder).as_posix(): p.read_text("utf-8")
-        for p in sorted(folder.rglob("*.md"))
+        p.relative_to(folder).as_posix(): p.read_text("utf-8") for p in sorted(folder.rglob("*.md"))
     }
 
 
@@ -172,3 +166,20 @@ def test_an_embedded_workspace_moves_into_postgresql_and_back_out(
     assert {"MEMORY.md", "PROFILE.md", "memory/scopes/user_bob/LONG_TERM.md"} <= set(exported)
     assert any(rel.startswith("memory/transcripts/") for rel in exported)
     assert any("- " in text and "black tea" in text for text in exported.values())
+
+    # hand edits of the exported files come back into PostgreSQL through the sync
+    memory_md = out_pg / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text("utf-8").replace("black tea", "jasmine tea"), "utf-8")
+    profile = out_pg / "PROFILE.md"
+    profile.write_text(profile.read_text("utf-8").replace("Ann", "Anna"), "utf-8")
+    monkeypatch.setenv("LANGMEM_DATABASE_URL", pg_vector_url)
+    pg_common = ["--workspace", str(tmp_path / "pg-local"), "--embedder", "fake"]
+    assert main([*pg_common, "import", str(out_pg)]) == 0
+    assert "2 changed" in capsys.readouterr().out
+    with Memory(settings=pg) as mem:
+        [tea] = [e for e in mem.list() if "tea" in e.text]
+        assert tea.text == "I like jasmine tea"
+        last = mem.history(tea.id)[-1]
+        assert (last["old_text"], last["new_text"]) == ("I like black tea", "I like jasmine tea")
+        assert mem.profile().name == "Anna"
+        assert not (tmp_path / "pg-local" / "MEMORY.md").exists()  # nothing on local disk
