@@ -12,6 +12,9 @@ Examples:
         langmem-ext --workspace ./ws maintain
         langmem-ext --workspace ./ws graph "Lin Wei" --hops 2
         langmem-ext --workspace ./ws serve --scripted
+        langmem-ext --workspace ./ws export ./memory-files
+        langmem-ext --workspace ./ws import ./memory-files
+        langmem-ext --workspace ./ws migrate --to postgresql://user:pw@host/db
         langmem-ext --server http://127.0.0.1:8000 --user alice search 拉面
 """
 
