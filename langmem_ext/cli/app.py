@@ -767,38 +767,9 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["settings"].add_argument(
         "--reference", action="store_true", help="print the settings reference (Markdown)"
     )
-    parsers["export"].add_argument(
-        "dest",
-        nargs="?",
-        default=None,
-        metavar="DEST",
-        help="a folder: the Markdown files (MEMORY.md, daily notes, PROFILE.md, "
-        "transcripts) of every scope; a path ending in .json: the scope's memories as "
-        "JSON; omitted or -: that JSON on stdout",
-    )
-    parsers["import"].add_argument(
-        "folder",
-        metavar="DIR",
-        help="a folder as `export DIR` writes it; changed files are synced (edits become "
-        "new versions, history kept); files it lacks are left as they are",
-    )
-    parsers["migrate"].add_argument(
-        "--to", required=True, metavar="URL", help="the PostgreSQL database (postgresql://…)"
-    )
-    parsers["migrate"].add_argument(
-        "--from",
-        dest="from_",
-        default=None,
-        metavar="WORKSPACE",
-        help="the embedded workspace folder (or sqlite:///folder) to copy "
-        "(default: --workspace / LANGMEM_WORKSPACE)",
-    )
-    parsers["migrate"].add_argument(
-        "--force",
-        action="store_true",
-        help="replace what the database holds (default: refuse a database with memory "
-        "data, copying nothing)",
-    )
+    from langmem_ext.cli.moving import add_arguments
+
+    add_arguments(parsers)
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     parsers["maintain"].add_argument(
         "--now", default=None, help="the time to run for, ISO (default now; e.g. 2026-03-05T04:00)"

@@ -19,6 +19,33 @@ from typing import Any
 
 from langmem_ext.core.errors import InvalidInputError
 
+EXPORT_HELP = (
+    "a folder: the Markdown files (MEMORY.md, daily notes, PROFILE.md, transcripts) of "
+    "every scope; a path ending in .json: the scope's memories as JSON; omitted or -: "
+    "that JSON on stdout"
+)
+IMPORT_HELP = (
+    "a folder as `export DIR` writes it; changed files are synced (edits become new "
+    "versions, history kept); files it lacks are left as they are"
+)
+FROM_HELP = (
+    "the embedded workspace folder (or sqlite:///folder) to copy (default: --workspace "
+    "/ LANGMEM_WORKSPACE)"
+)
+FORCE_HELP = (
+    "replace what the database holds (default: refuse a database with memory data, copying nothing)"
+)
+
+
+def add_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
+    """The arguments of ``export``, ``import`` and ``migrate`` on their parsers."""
+    parsers["export"].add_argument("dest", nargs="?", metavar="DEST", help=EXPORT_HELP)
+    parsers["import"].add_argument("folder", metavar="DIR", help=IMPORT_HELP)
+    migrate = parsers["migrate"]
+    migrate.add_argument("--to", required=True, metavar="URL", help="the PostgreSQL database")
+    migrate.add_argument("--from", dest="from_", metavar="WORKSPACE", help=FROM_HELP)
+    migrate.add_argument("--force", action="store_true", help=FORCE_HELP)
+
 
 def export_is_json(dest: str | None) -> bool:
     """Whether ``export DEST`` means JSON: no destination, ``-`` (stdout) or a path
@@ -187,4 +214,4 @@ def run_migrate(args: argparse.Namespace, settings: Any, emit: Any, progress: An
     )
 
 
-__all__ = ["export_is_json", "run_export", "run_import", "run_migrate"]
+__all__ = ["add_arguments", "export_is_json", "run_export", "run_import", "run_migrate"]

@@ -1,13 +1,16 @@
-"""Move an embedded workspace's ledger and Markdown files into PostgreSQL.
+"""Move an embedded workspace (ledger, Markdown files, checkpoints) into PostgreSQL.
 
 :func:`copy_ledger` copies every table of a SQLite ledger (``state.db``) into an
 empty PostgreSQL ledger in one transaction: the same rows with the same ids (ids
 other tables name: store items, events, checkpoints), entries in the order they were
 written, the keyword tables in PostgreSQL's form (an event's tokens as an array, the
 store's documents rebuilt from their texts), and every identity sequence moved past
-the ids copied. :func:`copy_documents` copies the scopes' memory files into the
-document store. Both refuse a target that already holds data, and a failure leaves
-the target as it was.
+the ids copied. :func:`copy_documents` copies the tree of files a person reads
+(memory files, ``PROFILE.md``, transcripts) into the document store;
+:func:`copy_checkpoints` copies every conversation thread's checkpoints through
+LangGraph's saver API. :func:`migrate_workspace` does all three in one transaction
+and checks the counts before it commits. Each refuses a target that already holds
+data, and a failure leaves the target as it was.
 """
 
 from __future__ import annotations
