@@ -177,6 +177,11 @@ def run_migrate(args: argparse.Namespace, settings: Any, emit: Any, progress: An
             "--to must be a PostgreSQL URL (postgresql://user:password@host/database)."
         )
     root = _source_root(args.from_, Path(settings.workspace))
+    if not (root / "state.db").is_file():  # before the database is opened
+        raise InvalidInputError(
+            f"{root} holds no embedded workspace (no state.db): name the workspace folder "
+            "with --workspace or --from."
+        )
     with tempfile.TemporaryDirectory(prefix="langmem-migrate-") as scratch:
         target = settings.model_copy(update={"database_url": args.to, "workspace": Path(scratch)})
         mem = Memory(settings=target)

@@ -117,3 +117,20 @@ def test_import_refuses_a_tree_that_is_unsafe_and_writes_nothing(
     assert code == 2 and expected in err, err
     assert (ws / "MEMORY.md").read_bytes() == before  # nothing was taken
     assert not (ws / "memory" / "2026-01-02.md").exists()
+
+
+def test_migrate_refuses_what_it_cannot_copy_before_opening_a_database(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["-w", str(ws), "--embedder", "fake", "migrate"]
+    code, _, err = _run(capsys, *common, "--to", f"sqlite:///{tmp_path}")
+    assert code == 2 and "PostgreSQL URL" in err
+    code, _, err = _run(capsys, *common, "--to", "postgresql://h/db", "--from", "postgresql://x/y")
+    assert code == 2 and "embedded workspace" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = _run(capsys, *common, "--to", "postgresql://h/db", "--from", str(empty))
+    assert code == 2 and "no state.db" in err
+    assert list(empty.iterdir()) == []
+    code, _, err = _run(capsys, "-w", str(ws), "--server", "http://127.0.0.1:9", "import", "x")
+    assert code == 2 and "not through a server" in err
