@@ -190,14 +190,15 @@ def run_migrate(args: argparse.Namespace, settings: Any, emit: Any, progress: An
             if not isinstance(ws.ledger, PgLedger):  # pragma: no cover - the URL chose it
                 raise InvalidInputError(f"--to {args.to!r} did not open the PostgreSQL engine.")
             print(f"migrate: copying {root} into the database …", file=sys.stderr, flush=True)
-            copied = migrate_workspace(
-                root,
-                ws.ledger,
-                ws.documents,  # type: ignore[arg-type]
-                ws.engines.checkpoints,  # type: ignore[arg-type]
-                force=args.force,
-                lock_timeout=settings.lock_timeout_s,
-            )
+            with ws.lock.hold():  # replicas on the database wait while it is filled
+                copied = migrate_workspace(
+                    root,
+                    ws.ledger,
+                    ws.documents,  # type: ignore[arg-type]
+                    ws.engines.checkpoints,  # type: ignore[arg-type]
+                    force=args.force,
+                    lock_timeout=settings.lock_timeout_s,
+                )
             for kind, n in copied.items():
                 print(f"  {kind}: {n}", file=sys.stderr, flush=True)
             update, close = progress("index")
