@@ -237,6 +237,7 @@ def migrate_workspace(
         )
     checkpoints.saver()  # LangGraph's tables exist before the transaction uses them
     source = Ledger(layout.state_db)
+    saver: Any = None
     try:
         with FileLock(layout.lock_file, lock_timeout).hold():
             db_file = root / "checkpoints.db"
@@ -270,6 +271,8 @@ def migrate_workspace(
                     raise MigrationError("the database holds other checkpoints than were copied")
     finally:
         source.close()
+        if saver is not None:
+            saver.conn.close()
     return copied
 
 
