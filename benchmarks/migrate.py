@@ -22,7 +22,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -93,31 +94,37 @@ def run_size(n: int, admin_url: str, tmp: Path, embedder: str) -> dict[str, floa
     return out
 
 
+@contextmanager
+def _admin_url(given: str | None, folder: Path) -> Iterator[str]:
+    """``given``, or the admin URL of a server started in ``folder`` for the block."""
+    if given is not None:
+        yield given
+        return
+    url, stop = _start_server(folder)
+    try:
+        yield url
+    finally:
+        stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--embedder", default="fake", choices=["fake", "use"])
     parser.add_argument("--url", default=None, help="an admin URL of a PostgreSQL server")
     args = parser.parse_args(argv)
+    head = "| memories | ledger rows | checkpoints | copy (1 transaction) | index rebuild |"
+    print(head + " export tree |\n" + "| --- " * 6 + "|", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-migrate-") as raw:
         tmp = Path(raw)
         os.chmod(tmp, 0o755)
-        stop: Callable[[], None] = lambda: None  # noqa: E731
-        url = args.url
-        if url is None:
-            url, stop = _start_server(tmp)
-        try:
-            print("| memories | ledger rows | checkpoints | copy (1 transaction) | "
-                  "index rebuild | export tree |")  # fmt: skip
-            print("| --- | --- | --- | --- | --- | --- |")
+        with _admin_url(args.url, tmp) as url:
             for n in args.sizes:
                 print(f"filling {n} ...", file=sys.stderr, flush=True)
                 r = run_size(n, url, tmp, args.embedder)
-                print(f"| {n:,} | {int(r['rows']):,} | {int(r['checkpoints'])} | "
-                      f"{r['copy']:.2f} s | {r['index']:.2f} s | {r['export']:.2f} s |",
-                      flush=True)  # fmt: skip
-        finally:
-            stop()
+                cells = [f"{n:,}", f"{int(r['rows']):,}", str(int(r["checkpoints"]))]
+                cells += [f"{r[k]:.2f} s" for k in ("copy", "index", "export")]
+                print("| " + " | ".join(cells) + " |", flush=True)
     return 0
 
 
