@@ -12,6 +12,9 @@ Examples:
         langmem-ext --workspace ./ws maintain
         langmem-ext --workspace ./ws graph "Lin Wei" --hops 2
         langmem-ext --workspace ./ws serve --scripted
+        langmem-ext --workspace ./ws export ./memory-files
+        langmem-ext --workspace ./ws import ./memory-files
+        langmem-ext --workspace ./ws migrate --to postgresql://user:pw@host/db
         langmem-ext --server http://127.0.0.1:8000 --user alice search 拉面
 """
 
@@ -51,7 +54,10 @@ COMMANDS: dict[str, str] = {
     "reindex": "rebuild the derived index from Markdown",
     "stats": "counts per scope and category",
     "maintain": "decay, delete old episodes, review, expire pending (once a day is enough)",
-    "export": "export memories as JSON",
+    "export": "write the Markdown files a person reads into a folder (a .json file or -: "
+    "memories as JSON)",
+    "import": "take a folder of Markdown files (hand edits) back into the memory",
+    "migrate": "copy an embedded workspace into a PostgreSQL database (--to URL)",
     "demo": "run the bilingual sample conversation through the memory graph",
     "chat": "talk to the memory agent (resumes the scope's latest session)",
     "graph": "show the knowledge graph around an entity as a tree",
@@ -102,10 +108,25 @@ class _Out:
             print(human())
 
 
-SERVER_COMMANDS = frozenset(COMMANDS) - {"reindex", "demo", "chat", "serve", "mcp", "settings"}
+SERVER_COMMANDS = frozenset(COMMANDS) - {
+    "reindex", "demo", "chat", "serve", "mcp", "settings", "import", "migrate"
+}  # fmt: skip
 """Commands ``--server`` runs through a running server (the others need the workspace
-here: ``reindex`` rebuilds every scope's index, ``chat`` and ``demo`` run the agent in
-this process, ``mcp`` serves it; a running server has ``/mcp`` itself)."""
+here: ``reindex`` rebuilds every scope's index, ``import`` and ``migrate`` write every
+scope's files, ``chat`` and ``demo`` run the agent in this process, ``mcp`` serves it;
+a running server has ``/mcp`` itself)."""
+
+
+def _settings_of(args: argparse.Namespace) -> Any:
+    """The settings in effect with the command line's ``--workspace`` and ``--embedder``."""
+    from langmem_ext.core.config import Settings
+
+    settings = Settings()
+    if args.workspace:
+        settings.workspace = Path(args.workspace)
+    if args.embedder:
+        settings.embeddings.provider = args.embedder
+    return settings
 
 
 def _memory(args: argparse.Namespace) -> Any:
@@ -115,15 +136,9 @@ def _memory(args: argparse.Namespace) -> Any:
         from langmem_ext.client import MemoryClient
 
         return MemoryClient(args.server, user_id=args.user, scope=args.scope)
-    from langmem_ext.core.config import Settings
     from langmem_ext.memory import Memory
 
-    settings = Settings()
-    if args.embedder:
-        settings.embeddings.provider = args.embedder
-    return (
-        Memory(args.workspace, settings=settings) if args.workspace else Memory(settings=settings)
-    )
+    return Memory(settings=_settings_of(args))
 
 
 def _progress_bar(
@@ -467,17 +482,12 @@ def _maintain(mem: Any, args: argparse.Namespace, out: _Out) -> None:
 
 def _settings(args: argparse.Namespace, out: _Out) -> int:
     """``langmem-ext settings``: the settings in effect, or the reference page."""
-    from langmem_ext.core.config import Settings, settings_reference
+    from langmem_ext.core.config import settings_reference
 
     if args.reference:
         print(settings_reference())
         return 0
-    settings = Settings()
-    if args.workspace:
-        settings.workspace = Path(args.workspace)
-    if args.embedder:
-        settings.embeddings.provider = args.embedder
-    data = settings.model_dump(mode="json")
+    data = _settings_of(args).model_dump(mode="json")
     out.emit(data, lambda: _as_toml(data))
     return 0
 
@@ -520,6 +530,11 @@ def _run(args: argparse.Namespace) -> int:
         return _settings(args, out)
     if cmd == "mcp":
         return _mcp(args)
+    if cmd == "migrate":
+        from langmem_ext.cli.moving import run_migrate
+
+        run_migrate(args, _settings_of(args), out.emit, _progress_bar)
+        return 0
     if args.user is not None and args.scope is None and not args.server:
         from langmem_ext.memory.scoping import scope_for_user
 
@@ -637,7 +652,13 @@ def _run(args: argparse.Namespace) -> int:
 
             return run_chat(mem, scope=scope, new=args.new, scripted=args.scripted)
         elif cmd == "export":
-            print(json.dumps(mem.export(scope=scope), ensure_ascii=False, indent=2))
+            from langmem_ext.cli.moving import run_export
+
+            run_export(mem, args, out.emit)
+        elif cmd == "import":
+            from langmem_ext.cli.moving import run_import
+
+            run_import(mem, args, out.emit)
         return 0
     finally:
         mem.close()
@@ -746,6 +767,9 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["settings"].add_argument(
         "--reference", action="store_true", help="print the settings reference (Markdown)"
     )
+    from langmem_ext.cli.moving import add_arguments
+
+    add_arguments(parsers)
     parsers["stats"].add_argument("--only", dest="scope_filter", default=None, help="one scope")
     parsers["maintain"].add_argument(
         "--now", default=None, help="the time to run for, ISO (default now; e.g. 2026-03-05T04:00)"

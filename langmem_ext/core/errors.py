@@ -14,7 +14,8 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     │   ├── InvalidMessageListError (a list a strict chat provider would refuse)
     │   ├── InvalidPathError        (``..``, absolute, symlink out, other scope)
     │   ├── InvalidTimeError        (not finite, out of range, milliseconds)
-    │   └── LineBreakError          (a line break inside a one-line value)
+    │   ├── LineBreakError          (a line break inside a one-line value)
+    │   └── TargetNotEmptyError     (a migration's target database already holds data)
     ├── NotFoundError (also LookupError)
     │   ├── PendingNotFoundError    (unknown id, or an id of another scope)
     │   └── EntryNotFoundError
@@ -29,6 +30,7 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     ├── EmbeddingError
     ├── IndexUnavailableError       (Chroma server down, index unusable)
     ├── EngineUnavailableError      (no storage engine for the database URL)
+    ├── MigrationError              (a copy did not read back whole; nothing was kept)
     ├── ModelUnavailableError       (no chat model can be reached)
     ├── InvalidReviewError          (a reviewer model's answer is not one decision)
     └── ServiceError                (a memory server refused a request or is unreachable)
@@ -94,6 +96,14 @@ class InvalidMessageListError(InvalidInputError):
 class LineBreakError(InvalidInputError):
     """A value that is written inside one line (a profile field, a list item) holds
     a line break of some kind (``\\n``, ``\\u2028``, ``\\x85`` ...)."""
+
+
+class TargetNotEmptyError(InvalidInputError):
+    """The database a workspace is moved into already holds memory data.
+
+    Nothing was copied: move into an empty database, or replace what it holds
+    (``langmem-ext migrate --force``).
+    """
 
 
 class NotFoundError(LangmemError, LookupError):
@@ -175,6 +185,11 @@ class EngineUnavailableError(LangmemError):
     """
 
 
+class MigrationError(LangmemError):
+    """A workspace copied into another engine did not read back whole (a count of
+    rows, files or checkpoints differs); the copy was rolled back."""
+
+
 class ModelUnavailableError(LangmemError):
     """No chat model can be reached; memory-only commands still work."""
 
@@ -218,6 +233,7 @@ __all__ = [
     "LangmemError",
     "LineBreakError",
     "MemoryFileError",
+    "MigrationError",
     "ModelUnavailableError",
     "NoiseTextError",
     "NotFoundError",
@@ -227,6 +243,7 @@ __all__ = [
     "PendingStateError",
     "SchemaVersionError",
     "ServiceError",
+    "TargetNotEmptyError",
     "TextTooLongError",
     "ThreadConflictError",
     "WorkspaceLockTimeout",

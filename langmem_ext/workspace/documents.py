@@ -108,5 +108,12 @@ class FileDocuments:
         """The scopes that have memory files."""
         return self.layout.scopes()
 
+    def tree(self) -> builtins.list[tuple[str, str]]:
+        """Every file a person reads, as ``(scope, rel)`` sorted by path: each scope's
+        memory files, ``PROFILE.md`` and transcripts (symlinks left out)."""
+        from langmem_ext.workspace.tree import tree_paths
+
+        return tree_paths(self.layout.root)
+
 
 __all__ = ["FileDocuments"]

@@ -130,6 +130,11 @@ class DocumentStore(Protocol):
         """The scopes that have memory files."""
         ...
 
+    def tree(self) -> builtins.list[tuple[str, str]]:
+        """Every file a person reads, as ``(scope, rel)`` sorted by path: each scope's
+        memory files, its ``PROFILE.md`` and its transcripts."""
+        ...
+
 
 @runtime_checkable
 class WorkspaceLock(Protocol):

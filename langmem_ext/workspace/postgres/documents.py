@@ -183,15 +183,33 @@ class PgDocuments:
         files = [r for r in live if _is_memory_file(scope, r)]
         return sorted(files, key=lambda r: (r != long_term, r))
 
-    def scopes(self) -> builtins.list[str]:
-        """The scopes that have memory files."""
+    def _newest(self) -> builtins.list[tuple[Any, ...]]:
+        """``(scope, rel, text)`` of the newest version of every file (``None``: deleted)."""
         with self._db.connection() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT ON (scope, rel) scope, rel, text FROM documents "
                 "ORDER BY scope, rel, version DESC"
             ).fetchall()
+        return list(rows)
+
+    def scopes(self) -> builtins.list[str]:
+        """The scopes that have memory files."""
+        rows = self._newest()
         found = {str(s) for s, rel, text in rows if text is not None and _is_memory_file(s, rel)}
         return sorted(found)
+
+    def tree(self) -> builtins.list[tuple[str, str]]:
+        """Every file a person reads, as ``(scope, rel)`` sorted by path: each scope's
+        memory files, ``PROFILE.md`` and transcripts."""
+        from langmem_ext.workspace.tree import place_of
+
+        rows = self._newest()
+        placed = [
+            (str(s), str(r))
+            for s, r, text in rows
+            if text is not None and (place_of(str(r)) or ("",))[0] == s
+        ]
+        return sorted(placed, key=lambda f: f[1])
 
 
 __all__ = ["SCHEMA", "PgDocuments", "check_rel"]

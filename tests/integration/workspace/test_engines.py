@@ -235,6 +235,9 @@ class _CountingDocuments:
     def scopes(self) -> builtins.list[str]:
         return self.inner.scopes()
 
+    def tree(self) -> builtins.list[tuple[str, str]]:
+        return self.inner.tree()
+
 
 @pytest.fixture
 def second_engine(registry: None) -> Iterator[dict[str, Any]]:

@@ -193,3 +193,16 @@ def test_a_write_leaves_no_temp_file(engines: Engines, workspace_root: Path) -> 
     root = _embedded(engines, workspace_root)
     engines.documents.write("main", DAILY, "x\n")
     assert sorted(p.name for p in (root / "memory").iterdir()) == ["2026-01-31.md"]
+
+
+def test_tree_names_every_file_a_person_reads(documents: DocumentStore) -> None:
+    written = [
+        ("main", "MEMORY.md"), ("main", "PROFILE.md"), ("main", "memory/2026-01-02.md"),
+        ("main", "memory/transcripts/2026-01-02.md"), ("u1", "memory/scopes/u1/PROFILE.md"),
+        ("u1", "memory/scopes/u1/transcripts/2026-01-03.md"),
+    ]  # fmt: skip
+    for scope, rel in written:
+        documents.write(scope, rel, f"- {rel}\n")
+    documents.write("main", "memory/2026-01-05.md", "- gone\n")
+    documents.delete("main", "memory/2026-01-05.md")
+    assert documents.tree() == sorted(written, key=lambda f: f[1])

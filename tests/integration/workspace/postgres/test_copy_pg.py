@@ -11,7 +11,7 @@ from langmem_ext import Memory
 from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.language.text import index_tokens, query_tokens
 from langmem_ext.workspace.postgres._base import PgConnections
-from langmem_ext.workspace.postgres.copy import copy_documents, copy_ledger, export_documents
+from langmem_ext.workspace.postgres.copy import copy_documents, copy_ledger
 from langmem_ext.workspace.postgres.documents import PgDocuments
 from langmem_ext.workspace.postgres.ledger import PgLedger
 from langmem_ext.workspace.records import (
@@ -26,6 +26,7 @@ from langmem_ext.workspace.records import (
     SafetyLinkRow,
 )
 from langmem_ext.workspace.sqlite.ledger import Ledger
+from langmem_ext.workspace.tree import stored_tree, write_tree
 
 
 def _fill(led: Ledger, memory: Memory) -> None:
@@ -119,18 +120,75 @@ def test_a_workspace_moved_into_postgresql_reads_the_same(
         with pytest.raises(InvalidInputError, match="already holds"):
             copy_ledger(led, target)
         documents = PgDocuments(docs_db)
-        assert copy_documents(root, documents) == {"main": 1}
+        assert copy_documents(root, documents) == {"long_term": 1}
         assert documents.read("main", "MEMORY.md") == (root / "MEMORY.md").read_text("utf-8")
         with pytest.raises(InvalidInputError):
             copy_documents(root, documents)
         documents.write("u1", "memory/scopes/u1/2026-01-02.md", "- 去了北京\n")
         out = tmp_path / "exported"
-        assert export_documents(documents, out) == {"main": 1, "u1": 1}
+        assert write_tree(stored_tree(documents), out) == {"long_term": 1, "daily": 1}
         assert (out / "MEMORY.md").read_bytes() == (root / "MEMORY.md").read_bytes()
         assert (out / "memory/scopes/u1/2026-01-02.md").read_text("utf-8") == "- 去了北京\n"
         (out / "MEMORY.md").write_text("edited by hand\n", "utf-8")
         with pytest.raises(InvalidInputError, match="exists"):
-            export_documents(documents, out)
+            write_tree(stored_tree(documents), out)
     finally:
         target.close()
         docs_db.close()
+
+
+def test_a_failed_migration_leaves_the_database_as_it_was(
+    tmp_path: Path, fake_memory: Memory, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from langmem_ext.core.errors import MemoryFileError, TargetNotEmptyError
+    from langmem_ext.workspace.postgres import copy as copy_module
+    from langmem_ext.workspace.postgres.checkpoints import PgCheckpoints
+
+    memory = fake_memory
+    root = memory.workspace.layout.root
+    memory.add("I like green tea")
+    saver = memory.workspace.engines.checkpoints.saver()
+    saver.put(
+        {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
+    )
+    db = PgConnections(pg_url)
+    ledger = PgLedger(db, own=True)
+    documents = PgDocuments(db)
+    checkpoints = PgCheckpoints(pg_url, closed_with=db)
+    try:
+
+        def empty() -> None:
+            assert ledger.entries.of_scope("main") == [] and documents.tree() == []
+            assert list(checkpoints.saver().list(None)) == []
+
+        # a file that is not UTF-8, met after the ledger rows were copied
+        (root / "memory").mkdir(exist_ok=True)
+        (root / "memory" / "2026-01-02.md").write_bytes(b"- caf\xe9\n")
+        with pytest.raises(MemoryFileError, match=r"2026-01-02\.md"):
+            copy_module.migrate_workspace(root, ledger, documents, checkpoints)
+        empty()
+        (root / "memory" / "2026-01-02.md").write_text("- café\n", "utf-8")
+
+        # a failure while the checkpoints are copied, the last step
+        def broken(source: object, target: object) -> dict[str, int]:
+            raise RuntimeError("connection lost")
+
+        with monkeypatch.context() as m:
+            m.setattr(copy_module, "copy_checkpoints", broken)
+            with pytest.raises(RuntimeError, match="connection lost"):
+                copy_module.migrate_workspace(root, ledger, documents, checkpoints)
+        empty()
+
+        copied = copy_module.migrate_workspace(root, ledger, documents, checkpoints)
+        assert copied["entries"] == 1 and copied["files.daily"] == 1
+        assert copied["threads"] == 1 and copied["checkpoints"] == 1
+        with pytest.raises(TargetNotEmptyError):
+            copy_module.migrate_workspace(root, ledger, documents, checkpoints)
+        assert copy_module.migrate_workspace(root, ledger, documents, checkpoints, force=True) == (
+            copied
+        )
+        assert len(ledger.entries.of_scope("main")) == 1
+    finally:
+        ledger.close()

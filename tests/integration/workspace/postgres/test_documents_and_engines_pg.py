@@ -51,6 +51,29 @@ def test_documents_keep_every_version_and_refuse_other_scopes_files(
     assert docs.read("u1", "memory/scopes/u1/LONG_TERM.md") == "- u1's fact\n"
 
 
+def test_both_document_stores_list_the_same_tree(engines: PostgresEngines, tmp_path: Path) -> None:
+    """``tree()``: memory files, profiles and transcripts of every scope, by path, on
+    either engine; what is no file of the tree (or was deleted) is left out."""
+    from langmem_ext.workspace.documents import FileDocuments
+    from langmem_ext.workspace.layout import Layout
+
+    files = FileDocuments(Layout(tmp_path))
+    written = [
+        ("main", "MEMORY.md"), ("main", "PROFILE.md"), ("main", "memory/2026-01-02.md"),
+        ("main", "memory/transcripts/2026-01-02.md"), ("u1", "memory/scopes/u1/PROFILE.md"),
+        ("u1", "memory/scopes/u1/transcripts/2026-01-03.md"), ("main", "memory/2026-01-05.md"),
+    ]  # fmt: skip
+    for store in (files, engines.documents):
+        for scope, rel in written:
+            store.write(scope, rel, f"- {rel}\n")
+        store.delete("main", "memory/2026-01-05.md")
+    (tmp_path / "memory" / "notes.md").write_text("- not a memory file\n", "utf-8")
+    (tmp_path / "memory" / "2026-01-09.md").symlink_to(tmp_path / "MEMORY.md")
+    expected = sorted(written[:-1], key=lambda f: f[1])
+    assert files.tree() == expected
+    assert engines.documents.tree() == expected
+
+
 def _state(entry_id: str) -> EntryState:
     return EntryState(entry_id, "main", "MEMORY.md", "fact", "h", 1.0, 10.0, 10.0, None, 0,
                       "user", False, None)  # fmt: skip
