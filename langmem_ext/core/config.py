@@ -322,6 +322,12 @@ class LifecycleSettings(_Section):
     """Local time (``HH:MM``) of the daily jobs under ``serve``."""
     idle_check_minutes: float = Field(default=10.0, gt=0)
     """How often ``serve`` looks for conversations idle ``short_term.idle_episode_hours``."""
+    lease_seconds: float = Field(default=60.0, gt=0)
+    """A background job (``maintain`` and the day archive, idle summaries, decay, the
+    knowledge graph's and the turns' extraction) runs in one process at a time per
+    scope, holding a lease of this many seconds that it renews every third of it. A
+    process that dies mid-job stops renewing: after this long another process takes
+    the job over and finishes it."""
 
     @field_validator("daily_at")
     @classmethod

@@ -71,6 +71,10 @@ ARCHIVE_CATCH_UP_DAYS = 7
 """Days back the archive catches up when the server was down."""
 SCAN_MARGIN_S = 3600.0
 """Events this much older than the last idle scan's horizon are read again."""
+MAINTAIN_JOB = "maintain"
+"""Lease name of ``maintain`` with the day archive (over every scope)."""
+IDLE_JOB = "idle"
+"""Lease name of the idle summaries (over every scope)."""
 
 
 @dataclass(frozen=True)
@@ -384,43 +388,55 @@ class DailyJobs:
     def run_due(self, now: float | None = None) -> JobsRun:
         """Run what is due at ``now``: maintain (+ the day archive), idle summaries.
 
-        Each job's failure is logged and recorded; the others still run.
+        Each job's failure is logged and recorded; the others still run. ``maintain``
+        with the day archive, and the idle summaries, each hold their lease
+        (:attr:`Memory.leases <langmem_ext.Memory.leases>`): when another process
+        holds one, the pass waits for it (until released, or run out when its holder
+        died) and then finds the job done, or finishes it.
         """
-        from langmem_ext.memory.sessions.manager import SessionManager
-
         ts = self._clock() if now is None else now
         run = JobsRun()
+        leases = self.memory.leases
         with self._busy:
-            if maintenance_due(self.memory, ts):
-                run.maintenance = self._guard(
-                    run, "maintain", lambda: self.memory.maintain(now=ts, model=self.model)
-                )
-                run.archived = (
-                    self._guard(
-                        run,
-                        "archive",
-                        lambda: archive_due_days(self.memory, now=ts, model=self.model),
+            with leases.held(MAINTAIN_JOB, cancel=self._stop) as leased:
+                if leased and maintenance_due(self.memory, ts):
+                    run.maintenance = self._guard(
+                        run, "maintain", lambda: self.memory.maintain(now=ts, model=self.model)
                     )
-                    or []
-                )
-            run.idle = (
-                self._guard(
-                    run, "idle", lambda: summarize_threads(self.memory, now=ts, model=self.model)
-                )
-                or []
-            )
-            sessions = self._guard(
-                run,
-                "idle sessions",
-                lambda: SessionManager(
-                    self.memory, self.model, log=_log(self.memory, ts), clock=lambda: ts
-                ).summarize_idle(ts),
-            )
-            run.idle += [
-                Episode(r.scope, r.episode_id, "session", r.thread_id, 0, r.used_fallback)
-                for r in sessions or []
-            ]
+                    run.archived = (
+                        self._guard(
+                            run,
+                            "archive",
+                            lambda: archive_due_days(self.memory, now=ts, model=self.model),
+                        )
+                        or []
+                    )
+            with leases.held(IDLE_JOB, cancel=self._stop) as leased:
+                if leased:
+                    self._idle(run, ts)
         return run
+
+    def _idle(self, run: JobsRun, ts: float) -> None:
+        """The idle summaries: graph conversations, then Session API conversations."""
+        from langmem_ext.memory.sessions.manager import SessionManager
+
+        run.idle = (
+            self._guard(
+                run, "idle", lambda: summarize_threads(self.memory, now=ts, model=self.model)
+            )
+            or []
+        )
+        sessions = self._guard(
+            run,
+            "idle sessions",
+            lambda: SessionManager(
+                self.memory, self.model, log=_log(self.memory, ts), clock=lambda: ts
+            ).summarize_idle(ts),
+        )
+        run.idle += [
+            Episode(r.scope, r.episode_id, "session", r.thread_id, 0, r.used_fallback)
+            for r in sessions or []
+        ]
 
     @staticmethod
     def _guard(run: JobsRun, name: str, job: Callable[[], T]) -> T | None:
@@ -463,6 +479,8 @@ class DailyJobs:
 
 
 __all__ = [
+    "IDLE_JOB",
+    "MAINTAIN_JOB",
     "DailyJobs",
     "Episode",
     "JobsRun",

@@ -147,8 +147,8 @@ def open_postgres_engines(
 
 def open_for_request(request: Any) -> Any:
     """The engine factory's opener: the engines of ``request.url`` as the factory's
-    bundle (``langmem_ext.workspace.engines.Engines``; the leases and the pool stay
-    reachable through the ledger's ``connections``).
+    bundle (``langmem_ext.workspace.engines.Engines``; the pool stays reachable
+    through the ledger's ``connections``).
 
     Args:
         request: The factory's ``EngineRequest`` (``url``, ``model_name``,
@@ -179,6 +179,7 @@ def open_for_request(request: Any) -> Any:
         open_keyword=opened.open_keyword,
         discard_index=opened.discard_index,
         checkpoints=opened.checkpoints,
+        leases=opened.leases,
         embedding_cache=lambda: PgEmbeddingCache(opened.connections),
     )
 

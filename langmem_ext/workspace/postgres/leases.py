@@ -10,8 +10,8 @@ be safe to run again from where the ledger says it stopped).
 
 from __future__ import annotations
 
-from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.workspace.postgres._base import PgConnections
+from langmem_ext.workspace.sqlite.leases import check_lease as _check
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS job_leases (
@@ -26,7 +26,8 @@ _NOW = "extract(epoch FROM clock_timestamp())"
 
 
 class PgLeases:
-    """Leases of jobs per scope, shared by every replica of the database.
+    """:class:`~langmem_ext.workspace.protocols.Leases` of jobs per scope, shared by
+    every replica of the database.
 
     Args:
         db: The engine's connections.
@@ -98,12 +99,8 @@ class PgLeases:
             ).fetchone()
         return None if row is None else str(row[0])
 
-
-def _check(job: str, scope: str, holder: str, seconds: float) -> None:
-    if not (job and scope and holder):
-        raise InvalidInputError("a lease needs a job, a scope and a holder")
-    if not seconds > 0:
-        raise InvalidInputError(f"a lease lasts a positive number of seconds, not {seconds!r}")
+    def close(self) -> None:
+        """Nothing to release: the connections are the ledger's, closed with it."""
 
 
 __all__ = ["SCHEMA", "PgLeases"]

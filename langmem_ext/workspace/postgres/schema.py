@@ -21,6 +21,7 @@ import logging
 from typing import Any
 
 from langmem_ext.core.errors import SchemaVersionError
+from langmem_ext.workspace.postgres.leases import SCHEMA as _JOB_LEASES
 from langmem_ext.workspace.sqlite.schema import LEDGER_MIGRATIONS as _SQLITE_STEPS
 from langmem_ext.workspace.sqlite.schema import Migration
 
@@ -316,6 +317,7 @@ _STATEMENTS: dict[int, tuple[str, ...]] = {
     + _repair_times("boosts", ("at",), ()),
     9: ("ALTER TABLE pending ADD COLUMN IF NOT EXISTS thread_id TEXT",),
     10: _SAFETY_LINKS,
+    11: _JOB_LEASES,
 }
 
 PG_LEDGER_MIGRATIONS: tuple[Migration, ...] = tuple(

@@ -252,6 +252,17 @@ _SAFETY_LINKS = (
 )
 
 
+_JOB_LEASES = (
+    """CREATE TABLE IF NOT EXISTS job_leases (
+    job TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (job, scope)
+)""",
+)
+
+
 _EARLIEST, _LATEST = -2208988800.0, 32503680000.0
 """1900-01-01 and 3000-01-01 UTC in epoch seconds: the range of a time the package writes."""
 
@@ -347,6 +358,11 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         10,
         "safety links: the profile's safety fields each memory states (safety_links)",
         _SAFETY_LINKS,
+    ),
+    Migration(
+        11,
+        "job leases: which process runs a background job of a scope, until when (job_leases)",
+        _JOB_LEASES,
     ),
 )
 """Every step of the ledger's schema, oldest first."""
