@@ -313,6 +313,20 @@ def next_daily_at(after: float, hour: int, minute: int) -> float:
     return candidate.timestamp()
 
 
+def archive_behind(memory: Memory) -> bool:
+    """Whether the day archive stopped short of the last ``maintain``'s day (a process
+    killed between the two, or mid-archive): the next pass finishes it."""
+    last = last_maintained(memory)
+    if last is None:
+        return False
+    archived = memory.workspace.ledger.meta.get(ARCHIVED_DAY_KEY)
+    try:
+        done = date.fromisoformat(archived) if archived else None
+    except ValueError:
+        done = None
+    return done is None or done < day_of(last) - timedelta(days=1)
+
+
 def maintenance_due(memory: Memory, now: float | None = None) -> bool:
     """Whether the daily ``maintain`` is due: never ran, or a daily time has passed since."""
     ts = time.time() if now is None else now
@@ -388,7 +402,9 @@ class DailyJobs:
     def run_due(self, now: float | None = None) -> JobsRun:
         """Run what is due at ``now``: maintain (+ the day archive), idle summaries.
 
-        Each job's failure is logged and recorded; the others still run. ``maintain``
+        The day archive runs after ``maintain``, or alone when an earlier pass
+        stopped before it was done (:func:`archive_behind`). Each job's failure is
+        logged and recorded; the others still run. ``maintain``
         with the day archive, and the idle summaries, each hold their lease
         (:attr:`Memory.leases <langmem_ext.Memory.leases>`): when another process
         holds one, the pass waits for it (until released, or run out when its holder
@@ -399,10 +415,12 @@ class DailyJobs:
         leases = self.memory.leases
         with self._busy:
             with leases.held(MAINTAIN_JOB, cancel=self._stop) as leased:
-                if leased and maintenance_due(self.memory, ts):
+                due = leased and maintenance_due(self.memory, ts)
+                if due:
                     run.maintenance = self._guard(
                         run, "maintain", lambda: self.memory.maintain(now=ts, model=self.model)
                     )
+                if due or (leased and archive_behind(self.memory)):
                     run.archived = (
                         self._guard(
                             run,
@@ -484,6 +502,7 @@ __all__ = [
     "DailyJobs",
     "Episode",
     "JobsRun",
+    "archive_behind",
     "archive_day",
     "archive_due_days",
     "flush_active_threads",
