@@ -55,8 +55,8 @@ class EngineRequest:
         url: The database URL (``None``: the embedded default).
         root: The workspace folder (Markdown files, and the embedded databases).
         model_name: The embedder's name (vector partitions are per embedder).
-        chroma_url: A Chroma server for the embedded set's vectors (``None``:
-            embedded Chroma).
+        chroma_url: A Chroma server for the vectors (``None``: embedded Chroma for
+            the embedded set, pgvector for the PostgreSQL one).
         collection_prefix: Prefix of vector partition names.
         lock_timeout: Seconds a writer waits for the workspace lock.
         cache_max_entries: Scopes of at most this many entries are held in memory
@@ -359,7 +359,8 @@ def engines_from_url(
             embedded engines; another scheme: its registered opener.
         root: The workspace folder.
         model_name: The embedder's name.
-        chroma_url: A Chroma server for the embedded vectors (``None``: embedded).
+        chroma_url: A Chroma server for the vectors, with any engine set (``None``:
+            the set's own vector index).
         collection_prefix: Prefix of vector partition names.
         lock_timeout: Seconds a writer waits for the workspace lock.
         cache_max_entries: See :class:`EngineRequest`.
