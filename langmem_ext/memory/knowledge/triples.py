@@ -478,6 +478,21 @@ class KnowledgeGraph:
             self._queued.add(scope)
         self._background().submit(scope, lambda: self._scheduled(scope), defer=0.05)
 
+    def schedule_behind(self, scopes: Sequence[str]) -> list[str]:
+        """:meth:`schedule` a whole-scope update of each of ``scopes`` with memories not
+        extracted yet (a process stopped before it extracted what it wrote, or died
+        mid-extraction): the daily jobs' pass, so another process finishes the work.
+
+        Returns:
+            The scopes scheduled (none when ``settings.knowledge.extract`` is off).
+        """
+        if not self.settings.extract:
+            return []
+        behind = [scope for scope in scopes if self._repo.unextracted(scope, 1)]
+        for scope in behind:
+            self.schedule(scope)
+        return behind
+
     def ensure(self, scope: str) -> None:
         """:meth:`schedule` once per scope and process, on the first look at its graph:
         memories written before (an older version, another process) get their triples.

@@ -19,7 +19,8 @@
   episode is summarised now (deterministic summaries: shutdown must be quick).
 - :class:`DailyJobs`: the thread ``langmem-ext serve`` runs: ``maintain`` on start
   when due and daily at ``lifecycle.daily_at``, the archive of the days not yet
-  archived, idle summaries every ``lifecycle.idle_check_minutes``.
+  archived, idle summaries every ``lifecycle.idle_check_minutes``, and the knowledge
+  graph of memories no process extracted yet.
 
 Without a chat model (or when it fails) summaries are extractive and the flush uses
 its deterministic extractor; both say so in the log.
@@ -345,12 +346,15 @@ class JobsRun:
         maintenance: The maintenance report, when it was due.
         archived: Day episodes written.
         idle: Idle-conversation episodes written (graph threads and sessions).
+        graphs: Scopes whose knowledge graph had memories not extracted (a process
+            stopped before it extracted them): their update is on the background writer.
         errors: Jobs that failed (logged; retried on the next pass).
     """
 
     maintenance: MaintenanceReport | None = None
     archived: list[Episode] = field(default_factory=list)
     idle: list[Episode] = field(default_factory=list)
+    graphs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -432,6 +436,14 @@ class DailyJobs:
             with leases.held(IDLE_JOB, cancel=self._stop) as leased:
                 if leased:
                     self._idle(run, ts)
+            run.graphs = (
+                self._guard(
+                    run,
+                    "knowledge",
+                    lambda: self.memory.knowledge.schedule_behind(_scopes(self.memory)),
+                )
+                or []
+            )
         return run
 
     def _idle(self, run: JobsRun, ts: float) -> None:
