@@ -60,6 +60,8 @@ class JobLeases:
         self.leases = leases
         self.seconds = float(seconds)
         self.holder = holder or holder_name()
+        self._guard = threading.Lock()
+        self._renewers: dict[tuple[str, str], tuple[threading.Event, int]] = {}
 
     @contextmanager
     def held(
@@ -82,24 +84,52 @@ class JobLeases:
         Yields:
             Whether the lease is held (``False``: another process holds it and
             ``wait`` was off, or ``cancel`` was set); the body runs the job only then.
+
+        Threads of this process share the holder's name, so they hold a lease
+        together: it is renewed while any of them is inside and released when the
+        last one leaves.
         """
-        if not self._take(job, scope, wait, cancel):
-            yield False
-            return
-        stop = threading.Event()
-        renewer = threading.Thread(
-            target=self._renew, args=(job, scope, stop), name=f"langmem-lease-{job}", daemon=True
-        )
-        renewer.start()
+        key = (job, scope)
+        with self._guard:  # a thread of this process holds it: join (and keep it)
+            joined = key in self._renewers
+            if joined:
+                stop, inside = self._renewers[key]
+                self._renewers[key] = (stop, inside + 1)
+        if not joined:
+            if not self._take(job, scope, wait, cancel):
+                yield False
+                return
+            with self._guard:
+                if key in self._renewers:  # another thread took it meanwhile
+                    stop, inside = self._renewers[key]
+                    self._renewers[key] = (stop, inside + 1)
+                else:
+                    stop = threading.Event()
+                    self._renewers[key] = (stop, 1)
+                    threading.Thread(
+                        target=self._renew,
+                        args=(job, scope, stop),
+                        name=f"langmem-lease-{job}",
+                        daemon=True,
+                    ).start()
         try:
             yield True
         finally:
-            stop.set()
-            renewer.join()
-            try:
-                self.leases.release(job, scope, self.holder)
-            except Exception:  # the lease runs out by itself
-                logger.warning("releasing the %s lease of %s failed", job, scope, exc_info=True)
+            with self._guard:  # released under the guard: a thread joining waits for it
+                stop, inside = self._renewers[key]
+                if inside == 1:
+                    del self._renewers[key]
+                    self._let_go(job, scope, stop)
+                else:
+                    self._renewers[key] = (stop, inside - 1)
+
+    def _let_go(self, job: str, scope: str, stop: threading.Event) -> None:
+        """Stop renewing and release the lease (the last thread of this process left)."""
+        stop.set()
+        try:
+            self.leases.release(job, scope, self.holder)
+        except Exception:  # the lease runs out by itself
+            logger.warning("releasing the %s lease of %s failed", job, scope, exc_info=True)
 
     def _take(self, job: str, scope: str, wait: bool, cancel: threading.Event | None) -> bool:
         while not self.leases.acquire(job, scope, self.holder, self.seconds):

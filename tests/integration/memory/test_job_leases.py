@@ -94,3 +94,27 @@ def test_decay_on_open_leaves_the_decay_to_the_process_holding_its_lease(memory:
     memory.workspace.leases.release(DECAY_JOB, "*", "other")
     assert catch_up_on_open(memory) == []  # nothing idle long enough; the run is recorded
     assert not decay_due(memory)
+
+
+def test_threads_of_one_process_hold_a_lease_together(memory: Memory) -> None:
+    other = JobLeases(memory.workspace.leases, 30.0, holder="other")
+    first_in, second_out = threading.Event(), threading.Event()
+    taken_by_other: list[bool] = []
+
+    def first() -> None:
+        with memory.leases.held("extract", "main"):
+            first_in.set()
+            assert second_out.wait(10)
+            time.sleep(0.5)  # the second thread left: the lease is still this process's
+            with other.held("extract", "main", wait=False) as taken:
+                taken_by_other.append(taken)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert first_in.wait(10)
+    with memory.leases.held("extract", "main") as held:
+        assert held
+    second_out.set()
+    thread.join()
+    assert taken_by_other == [False]
+    assert memory.workspace.leases.holder("extract", "main") is None  # the last one released
