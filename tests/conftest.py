@@ -22,6 +22,7 @@ os.environ.setdefault(
     "HYPOTHESIS_STORAGE_DIRECTORY", str(Path(tempfile.gettempdir()) / "langmem-ext-hypothesis")
 )
 
+from _chroma import chroma_server_url  # noqa: F401  (fixtures)
 from _postgres import pg_server, pg_url, pg_vector_url  # noqa: F401  (fixtures)
 
 from langmem_ext import Memory, Settings

@@ -89,8 +89,11 @@ class IndexSettings(_Section):
     """Where the derived index lives."""
 
     chroma_url: str | None = None
-    """Chroma server URL (``http://host:port``, started with ``chroma run``). ``None``
-    uses an embedded ``PersistentClient`` under ``.index/chroma``."""
+    """Chroma server URL (``http://host:port``, started with ``chroma run``) that keeps
+    the vectors, with either engine set: beside a PostgreSQL ``database_url`` the
+    vectors go to the server and everything else to the database. ``None``: an
+    embedded ``PersistentClient`` under ``.index/chroma`` (embedded engines), pgvector
+    (PostgreSQL)."""
     collection_prefix: str = "langmem"
     """Chroma collection name prefix; the embedder's name is appended."""
     auto_sync: bool = True
@@ -322,6 +325,12 @@ class LifecycleSettings(_Section):
     """Local time (``HH:MM``) of the daily jobs under ``serve``."""
     idle_check_minutes: float = Field(default=10.0, gt=0)
     """How often ``serve`` looks for conversations idle ``short_term.idle_episode_hours``."""
+    lease_seconds: float = Field(default=60.0, gt=0)
+    """A background job (``maintain`` and the day archive, idle summaries, decay, the
+    knowledge graph's and the turns' extraction) runs in one process at a time per
+    scope, holding a lease of this many seconds that it renews every third of it. A
+    process that dies mid-job stops renewing: after this long another process takes
+    the job over and finishes it."""
 
     @field_validator("daily_at")
     @classmethod
@@ -503,7 +512,8 @@ class Settings(BaseSettings):
     engines in the workspace folder (SQLite ledger, Markdown files, SQLite FTS5
     keyword index, Chroma vectors). ``postgresql://user:pass@host/db``: everything
     in that database (ledger, Markdown documents, full-text and pgvector indexes,
-    embedding cache, LangGraph checkpoints), shared by every process on the URL;
+    embedding cache, LangGraph checkpoints), shared by every process on the URL,
+    the vectors on a Chroma server instead when ``index.chroma_url`` names one;
     needs ``pip install "langmem-ext[postgres]"``. Another scheme needs an engine
     registered for it."""
     default_scope: str = "main"

@@ -61,6 +61,7 @@ from langmem_ext.memory.extraction.extractor import (
 )
 from langmem_ext.memory.knowledge.extract import normalise_entity
 from langmem_ext.memory.knowledge.triples import KnowledgeGraph, Triple
+from langmem_ext.memory.leases import EXTRACT_JOB, JobLeases
 from langmem_ext.memory.lifecycle.decay import caught_up
 from langmem_ext.memory.lifecycle.maintenance import MaintenanceReport, maintain
 from langmem_ext.memory.lifecycle.operations import (
@@ -220,6 +221,9 @@ class Memory:
             engines=engines,
             batch_size=settings.embeddings.batch_size,
         )
+        self.leases = JobLeases(self.workspace.leases, settings.lifecycle.lease_seconds)
+        """This process's leases of background jobs: one process at a time runs a job
+        of a scope (see :mod:`~langmem_ext.memory.leases`)."""
         self._closed = False
         self._close_callbacks: builtins.list[Callable[[], object]] = []
         self._background = background
@@ -242,6 +246,7 @@ class Memory:
             lambda: self.background,
             model=knowledge_model,
             embed=inner.embed_documents,
+            leases=self.leases,
         )
         """The triples of the memories (see :meth:`triples`)."""
         self.session_log: SessionLog = (session_log or SessionLog)(self)
@@ -1336,7 +1341,9 @@ class Memory:
 
         With ``model``: one structured-output call reads the turn and the recalled
         memories and answers ADD / UPDATE / BOOST / DELETE / SKIP actions (ids it
-        was not shown are ignored). Without one, or when it fails: explicit
+        was not shown are ignored). The processes sharing the workspace extract one
+        turn of a scope at a time (the scope's ``extract`` lease; a turn waits for
+        another process's). Without one, or when it fails: explicit
         first-person statements (我住在… / I moved to …), a statement superseding
         the current memory of the same slot. ``lifecycle.extract_mode`` decides
         whether new facts are written (``direct``) or queued (``pending``).
@@ -1376,12 +1383,13 @@ class Memory:
         when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
         conversation = as_messages(messages)
         turn = last_turn(conversation)
-        if recalled is None:
-            shown = related_memories(self, scope, turn)
-        else:
-            shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
-        extractor = Extractor(self, scope, when, saves_of_turn(conversation), thread_id)
-        return extractor.run(turn, self.extraction_model if model is None else model, shown)
+        with self.leases.held(EXTRACT_JOB, scope):  # one turn of a scope at a time
+            if recalled is None:
+                shown = related_memories(self, scope, turn)
+            else:
+                shown = [(h.id, h.text) if isinstance(h, SearchHit) else h for h in recalled]
+            extractor = Extractor(self, scope, when, saves_of_turn(conversation), thread_id)
+            return extractor.run(turn, self.extraction_model if model is None else model, shown)
 
     def boost(
         self,

@@ -32,6 +32,7 @@ from langmem_ext.workspace.protocols import (
     Checkpoints,
     DocumentStore,
     KeywordIndex,
+    Leases,
     Ledger,
     VectorIndex,
     WorkspaceLock,
@@ -54,8 +55,8 @@ class EngineRequest:
         url: The database URL (``None``: the embedded default).
         root: The workspace folder (Markdown files, and the embedded databases).
         model_name: The embedder's name (vector partitions are per embedder).
-        chroma_url: A Chroma server for the embedded set's vectors (``None``:
-            embedded Chroma).
+        chroma_url: A Chroma server for the vectors (``None``: embedded Chroma for
+            the embedded set, pgvector for the PostgreSQL one).
         collection_prefix: Prefix of vector partition names.
         lock_timeout: Seconds a writer waits for the workspace lock.
         cache_max_entries: Scopes of at most this many entries are held in memory
@@ -95,6 +96,7 @@ class Engines:
             vectors; the keyword index must be closed first). The ledger and
             documents are kept.
         checkpoints: The conversations' checkpointers.
+        leases: The background jobs' leases (one process runs a scope's job).
         embedding_cache: Opens the engine's shared embedding cache (an object with
             ``get_many``, ``put_many`` and ``close``); ``None``: the embedded cache
             in the workspace folder's ``.index/embeddings.db``.
@@ -108,11 +110,14 @@ class Engines:
     open_keyword: Callable[[], KeywordIndex]
     discard_index: Callable[[], None]
     checkpoints: Checkpoints
+    leases: Leases
     embedding_cache: Callable[[], Any] | None = None
 
     def close(self) -> None:
-        """Close the vector index and the ledger (the keyword index is its owner's)."""
+        """Close the vector index, the leases and the ledger (the keyword index is its
+        owner's)."""
         self.vectors.close()
+        self.leases.close()
         self.ledger.close()
 
 
@@ -163,7 +168,8 @@ def embedded_engines(request: EngineRequest) -> Engines:
     SQLite ``state.db`` (ledger), the Markdown files (documents), SQLite FTS5 in
     ``.index/index.db`` (keyword index, opened on first use), Chroma (embedded in
     ``.index/chroma`` or the server at ``request.chroma_url``), a file lock on
-    ``.lock`` and SQLite checkpointers on ``checkpoints.db``.
+    ``.lock``, SQLite checkpointers on ``checkpoints.db`` and the job leases in
+    ``state.db`` (the processes sharing the folder share them).
 
     Args:
         request: What to open; its URL must be empty, ``sqlite://``, or name the
@@ -181,6 +187,7 @@ def embedded_engines(request: EngineRequest) -> Engines:
     from langmem_ext.workspace.layout import Layout
     from langmem_ext.workspace.sqlite.checkpoints import SqliteCheckpoints
     from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex as Fts5Index
+    from langmem_ext.workspace.sqlite.leases import SqliteLeases
     from langmem_ext.workspace.sqlite.ledger import Ledger as SqliteLedger
     from langmem_ext.workspace.vector_index import VectorIndex as ChromaIndex
 
@@ -233,6 +240,7 @@ def embedded_engines(request: EngineRequest) -> Engines:
         open_keyword=open_keyword,
         discard_index=discard_index,
         checkpoints=SqliteCheckpoints(root / "checkpoints.db"),
+        leases=SqliteLeases(layout.state_db),
     )
 
 
@@ -351,7 +359,8 @@ def engines_from_url(
             embedded engines; another scheme: its registered opener.
         root: The workspace folder.
         model_name: The embedder's name.
-        chroma_url: A Chroma server for the embedded vectors (``None``: embedded).
+        chroma_url: A Chroma server for the vectors, with any engine set (``None``:
+            the set's own vector index).
         collection_prefix: Prefix of vector partition names.
         lock_timeout: Seconds a writer waits for the workspace lock.
         cache_max_entries: See :class:`EngineRequest`.

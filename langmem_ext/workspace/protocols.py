@@ -15,6 +15,7 @@ reaches each one only through the protocol here:
 * :class:`VectorIndex`: the nearest-neighbour index, one partition per scope (or
   per passage kind and scope);
 * :class:`WorkspaceLock`: the lock every write holds, across threads and processes;
+* :class:`Leases`: which process runs a background job of a scope, until when;
 
 and a :class:`Checkpoints` supplies the LangGraph checkpointers of the
 conversations. :mod:`langmem_ext.workspace.engines` picks one implementation of
@@ -441,6 +442,43 @@ class KeywordIndex(Protocol):
 
 
 @runtime_checkable
+class Leases(Protocol):
+    """Leases of background jobs per scope: one holder at a time, for a limited time.
+
+    A lease names a job (``maintain``, ``decay`` …), a scope (``*`` for a job over
+    the whole workspace), its holder (a process's id) and when it runs out. A holder
+    renews it while the job runs and releases it when done; a holder that dies stops
+    renewing, so the lease runs out and another process may take the job over.
+    """
+
+    def acquire(self, job: str, scope: str, holder: str, seconds: float) -> bool:
+        """Take the lease for ``seconds`` when it is free, run out or ``holder``'s own
+        (then it is renewed). Returns whether ``holder`` holds it now.
+
+        Raises:
+            InvalidInputError: ``seconds`` is not positive, or a name is empty.
+        """
+        ...
+
+    def renew(self, job: str, scope: str, holder: str, seconds: float) -> bool:
+        """Extend ``holder``'s lease by ``seconds`` from now; ``False`` when it no
+        longer holds it (the job must stop)."""
+        ...
+
+    def release(self, job: str, scope: str, holder: str) -> bool:
+        """Give the lease up; returns whether ``holder`` held it."""
+        ...
+
+    def holder(self, job: str, scope: str) -> str | None:
+        """Who holds the lease now (``None``: nobody, or it ran out)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the leases opened (a lease held stays until it runs out)."""
+        ...
+
+
+@runtime_checkable
 class Checkpoints(Protocol):
     """Where a workspace's LangGraph checkpointers keep conversation threads."""
 
@@ -457,6 +495,7 @@ __all__ = [
     "Checkpoints",
     "DocumentStore",
     "KeywordIndex",
+    "Leases",
     "Ledger",
     "VectorIndex",
     "WorkspaceLock",

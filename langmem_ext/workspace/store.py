@@ -61,6 +61,7 @@ from langmem_ext.workspace.prose import joins_prose, parse_prose
 from langmem_ext.workspace.protocols import (
     DocumentStore,
     KeywordIndex,
+    Leases,
     Ledger,
     VectorIndex,
     WorkspaceLock,
@@ -293,6 +294,8 @@ class Workspace:
         then appends go to the file in place and files are listed from the folder;
         otherwise every read, write and stamp goes through :attr:`documents`."""
         self.vectors: VectorIndex = engines.vectors
+        self.leases: Leases = engines.leases
+        """Which process runs a background job of a scope, until when."""
         self.embeddings = embeddings
         self.model_name = model_name
         self.batch_size = batch_size

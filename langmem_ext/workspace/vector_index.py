@@ -3,7 +3,9 @@
 One collection per (embedder, scope): a query never needs a ``where`` filter on
 scope (a filtered HNSW query over 10k vectors costs ~10x an unfiltered one), and
 scopes are isolated by construction. Embedded ``PersistentClient`` under
-``.index/chroma`` by default, ``HttpClient`` when a Chroma URL is configured.
+``.index/chroma`` by default, ``HttpClient`` when a Chroma URL is configured
+(``index.chroma_url``: a ``chroma run`` server, for the embedded engines or beside
+the PostgreSQL ones).
 
 Chroma's embedded client is not built for several processes: every write bumps a
 generation counter in the keyword index, and a process that sees a newer
@@ -220,6 +222,29 @@ class VectorIndex(VectorIndexBase):
         """Vectors stored for a scope."""
         col = self._collection(scope, create=False)
         return 0 if col is None else int(col.count())
+
+    def drop_owned(self) -> None:
+        """Delete every collection of this prefix and embedder, whatever its scope (the
+        start of a rebuild of the index on a Chroma server, whose collections outlive
+        the workspace's files)."""
+        head = f"{self.prefix}.{_slug(self.model_name)}."
+        with self._lock:
+            try:
+                if self._client is None:
+                    self._client = self._connect()
+                listed = self._client.list_collections()
+                names = [c if isinstance(c, str) else c.name for c in listed]
+                for name in names:
+                    if name.startswith(head):
+                        self._client.delete_collection(name)
+            except IndexUnavailableError:
+                raise
+            except Exception as e:
+                self._client = None
+                raise self._down(e) from e
+            finally:
+                self._collections.clear()
+                self._counts.clear()
 
     def drop_all(self, scopes: Sequence[str]) -> None:
         """Delete the collections of the given scopes (for ``reindex``)."""

@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -42,11 +43,14 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from langmem_ext.memory.background import TurnWriter
+    from langmem_ext.memory.leases import JobLeases
     from langmem_ext.memory.profile import ProfileBook
     from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)
 
+KNOWLEDGE_JOB = "knowledge"
+"""Lease name of a scope's triple extraction."""
 DETERMINISTIC = "deterministic"
 """Extractor name recorded for memories read without a model."""
 
@@ -286,8 +290,11 @@ class KnowledgeGraph:
         background: Callable[[], TurnWriter],
         model: BaseChatModel | None = None,
         embed: Embed | None = None,
+        leases: JobLeases | None = None,
     ) -> None:
         self.workspace = workspace
+        self.leases = leases
+        """The processes' leases: one at a time extracts a scope (``None``: no lease)."""
         self.vectors = GraphVectors(embed) if embed is not None else None
         """Embeddings of triples and entity names (``None`` without an embedder)."""
         self.settings = settings
@@ -392,7 +399,9 @@ class KnowledgeGraph:
         extracted from its text.
 
         Superseded versions are extracted too (their triples are closed). Each batch of
-        ``settings.knowledge.batch_size`` memories is one ledger transaction.
+        ``settings.knowledge.batch_size`` memories is one ledger transaction. With
+        :attr:`leases`, the extraction holds the scope's ``knowledge`` lease (another
+        process extracting the scope is waited for, and what it did is not done again).
 
         Args:
             scope: Whose memories.
@@ -402,37 +411,40 @@ class KnowledgeGraph:
         Returns:
             How many memories were extracted.
         """
-        if ids is not None:
-            todo = self._repo.unextracted_of(scope, ids)
-        else:
-            todo = self._repo.unextracted(scope, 1_000_000)
-        if not todo:
+        if not self._unextracted(scope, ids):
             return 0
-        names = self.user_names(scope)
-        ws = self.workspace
-        done = 0
-        size = self.settings.batch_size
-        for start in range(0, len(todo), size):
-            batch = todo[start : start + size]
-            docs = ws.keyword.docs([entry_id for entry_id, _h in batch])
-            present = [(i, h) for i, h in batch if i in docs]  # not indexed yet: next time
-            if not present:
-                continue
-            extractor, drafts = self._drafts([docs[i].text for i, _h in present], names)
-            extracted = [
-                ExtractedEntry(
-                    entry_id,
-                    text_hash,
-                    tuple(t for d in found if (t := _new_triple(d, names)) is not None),
-                )
-                for (entry_id, text_hash), found in zip(present, drafts, strict=True)
-            ]
-            with ws.ledger.transaction():
-                self._repo.record(scope, extracted, extractor=extractor, at=time.time())
-            done += len(extracted)
-            if found is not None:
-                found += extracted
-        return done
+        with self.leases.held(KNOWLEDGE_JOB, scope) if self.leases else nullcontext():
+            todo = self._unextracted(scope, ids)  # another process may have done them
+            names = self.user_names(scope)
+            ws = self.workspace
+            done = 0
+            size = self.settings.batch_size
+            for start in range(0, len(todo), size):
+                batch = todo[start : start + size]
+                docs = ws.keyword.docs([entry_id for entry_id, _h in batch])
+                present = [(i, h) for i, h in batch if i in docs]  # not indexed yet: next time
+                if not present:
+                    continue
+                extractor, drafts = self._drafts([docs[i].text for i, _h in present], names)
+                extracted = [
+                    ExtractedEntry(
+                        entry_id,
+                        text_hash,
+                        tuple(t for d in found if (t := _new_triple(d, names)) is not None),
+                    )
+                    for (entry_id, text_hash), found in zip(present, drafts, strict=True)
+                ]
+                with ws.ledger.transaction():
+                    self._repo.record(scope, extracted, extractor=extractor, at=time.time())
+                done += len(extracted)
+                if found is not None:
+                    found += extracted
+            return done
+
+    def _unextracted(self, scope: str, ids: Sequence[str] | None) -> list[tuple[str, str]]:
+        if ids is not None:
+            return self._repo.unextracted_of(scope, ids)
+        return self._repo.unextracted(scope, 1_000_000)
 
     def prune(self, scope: str | None = None) -> int:
         """Delete support of deleted memories and triples left with none."""
@@ -465,6 +477,21 @@ class KnowledgeGraph:
                 return
             self._queued.add(scope)
         self._background().submit(scope, lambda: self._scheduled(scope), defer=0.05)
+
+    def schedule_behind(self, scopes: Sequence[str]) -> list[str]:
+        """:meth:`schedule` a whole-scope update of each of ``scopes`` with memories not
+        extracted yet (a process stopped before it extracted what it wrote, or died
+        mid-extraction): the daily jobs' pass, so another process finishes the work.
+
+        Returns:
+            The scopes scheduled (none when ``settings.knowledge.extract`` is off).
+        """
+        if not self.settings.extract:
+            return []
+        behind = [scope for scope in scopes if self._repo.unextracted(scope, 1)]
+        for scope in behind:
+            self.schedule(scope)
+        return behind
 
     def ensure(self, scope: str) -> None:
         """:meth:`schedule` once per scope and process, on the first look at its graph:
@@ -566,4 +593,4 @@ class KnowledgeGraph:
         return done
 
 
-__all__ = ["DETERMINISTIC", "GraphView", "KnowledgeGraph", "Triple"]
+__all__ = ["DETERMINISTIC", "KNOWLEDGE_JOB", "GraphView", "KnowledgeGraph", "Triple"]

@@ -19,7 +19,8 @@
   episode is summarised now (deterministic summaries: shutdown must be quick).
 - :class:`DailyJobs`: the thread ``langmem-ext serve`` runs: ``maintain`` on start
   when due and daily at ``lifecycle.daily_at``, the archive of the days not yet
-  archived, idle summaries every ``lifecycle.idle_check_minutes``.
+  archived, idle summaries every ``lifecycle.idle_check_minutes``, and the knowledge
+  graph of memories no process extracted yet.
 
 Without a chat model (or when it fails) summaries are extractive and the flush uses
 its deterministic extractor; both say so in the log.
@@ -71,6 +72,10 @@ ARCHIVE_CATCH_UP_DAYS = 7
 """Days back the archive catches up when the server was down."""
 SCAN_MARGIN_S = 3600.0
 """Events this much older than the last idle scan's horizon are read again."""
+MAINTAIN_JOB = "maintain"
+"""Lease name of ``maintain`` with the day archive (over every scope)."""
+IDLE_JOB = "idle"
+"""Lease name of the idle summaries (over every scope)."""
 
 
 @dataclass(frozen=True)
@@ -309,6 +314,20 @@ def next_daily_at(after: float, hour: int, minute: int) -> float:
     return candidate.timestamp()
 
 
+def archive_behind(memory: Memory) -> bool:
+    """Whether the day archive stopped short of the last ``maintain``'s day (a process
+    killed between the two, or mid-archive): the next pass finishes it."""
+    last = last_maintained(memory)
+    if last is None:
+        return False
+    archived = memory.workspace.ledger.meta.get(ARCHIVED_DAY_KEY)
+    try:
+        done = date.fromisoformat(archived) if archived else None
+    except ValueError:
+        done = None
+    return done is None or done < day_of(last) - timedelta(days=1)
+
+
 def maintenance_due(memory: Memory, now: float | None = None) -> bool:
     """Whether the daily ``maintain`` is due: never ran, or a daily time has passed since."""
     ts = time.time() if now is None else now
@@ -327,12 +346,15 @@ class JobsRun:
         maintenance: The maintenance report, when it was due.
         archived: Day episodes written.
         idle: Idle-conversation episodes written (graph threads and sessions).
+        graphs: Scopes whose knowledge graph had memories not extracted (a process
+            stopped before it extracted them): their update is on the background writer.
         errors: Jobs that failed (logged; retried on the next pass).
     """
 
     maintenance: MaintenanceReport | None = None
     archived: list[Episode] = field(default_factory=list)
     idle: list[Episode] = field(default_factory=list)
+    graphs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -384,43 +406,67 @@ class DailyJobs:
     def run_due(self, now: float | None = None) -> JobsRun:
         """Run what is due at ``now``: maintain (+ the day archive), idle summaries.
 
-        Each job's failure is logged and recorded; the others still run.
+        The day archive runs after ``maintain``, or alone when an earlier pass
+        stopped before it was done (:func:`archive_behind`). Each job's failure is
+        logged and recorded; the others still run. ``maintain``
+        with the day archive, and the idle summaries, each hold their lease
+        (:attr:`Memory.leases <langmem_ext.Memory.leases>`): when another process
+        holds one, the pass waits for it (until released, or run out when its holder
+        died) and then finds the job done, or finishes it.
         """
-        from langmem_ext.memory.sessions.manager import SessionManager
-
         ts = self._clock() if now is None else now
         run = JobsRun()
+        leases = self.memory.leases
         with self._busy:
-            if maintenance_due(self.memory, ts):
-                run.maintenance = self._guard(
-                    run, "maintain", lambda: self.memory.maintain(now=ts, model=self.model)
-                )
-                run.archived = (
-                    self._guard(
-                        run,
-                        "archive",
-                        lambda: archive_due_days(self.memory, now=ts, model=self.model),
+            with leases.held(MAINTAIN_JOB, cancel=self._stop) as leased:
+                due = leased and maintenance_due(self.memory, ts)
+                if due:
+                    run.maintenance = self._guard(
+                        run, "maintain", lambda: self.memory.maintain(now=ts, model=self.model)
                     )
-                    or []
-                )
-            run.idle = (
+                if due or (leased and archive_behind(self.memory)):
+                    run.archived = (
+                        self._guard(
+                            run,
+                            "archive",
+                            lambda: archive_due_days(self.memory, now=ts, model=self.model),
+                        )
+                        or []
+                    )
+            with leases.held(IDLE_JOB, cancel=self._stop) as leased:
+                if leased:
+                    self._idle(run, ts)
+            run.graphs = (
                 self._guard(
-                    run, "idle", lambda: summarize_threads(self.memory, now=ts, model=self.model)
+                    run,
+                    "knowledge",
+                    lambda: self.memory.knowledge.schedule_behind(_scopes(self.memory)),
                 )
                 or []
             )
-            sessions = self._guard(
-                run,
-                "idle sessions",
-                lambda: SessionManager(
-                    self.memory, self.model, log=_log(self.memory, ts), clock=lambda: ts
-                ).summarize_idle(ts),
-            )
-            run.idle += [
-                Episode(r.scope, r.episode_id, "session", r.thread_id, 0, r.used_fallback)
-                for r in sessions or []
-            ]
         return run
+
+    def _idle(self, run: JobsRun, ts: float) -> None:
+        """The idle summaries: graph conversations, then Session API conversations."""
+        from langmem_ext.memory.sessions.manager import SessionManager
+
+        run.idle = (
+            self._guard(
+                run, "idle", lambda: summarize_threads(self.memory, now=ts, model=self.model)
+            )
+            or []
+        )
+        sessions = self._guard(
+            run,
+            "idle sessions",
+            lambda: SessionManager(
+                self.memory, self.model, log=_log(self.memory, ts), clock=lambda: ts
+            ).summarize_idle(ts),
+        )
+        run.idle += [
+            Episode(r.scope, r.episode_id, "session", r.thread_id, 0, r.used_fallback)
+            for r in sessions or []
+        ]
 
     @staticmethod
     def _guard(run: JobsRun, name: str, job: Callable[[], T]) -> T | None:
@@ -463,9 +509,12 @@ class DailyJobs:
 
 
 __all__ = [
+    "IDLE_JOB",
+    "MAINTAIN_JOB",
     "DailyJobs",
     "Episode",
     "JobsRun",
+    "archive_behind",
     "archive_day",
     "archive_due_days",
     "flush_active_threads",

@@ -43,6 +43,7 @@ from langmem_ext.workspace.records import EntryActivity, EntryState, HistoryRow
 
 if TYPE_CHECKING:
     from langmem_ext.core.config import Settings
+    from langmem_ext.memory.leases import JobLeases
     from langmem_ext.memory.types import PendingItem, SearchHit
     from langmem_ext.workspace.store import Progress, SyncReport, Workspace
 
@@ -66,6 +67,7 @@ class MemoryHost(Protocol):
 
     settings: Settings
     workspace: Workspace
+    leases: JobLeases
 
     def delete(self, entry_id: str, *, scope: str | None = None) -> None:
         """Forget one entry (bullet, ledger with history, index)."""
@@ -105,6 +107,8 @@ DECAY_DAY_KEY = "lifecycle.decay_day:{scope}"
 """``meta`` key: the last day (ISO) decay was applied to a scope."""
 DECAY_AT_KEY = "lifecycle.decay_at"
 """``meta`` key: when decay last ran over every scope (epoch seconds)."""
+DECAY_JOB = "decay"
+"""Lease name of decay on open (over every scope)."""
 CATCH_UP_AFTER_S = 86400.0
 """A ``Memory`` opening over this long after the last decay runs it (24 h)."""
 
@@ -247,9 +251,10 @@ def catch_up_on_open(memory: MemoryHost) -> list[ImportanceChange] | None:
     """Decay on open when the last run is over 24 h old.
 
     Cheap when not due (one ``meta`` read). When due, runs :func:`decay_all` only if
-    the workspace lock is free at once (another writer: the next open or
-    ``maintain`` does it) and the workspace has entries (opening an empty or
-    read-only workspace writes nothing). Off with ``lifecycle.decay_on_open``.
+    the ``decay`` lease and the workspace lock are free at once (another process
+    decaying, or another writer: the next open or ``maintain`` does it) and the
+    workspace has entries (opening an empty or read-only workspace writes nothing).
+    Off with ``lifecycle.decay_on_open``.
 
     Returns:
         The changes, or ``None`` when nothing ran.
@@ -259,13 +264,16 @@ def catch_up_on_open(memory: MemoryHost) -> list[ImportanceChange] | None:
     ws = memory.workspace
     if not ws.ledger.entries.scopes():
         return None
-    with ws.lock.try_hold() as held:
-        if not held:
-            logger.info("decay on open skipped: another writer holds the workspace lock")
+    with memory.leases.held(DECAY_JOB, wait=False) as leased:
+        if not leased:
             return None
-        if not decay_due(memory):  # another process ran it meanwhile
-            return None
-        return decay_all(memory)
+        with ws.lock.try_hold() as held:
+            if not held:
+                logger.info("decay on open skipped: another writer holds the workspace lock")
+                return None
+            if not decay_due(memory):  # another process ran it meanwhile
+                return None
+            return decay_all(memory)
 
 
 def start_catch_up(memory: MemoryHost) -> threading.Thread | None:
@@ -500,6 +508,7 @@ __all__ = [
     "CATCH_UP_AFTER_S",
     "DECAY_AT_KEY",
     "DECAY_DAY_KEY",
+    "DECAY_JOB",
     "ImportanceChange",
     "MemoryHost",
     "catch_up_on_open",

@@ -1,7 +1,8 @@
 """Open every PostgreSQL engine of a workspace from one URL.
 
 :func:`open_postgres_engines` returns a :class:`PostgresEngines`: the ledger, the
-Markdown documents, the workspace lock, the pgvector index, the keyword index (opened
+Markdown documents, the workspace lock, the pgvector index (or a Chroma server's
+collections, when ``index.chroma_url`` names one), the keyword index (opened
 on first use), a way to discard the derived indexes, and the checkpointers, on one
 connection pool (one more per checkpointer). Its fields are named as the engine
 factory's bundle names them, so the factory registers this set with one line.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from langmem_ext.workspace.postgres._base import PgConnections, check_url
@@ -26,6 +28,8 @@ from langmem_ext.workspace.postgres.vector_index import (
     ensure_extension,
     register_vector,
 )
+from langmem_ext.workspace.protocols import VectorIndex
+from langmem_ext.workspace.vector_index import VectorIndex as ChromaIndex
 
 POSTGRES = "postgresql"
 """Name of the PostgreSQL engine set."""
@@ -40,7 +44,8 @@ class PostgresEngines:
         ledger: The ledger (every table, migrated).
         documents: The Markdown documents (versioned rows).
         lock: The workspace write lock (an advisory lock).
-        vectors: The pgvector index.
+        vectors: The pgvector index, or the Chroma server's collections when one is
+            named (``chroma_url``).
         open_keyword: Opens the keyword index (its tables are created on first use).
         discard_index: Empties the derived indexes (docs, vectors); the ledger and
             the documents are kept.
@@ -53,7 +58,7 @@ class PostgresEngines:
     ledger: PgLedger
     documents: PgDocuments
     lock: PgWorkspaceLock
-    vectors: PgVectorIndex
+    vectors: VectorIndex
     open_keyword: Callable[[], PgKeywordIndex]
     discard_index: Callable[[], None]
     checkpoints: PgCheckpoints
@@ -77,6 +82,7 @@ def open_postgres_engines(
     exact_max_entries: int = 5_000,
     lock_name: str = "workspace",
     max_connections: int = 8,
+    chroma_url: str | None = None,
 ) -> PostgresEngines:
     """Open the PostgreSQL engine set of the database ``url`` names.
 
@@ -92,6 +98,8 @@ def open_postgres_engines(
             exactly over the keyword index's kept vectors.
         lock_name: What the workspace lock excludes (replicas of one workspace share it).
         max_connections: Connections of the shared pool.
+        chroma_url: A Chroma server (``http://host:port``, ``chroma run``) that keeps
+            the vectors in place of pgvector; everything else stays in the database.
 
     Returns:
         The opened engines.
@@ -109,7 +117,11 @@ def open_postgres_engines(
     try:
         ledger = PgLedger(db, own=True)
         documents = PgDocuments(db)
-        vectors = PgVectorIndex(db, model_name, collection_prefix)
+        vectors: VectorIndex = (
+            ChromaIndex(Path("."), chroma_url, model_name, collection_prefix)
+            if chroma_url
+            else PgVectorIndex(db, model_name, collection_prefix)
+        )
         leases = PgLeases(db)
     except BaseException:
         db.close()
@@ -127,8 +139,13 @@ def open_postgres_engines(
                           "index_meta", "passages", "prose_files"):  # fmt: skip
                 if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is not None:
                     conn.execute(f"TRUNCATE {table}")
-            if conn.execute("SELECT to_regclass(%s)", (vectors.table,)).fetchone()[0]:
+            if (
+                isinstance(vectors, PgVectorIndex)
+                and conn.execute("SELECT to_regclass(%s)", (vectors.table,)).fetchone()[0]
+            ):
                 conn.execute(f"TRUNCATE {vectors.table}")
+        if isinstance(vectors, ChromaIndex):
+            vectors.drop_owned()
         keyword.clear()
 
     return PostgresEngines(
@@ -147,12 +164,13 @@ def open_postgres_engines(
 
 def open_for_request(request: Any) -> Any:
     """The engine factory's opener: the engines of ``request.url`` as the factory's
-    bundle (``langmem_ext.workspace.engines.Engines``; the leases and the pool stay
-    reachable through the ledger's ``connections``).
+    bundle (``langmem_ext.workspace.engines.Engines``; the pool stays reachable
+    through the ledger's ``connections``).
 
     Args:
         request: The factory's ``EngineRequest`` (``url``, ``model_name``,
-            ``collection_prefix``, ``lock_timeout``, ``exact_max_entries``).
+            ``collection_prefix``, ``lock_timeout``, ``exact_max_entries``, and
+            ``chroma_url``: a Chroma server for the vectors).
 
     Returns:
         The opened engines.
@@ -169,6 +187,7 @@ def open_for_request(request: Any) -> Any:
         collection_prefix=request.collection_prefix,
         lock_timeout=request.lock_timeout,
         exact_max_entries=request.exact_max_entries,
+        chroma_url=request.chroma_url,
     )
     return factory.Engines(  # type: ignore[attr-defined]
         name=opened.name,
@@ -179,6 +198,7 @@ def open_for_request(request: Any) -> Any:
         open_keyword=opened.open_keyword,
         discard_index=opened.discard_index,
         checkpoints=opened.checkpoints,
+        leases=opened.leases,
         embedding_cache=lambda: PgEmbeddingCache(opened.connections),
     )
 

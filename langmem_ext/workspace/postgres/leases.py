@@ -10,23 +10,18 @@ be safe to run again from where the ledger says it stopped).
 
 from __future__ import annotations
 
-from langmem_ext.core.errors import InvalidInputError
 from langmem_ext.workspace.postgres._base import PgConnections
+from langmem_ext.workspace.sql import schema as ddl
+from langmem_ext.workspace.sql.schema import POSTGRES_TYPES
+from langmem_ext.workspace.sqlite.leases import check_lease as _check
 
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS job_leases (
-    job TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    holder TEXT NOT NULL,
-    expires_at DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (job, scope)
-)""",
-)
+SCHEMA = ddl.job_leases(POSTGRES_TYPES)
 _NOW = "extract(epoch FROM clock_timestamp())"
 
 
 class PgLeases:
-    """Leases of jobs per scope, shared by every replica of the database.
+    """:class:`~langmem_ext.workspace.protocols.Leases` of jobs per scope, shared by
+    every replica of the database.
 
     Args:
         db: The engine's connections.
@@ -98,12 +93,8 @@ class PgLeases:
             ).fetchone()
         return None if row is None else str(row[0])
 
-
-def _check(job: str, scope: str, holder: str, seconds: float) -> None:
-    if not (job and scope and holder):
-        raise InvalidInputError("a lease needs a job, a scope and a holder")
-    if not seconds > 0:
-        raise InvalidInputError(f"a lease lasts a positive number of seconds, not {seconds!r}")
+    def close(self) -> None:
+        """Nothing to release: the connections are the ledger's, closed with it."""
 
 
 __all__ = ["SCHEMA", "PgLeases"]

@@ -103,6 +103,7 @@ _STATEMENTS: dict[int, tuple[str, ...]] = {
     + ddl.repair_times(_T, "boosts", ("at",), ()),
     9: ("ALTER TABLE pending ADD COLUMN IF NOT EXISTS thread_id TEXT",),
     10: ddl.safety_links(_T),
+    11: ddl.job_leases(_T),
 }
 
 PG_LEDGER_MIGRATIONS: tuple[Migration, ...] = tuple(

@@ -307,6 +307,19 @@ EARLIEST, LATEST = -2208988800.0, 32503680000.0
 """1900-01-01 and 3000-01-01 UTC in epoch seconds: the range of a time the package writes."""
 
 
+def job_leases(t: Types) -> tuple[str, ...]:
+    """Which process runs a background job of a scope, until when (``job_leases``)."""
+    return (
+        f"""CREATE TABLE IF NOT EXISTS job_leases (
+    job TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    expires_at {t.real} NOT NULL,
+    PRIMARY KEY (job, scope)
+)""",
+    )
+
+
 def repair_times(
     t: Types, table: str, required: tuple[str, ...], optional: tuple[str, ...]
 ) -> tuple[str, ...]:

@@ -127,6 +127,11 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "safety links: the profile's safety fields each memory states (safety_links)",
         ddl.safety_links(_T),
     ),
+    Migration(
+        11,
+        "job leases: which process runs a background job of a scope, until when (job_leases)",
+        ddl.job_leases(_T),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 

@@ -2,78 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _chroma import ChromaServer, chroma_bin
 
 from langmem_ext import Memory, Settings
+from langmem_ext.workspace.vector_index import VectorIndex as ChromaIndex
 
 pytestmark = pytest.mark.chroma_server
 
 
-def _chroma_bin() -> str | None:
-    local = Path(sys.executable).parent / "chroma"
-    return str(local) if local.exists() else shutil.which("chroma")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class ChromaServer:
-    def __init__(self, data: Path) -> None:
-        self.data = data
-        self.port = _free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        binary = _chroma_bin()
-        assert binary
-        self.proc = subprocess.Popen(
-            [
-                binary,
-                "run",
-                "--path",
-                str(self.data),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("chroma server did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(timeout=30)
-            self.proc = None
-
-
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[ChromaServer]:
-    if _chroma_bin() is None:
+    if chroma_bin() is None:
         pytest.skip("the `chroma` CLI is not installed")
     server = ChromaServer(tmp_path / "chroma-data")
     server.start()
@@ -108,3 +51,28 @@ def test_memory_on_a_chroma_server(tmp_path: Path, chroma_server: ChromaServer) 
         mem.sync()
         assert mem.stats()["vectors_waiting"] == 0
         assert mem.search("climbing gym on Fridays", k=1, mode="vector")[0].id == eid
+
+
+def test_postgres_memory_keeps_its_vectors_on_a_chroma_server(
+    tmp_path: Path, pg_vector_url: str, chroma_server_url: str
+) -> None:
+    def settings(name: str) -> Settings:
+        s = Settings(workspace=tmp_path / name, database_url=pg_vector_url)
+        s.index.chroma_url = chroma_server_url
+        s.index.collection_prefix = f"pg{tmp_path.name[-8:]}".replace("_", "")
+        s.index.exact_search_max_entries = 0  # vector queries go to the server
+        return s
+
+    with Memory(settings=settings("a")) as a, Memory(settings=settings("b")) as b:
+        assert type(a.workspace.vectors) is ChromaIndex
+        tea = a.add("User drinks green tea every morning")
+        a.add("我下个月去北京出差")
+        assert a.workspace.vectors.count("main") == 2
+        assert a.search("what does the user drink", k=1, mode="vector")[0].id == tea
+        assert b.search("morning beverage habits", k=1, mode="vector")[0].id == tea  # a replica
+        with a.workspace.ledger.transaction() as conn:  # pgvector holds nothing
+            tables = conn.execute(
+                "SELECT count(*) FROM pg_tables WHERE tablename LIKE %s AND tablename <> %s",
+                ("vec\\_%", "vec_deletes"),
+            ).fetchone()
+        assert tables is not None and tables[0] == 0

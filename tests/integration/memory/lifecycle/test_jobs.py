@@ -154,3 +154,19 @@ def test_daily_jobs_thread_starts_and_stops(fake_memory: Memory) -> None:
         assert time.monotonic() < deadline, "maintain did not run on start"
         time.sleep(0.05)
     jobs.stop(timeout=30)
+
+
+def test_the_pass_schedules_graphs_left_with_memories_nobody_extracted(
+    fake_memory: Memory,
+) -> None:
+    fake_memory.settings.knowledge.extract = False  # a process that wrote and stopped
+    fake_memory.add("I live in Shanghai", scope="alice")
+    fake_memory.background.wait()
+    repo = fake_memory.workspace.ledger.triples
+    assert repo.unextracted("alice", 10)
+    fake_memory.settings.knowledge.extract = True
+    run = DailyJobs(fake_memory).run_due()
+    assert run.graphs == ["alice"] and not run.errors
+    fake_memory.background.wait()
+    assert repo.unextracted("alice", 10) == []
+    assert DailyJobs(fake_memory).run_due().graphs == []  # nothing behind any more

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,10 @@ from langmem_ext.workspace.protocols import (
 ENGINES = ["embedded", "postgresql"]
 """The engine sets every conformance test runs on (one ``<name>_engine_url`` fixture each)."""
 
+VECTOR_ENGINES = [*ENGINES, "postgresql_chroma"]
+"""The engine sets the vector index's tests run on: the PostgreSQL set with its vectors
+on a Chroma server too (its other engines are the PostgreSQL set's, tested above)."""
+
 MODEL = "conformance-embedder"
 """The embedder name the engines are opened with (vector partitions are per embedder)."""
 
@@ -61,11 +66,43 @@ def postgresql_engine_url(pg_vector_url: str) -> str:
     return pg_vector_url
 
 
+@pytest.fixture
+def postgresql_chroma_engine_url(pg_vector_url: str) -> str:
+    """The PostgreSQL engines with the vectors on a Chroma server (see
+    ``postgresql_chroma_engine_options``)."""
+    return pg_vector_url
+
+
+@pytest.fixture
+def postgresql_chroma_engine_options(chroma_server_url: str) -> dict[str, Any]:
+    """The session's ``chroma run`` server (``tests/_chroma.py``), with a collection
+    prefix of the test's own (empty storage)."""
+    return {"chroma_url": chroma_server_url, "collection_prefix": f"t{uuid.uuid4().hex[:12]}"}
+
+
+def url_of(request: pytest.FixtureRequest) -> str | None:
+    """The URL of the engine set named by ``request.param`` (its ``<name>_engine_url``)."""
+    url: str | None = request.getfixturevalue(f"{request.param}_engine_url")
+    return url
+
+
 @pytest.fixture(params=ENGINES)
 def engine_url(request: pytest.FixtureRequest) -> str | None:
     """The URL of the engine set under test."""
-    url: str | None = request.getfixturevalue(f"{request.param}_engine_url")
-    return url
+    return url_of(request)
+
+
+@pytest.fixture
+def engine_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Options of :func:`~langmem_ext.workspace.engines.engines_from_url` the engine set
+    under test needs (its ``<name>_engine_options`` fixture, when it has one)."""
+    callspec = getattr(request.node, "callspec", None)
+    name = callspec.params.get("engine_url") if callspec is not None else None
+    try:
+        options: dict[str, Any] = request.getfixturevalue(f"{name}_engine_options")
+    except pytest.FixtureLookupError:
+        return {}
+    return options
 
 
 @pytest.fixture
@@ -75,7 +112,9 @@ def workspace_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def open_engines(engine_url: str | None, workspace_root: Path) -> Iterator[Callable[..., Engines]]:
+def open_engines(
+    engine_url: str | None, engine_options: dict[str, Any], workspace_root: Path
+) -> Iterator[Callable[..., Engines]]:
     """Opens the engine set under test on the test's storage (again, when called again:
     a reopen sees what an earlier open wrote), with options of
     :func:`~langmem_ext.workspace.engines.engines_from_url` (``lock_timeout=0.2``).
@@ -83,7 +122,9 @@ def open_engines(engine_url: str | None, workspace_root: Path) -> Iterator[Calla
     opened: list[Engines] = []
 
     def open_(**options: Any) -> Engines:
-        engines = engines_from_url(engine_url, root=workspace_root, model_name=MODEL, **options)
+        engines = engines_from_url(
+            engine_url, root=workspace_root, model_name=MODEL, **{**engine_options, **options}
+        )
         opened.append(engines)
         return engines
 

@@ -12,7 +12,7 @@ from langmem_ext.workspace.engines import Engines
 from langmem_ext.workspace.protocols import VectorIndex
 from langmem_ext.workspace.sqlite.passage_rows import partition
 
-from .conftest import MODEL, unit_vector
+from .conftest import MODEL, VECTOR_ENGINES, unit_vector, url_of
 
 TEXTS = {
     "a": "black coffee in the morning",
@@ -20,6 +20,12 @@ TEXTS = {
     "c": "flight to lisbon",
     "d": "我每天早上喝黑咖啡",
 }
+
+
+@pytest.fixture(params=VECTOR_ENGINES)
+def engine_url(request: pytest.FixtureRequest) -> str | None:
+    """The URL of the engine set under test (the vector index's sets)."""
+    return url_of(request)
 
 
 def _fill(vectors: VectorIndex, scope: str = "main") -> None:
@@ -120,3 +126,13 @@ def test_vectors_survive_a_reopen(open_engines: Callable[..., Engines]) -> None:
     again = open_engines()
     assert again.vectors.count("main") == 4
     assert again.vectors.query("main", unit_vector(TEXTS["b"]).tolist(), 1)[0].id == "b"
+
+
+def test_discarding_the_index_drops_its_vectors(engines: Engines) -> None:
+    _fill(engines.vectors)
+    _fill(engines.vectors, "u1")
+    engines.discard_index()
+    assert engines.vectors.count("main") == 0 and engines.vectors.count("u1") == 0
+    assert engines.vectors.query("main", unit_vector(TEXTS["a"]), 3) == []
+    _fill(engines.vectors)  # the index works after it
+    assert engines.vectors.count("main") == len(TEXTS)
