@@ -198,11 +198,24 @@ class PgKeywordIndex(PgPassages):
             r[0]: int(r[1]) for r in self._q("SELECT id, line FROM docs WHERE path = %s", (path,))
         }
 
-    def _sections_of(self, scope: str) -> ScopeSections:
+    def _sections_near(
+        self, scope: str, places: Sequence[tuple[str, str, int]], span: int
+    ) -> ScopeSections:
+        """The section order of the scope's entries within ``span`` lines of each
+        ``(path, category, line)``: contiguous pieces of the sections, read through
+        the ``(path, line)`` index, so a search reads O(window) rows per anchor and
+        not the whole scope (no copy is cached between searches: another replica may
+        have written)."""
+        if not places:
+            return ScopeSections(())
+        paths, cats, lines = (list(x) for x in zip(*places, strict=True))
         rows = self._q(
-            "SELECT id, path, category, line FROM docs WHERE scope = %s "
-            "ORDER BY path, category, line, id",
-            (scope,),
+            "SELECT DISTINCT d.id, d.path, d.category, d.line FROM unnest("
+            "%s::text[], %s::text[], %s::int[]) AS a(path, category, line) "
+            "JOIN docs d ON d.path = a.path AND d.category = a.category "
+            "AND d.line BETWEEN a.line - %s AND a.line + %s WHERE d.scope = %s "
+            "ORDER BY d.path, d.category, d.line, d.id",
+            (paths, cats, lines, span, span, scope),
         )
         return ScopeSections((str(i), str(p), str(c), int(n)) for i, p, c, n in rows)
 
@@ -218,7 +231,7 @@ class PgKeywordIndex(PgPassages):
         if window <= 0 or not anchors:
             return {}
         span = window + 2
-        sections = self._sections_of(scope)
+        sections = self._sections_near(scope, [(p, c, n) for _, p, n, c in anchors], span)
         out: dict[str, list[tuple[int, str]]] = {}
         for aid, path, line, cat in anchors:
             found = sections.around(aid, path, cat, line, window, span)
@@ -289,8 +302,14 @@ class PgKeywordIndex(PgPassages):
     ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, Previous]]:
         """:meth:`docs_with_vectors` plus the entry before each doc of ``scope`` in its
         file section (first entries have none)."""
-        sections = self._sections_of(scope)
-        prev_of = {i: p for i in ids if (p := sections.previous(i)) is not None}
+        rows = self._q(
+            "SELECT d.id, p.id FROM docs d CROSS JOIN LATERAL (SELECT e.id FROM docs e "
+            "WHERE e.path = d.path AND e.scope = d.scope AND e.category = d.category "
+            "AND (e.line, e.id) < (d.line, d.id) ORDER BY e.line DESC, e.id DESC LIMIT 1) p "
+            "WHERE d.id = ANY(%s) AND d.scope = %s",
+            (list(ids), scope),
+        )
+        prev_of = {str(i): str(p) for i, p in rows}
         wanted = set(ids)
         extra = [p for p in dict.fromkeys(prev_of.values()) if p not in wanted]
         found = self.docs_with_vectors([*ids, *extra], model, scope)
