@@ -80,7 +80,7 @@ def build(
         texts = [_text(rng) for _ in range(min(batch, n - len(ids)))]
         stamps = [base + len(ids) + i for i in range(len(texts))]
         ids += memory.add_many(texts, scope=SCOPE, created_at=stamps)
-        if len(ids) % (batch * 10) == 0 or len(ids) == n:
+        if len(ids) % 10_000 == 0 or len(ids) == n:
             log(f"  {engine} {n}: {len(ids)} stored, {time.perf_counter() - t0:.0f} s")
     memory.close()
     on = settings.model_copy(update={"knowledge": KnowledgeSettings()})

@@ -20,6 +20,8 @@ connections and thread, a write joins it, so the ledger and the index commit tog
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -119,6 +121,9 @@ _POST = (
 )
 """Write the postings of the docs of these rowids (from their tokens)."""
 _UNPOST = "DELETE FROM doc_postings WHERE rowid = ANY(%s)"
+MATRIX_ENTRIES = 50_000
+"""Rows of the exact-search matrices an index keeps in memory, over all scopes (the
+least recently searched scope goes first)."""
 
 
 class PgKeywordIndex(PgPassages):
@@ -134,6 +139,10 @@ class PgKeywordIndex(PgPassages):
         super().__init__(db, exact_max_entries)
         self.url = db.url
         self._stats = TableStats("docs", postings="doc_postings")
+        self._matrices: OrderedDict[tuple[str, str], tuple[str, ScopeMatrix | None, int]] = (
+            OrderedDict()
+        )
+        self._matrix_lock = threading.Lock()
         with db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('keyword index', 0))")
             for statement in (*SCHEMA, *_PASSAGES_SCHEMA):
@@ -255,28 +264,72 @@ class PgKeywordIndex(PgPassages):
     def nearest_many(
         self, scope: str, model: str, queries: Sequence[Sequence[float]], n: int
     ) -> list[list[tuple[str, float]]] | None:
-        """:meth:`nearest` for several queries (one read of the scope's vectors)."""
-        if self.exact_max_entries <= 0 or self.count(scope) > self.exact_max_entries:
+        """:meth:`nearest` for several queries (see :meth:`_scope_matrix`)."""
+        if self.exact_max_entries <= 0:
             return None
-        rows = self._q(
-            "SELECT d.id, d.vec_hash IS NOT NULL, v.vec FROM docs d LEFT JOIN kept_vectors v "
-            "ON v.id = d.id AND v.model = %s AND v.text_hash = d.vec_hash WHERE d.scope = %s "
-            "ORDER BY d.rowid",
+        matrix = self._scope_matrix(scope, model)
+        if matrix is None:
+            return None
+        try:
+            return matrix.nearest_many(queries, n)
+        except ValueError:
+            return None
+
+    def _scope_matrix(self, scope: str, model: str) -> ScopeMatrix | None:
+        """The scope's kept ``model`` vectors as a matrix, ``None`` when exact search
+        does not answer (too many entries, or an embedded one without a kept copy).
+
+        The matrix is kept in memory between searches while the scope's docs, their
+        embedded texts and kept copies are what they were: one query compares a
+        digest of them (ids, vector hashes, copy present, in write order) with the
+        one the matrix was built from, so a write by any replica is seen at the next
+        search without the vectors being read again when nothing changed.
+        """
+        over = self._q(
+            "SELECT count(*) FROM (SELECT 1 FROM docs WHERE scope = %s LIMIT %s) s",
+            (scope, self.exact_max_entries + 1),
+        )
+        if int(over[0][0]) > self.exact_max_entries:
+            return None
+        join = (
+            "FROM docs d LEFT JOIN kept_vectors v ON v.id = d.id AND v.model = %s "
+            "AND v.text_hash = d.vec_hash WHERE d.scope = %s"
+        )
+        digest = self._q(
+            "SELECT md5(string_agg(d.id || ':' || coalesce(d.vec_hash, '') || ':' || "
+            f"(v.id IS NOT NULL)::text, ',' ORDER BY d.rowid)) {join}",
             (model, scope),
+        )[0][0]
+        key = (scope, model)
+        with self._matrix_lock:
+            kept = self._matrices.get(key)
+            if kept is not None and kept[0] == digest:
+                self._matrices.move_to_end(key)
+                return kept[1]
+        rows = self._q(
+            f"SELECT d.id, d.vec_hash IS NOT NULL, v.vec {join} ORDER BY d.rowid", (model, scope)
         )
         ids: list[str] = []
         vectors: list[Vector] = []
+        matrix: ScopeMatrix | None = None
         for entry_id, embedded, blob in rows:
             if not embedded:
                 continue
             if blob is None:
-                return None
+                break
             ids.append(str(entry_id))
             vectors.append(np.frombuffer(bytes(blob), dtype="<f4"))
-        try:
-            return ScopeMatrix(ids, vectors).nearest_many(queries, n)
-        except ValueError:
-            return None
+        else:
+            try:
+                matrix = ScopeMatrix(ids, vectors)
+            except ValueError:  # vectors of two dimensions
+                matrix = None
+        with self._matrix_lock:
+            self._matrices[key] = (digest, matrix, len(ids))
+            self._matrices.move_to_end(key)
+            while sum(k[2] for k in self._matrices.values()) > MATRIX_ENTRIES:
+                self._matrices.popitem(last=False)
+        return matrix
 
     def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
         """Docs by id (missing ids are absent from the result)."""

@@ -298,3 +298,40 @@ def test_neighbours_and_previous_read_only_the_anchors_surroundings(
     assert set(got) == set(want) and before == want_before and len(before) >= 10
     # each anchor's surroundings, never the scope's 1,500 entries
     assert max(read) <= len(anchors) * (2 * 5 + 1)
+
+
+def test_exact_search_reads_the_vectors_again_only_after_a_write(pg_url: str) -> None:
+    db_a, db_b = PgConnections(pg_url), PgConnections(pg_url)
+    a, b = PgKeywordIndex(db_a), PgKeywordIndex(db_b)  # two replicas of one database
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((40, 8)).astype(np.float32)
+    docs = [_doc("main", i, f"note {i}") for i in range(40)]
+    a.apply(upserts=docs[:30], model="m", embedded=[(d.id, d.text_hash) for d in docs[:30]],
+            vectors=m[:30])  # fmt: skip
+    read: list[str] = []
+    query = a._q
+
+    def counted(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        read.append(sql)
+        return query(sql, params)
+
+    a._q = counted  # type: ignore[method-assign]
+
+    def vector_reads() -> int:
+        return sum("v.vec" in sql for sql in read)
+
+    q = m[35].tolist()
+    first = a.nearest("main", "m", q, 3)
+    assert first is not None and first[0][0] != "main-35" and vector_reads() == 1
+    assert a.nearest("main", "m", q, 3) == first and vector_reads() == 1  # nothing changed
+    b.apply(upserts=docs[30:], model="m", embedded=[(d.id, d.text_hash) for d in docs[30:]],
+            vectors=m[30:])  # fmt: skip
+    after = a.nearest("main", "m", q, 3)
+    assert after is not None and after[0][0] == "main-35" and vector_reads() == 2
+    b.apply(deletes=[("main-35", "main")])
+    gone = a.nearest("main", "m", q, 3)
+    assert gone is not None and "main-35" not in [i for i, _ in gone] and vector_reads() == 3
+    b.apply(upserts=[_doc("main", 36, "changed", text_hash="new")])  # not embedded yet
+    assert a.nearest("main", "m", q, 3) is not None and vector_reads() == 4
+    db_a.close()
+    db_b.close()
