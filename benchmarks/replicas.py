@@ -24,17 +24,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -42,52 +38,16 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import httpx
+from _serving import serve
 from engines_pg import _text
 
 from langmem_ext import Memory, Settings
 from langmem_ext.client import MemoryClient
 from langmem_ext.core.config import EmbeddingSettings
 
-CLI = [sys.executable, "-m", "langmem_ext.cli"]
 QUERIES = ["tea garden morning", "my sister the doctor", "peanut allergy", "妹妹在北京工作",
            "weekend climbing mountain", "piano lessons friday", "早上去市场买水果"]  # fmt: skip
 MIX = ["search"] * 7 + ["add"] * 2 + ["save+confirm"]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def serve(workspace: Path, log: Path, env: dict[str, str]) -> Iterator[str]:
-    """A ``serve`` process until the block ends; yields its URL once healthy."""
-    port = _port()
-    workspace.mkdir(parents=True)
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [*CLI, "--workspace", str(workspace), "serve", "--port", str(port), "--scripted"],
-            stdout=out, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 180
-            while True:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"serve did not start:\n{log.read_text()}")
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.2)
-            yield url
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=120)
 
 
 def run_clients(urls: list[str], clients: int, seconds: float) -> dict[str, list[float]]:
