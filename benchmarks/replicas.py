@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -111,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="langmem-replicas-"))
     start_load = os.getloadavg()
     with ExitStack() as stack:
+        stack.callback(shutil.rmtree, tmp, True)
         admin = args.database_url
         if admin is None:
             server = start_local_server()
