@@ -352,6 +352,64 @@ class ContextEmbeddings(Embeddings):
         return self.inner.embed_query(text)
 
 
+# -- engines -----------------------------------------------------------------
+
+
+DatabaseFor = Callable[[str], "str | None"]
+"""The ``database_url`` of a fresh workspace, given a name for it (``None``: embedded)."""
+
+
+def _embedded(name: str) -> str | None:
+    return None
+
+
+@contextmanager
+def engine_databases(engine: str, database_url: str | None) -> Iterator[DatabaseFor]:
+    """Where each fresh workspace of a run keeps its data.
+
+    ``engine="embedded"``: the workspace folder (SQLite, FTS5, embedded Chroma).
+    ``engine="postgres"``: a new database per workspace on the server of
+    ``database_url`` (its admin URL), or on a local server started for the run and
+    stopped at the end when no URL is given.
+
+    Args:
+        engine: ``"embedded"`` or ``"postgres"``.
+        database_url: A PostgreSQL URL with the right to create databases, or ``None``.
+
+    Yields:
+        A function from a workspace name to its ``database_url``.
+    """
+    if engine == "embedded":
+        yield _embedded
+        return
+    from langmem_ext.workspace.postgres.local_server import (
+        create_database,
+        drop_database,
+        start_local_server,
+    )
+
+    server = None
+    admin = database_url
+    if admin is None:
+        server = start_local_server()
+        admin = server.url
+    created: list[str] = []
+
+    def database_for(name: str) -> str:
+        db = "bench_" + "".join(c if c.isalnum() else "_" for c in name.lower())
+        created.append(db)
+        return create_database(admin, db)
+
+    try:
+        yield database_for
+    finally:
+        if server is not None:
+            server.stop()
+        else:
+            for db in created:
+                drop_database(admin, db)
+
+
 # -- ingest ------------------------------------------------------------------
 
 
@@ -381,11 +439,13 @@ def build_store(
     kind: str,
     workdir: Path,
     log: Callable[[str], None],
+    database_for: DatabaseFor = _embedded,
 ) -> Store:
     """Ingest every corpus of ``dataset`` into a fresh workspace, timed.
 
-    The time covers ``add_many`` end to end (Markdown, ledger, FTS5, embedding,
-    Chroma), with the embedding cache off.
+    The time covers ``add_many`` end to end (Markdown, ledger, keyword index,
+    embedding, vector index), with the embedding cache off. ``database_for`` names
+    the workspace's database (see :func:`engine_databases`).
     """
     root = workdir / f"ws-{provider}-{kind}"
     if root.exists():
@@ -393,6 +453,7 @@ def build_store(
     settings = Settings(
         workspace=root,
         embeddings=EmbeddingSettings(provider=provider, cache=False),  # type: ignore[arg-type]
+        database_url=database_for(f"{provider}-{kind}"),
     )
     emb = embedder
     if kind == "ctx-embed":
@@ -691,13 +752,14 @@ def run_embedder(
     chunking: Sequence[str],
     workdir: Path,
     log: Callable[[str], None],
+    database_for: DatabaseFor = _embedded,
 ) -> dict[str, Any]:
     """Ingest and evaluate ``dataset`` with one embedder; returns the results."""
     raw = make_embedder(provider)
     raw.embed_query("warm up")  # load the model outside every timing
     memo = QueryMemo(raw)
     kinds = ["turn", *([k for k in chunking] if ablation else [])]
-    stores = {k: build_store(dataset, raw, provider, k, workdir, log) for k in kinds}
+    stores = {k: build_store(dataset, raw, provider, k, workdir, log, database_for) for k in kinds}
     base_settings = stores["turn"].memory.settings
     rs = base_settings.retrieval
     pool = max(K_MAX * rs.candidate_multiplier, 20)
@@ -888,7 +950,8 @@ def render(results: dict[str, Any]) -> str:
     """All tables of a run as Markdown."""
     out: list[str] = []
     ds = results["dataset"]
-    out.append(f"## {ds} retrieval — {results['date']}, {results['machine']}\n")
+    engine = results.get("engine", "embedded")
+    out.append(f"## {ds} retrieval — {results['date']}, {results['machine']}, {engine} engine\n")
     out.append(f"Command: `{results['command']}`\n")
     for note in results.get("notes", []):
         out.append(f"- {note}")
@@ -1024,7 +1087,18 @@ def parser(description: str) -> argparse.ArgumentParser:
                         "instead of the Markdown tables)")  # fmt: skip
     p.add_argument("--workdir", type=Path, default=None,
                    help="where the temporary workspaces go (default: a temp dir, removed)")  # fmt: skip
+    add_engine_arguments(p)
     return p
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and ``--database-url`` (see :func:`engine_databases`)."""
+    p.add_argument("--engine", choices=["embedded", "postgres"], default="embedded",
+                   help="the storage engines: the workspace folder, or PostgreSQL "
+                        "(one database per workspace)")  # fmt: skip
+    p.add_argument("--database-url", default=None, metavar="URL",
+                   help="with --engine postgres: the server's admin URL (default: a local "
+                        "server started for the run)")  # fmt: skip
 
 
 def run_cli(
@@ -1047,18 +1121,26 @@ def run_cli(
     log(f"{dataset.name}: {sum(len(c) for c in dataset.corpora.values())} memories, "
         f"{len(dataset.questions)} questions; workspaces in {tmp}")  # fmt: skip
     try:
-        runs = [
-            run_embedder(
-                dataset, e, ablation=args.ablation, chunking=chunking, workdir=tmp, log=log
-            )
-            for e in embedders
-        ]
+        with engine_databases(args.engine, args.database_url) as database_for:
+            runs = [
+                run_embedder(
+                    dataset,
+                    e,
+                    ablation=args.ablation,
+                    chunking=chunking,
+                    workdir=tmp,
+                    log=log,
+                    database_for=database_for,
+                )
+                for e in embedders
+            ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results = {
         "dataset": dataset.name,
         "date": date.today().isoformat(),
         "machine": "2 cores",
+        "engine": args.engine,
         "command": "python "
         + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
         "notes": [

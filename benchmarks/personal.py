@@ -60,6 +60,8 @@ from _common import (
     ALL_OFF,
     EMBEDDERS,
     PLAIN,
+    add_engine_arguments,
+    engine_databases,
     make_embedder,
     markdown_table,
     percentiles,
@@ -164,12 +166,16 @@ class Store:
     root: Path
 
 
-def build(personas: list[Persona], provider: str, workdir: Path) -> Store:
-    """Store every persona in its own scope of a fresh workspace."""
+def build(
+    personas: list[Persona], provider: str, workdir: Path, database_url: str | None = None
+) -> Store:
+    """Store every persona in its own scope of a fresh workspace (``database_url``:
+    its engines, ``None`` for the embedded ones)."""
     root = workdir / f"ws-{provider}"
     settings = Settings(
         workspace=root,
         embeddings=EmbeddingSettings(provider=provider, cache=False),  # type: ignore[arg-type]
+        database_url=database_url,
     )
     memory = Memory(root, settings=settings)
     ext: dict[str, str] = {}
@@ -264,10 +270,11 @@ def run_once(
     workdir: Path,
     log: Callable[[str], None],
     misses: bool = False,
+    database_url: str | None = None,
 ) -> dict[str, Any]:
     """Ingest and ask every question with every method once."""
     t0 = time.perf_counter()
-    store = build(personas, provider, workdir)
+    store = build(personas, provider, workdir, database_url)
     log(f"  ingest: {len(store.ext)} memories in {time.perf_counter() - t0:.1f} s")
     methods = searchers(store)
     for p in personas:  # warm each scope's pages outside the timings
@@ -339,7 +346,7 @@ def render(results: dict[str, Any]) -> str:
     """Markdown tables of a (median) run."""
     r = results["median"]
     out = [f"## Personal memories — {results['date']}, {results['runs']} run(s), "
-           f"embedder `{results['embedder']}`\n", f"Command: `{results['command']}`\n",
+           f"embedder `{results['embedder']}`, {results.get('engine', 'embedded')} engine\n", f"Command: `{results['command']}`\n",
            f"{results['personas']} personas, {results['memories']} memories, "
            f"{results['questions']} questions.\n"]  # fmt: skip
     head = ["method", "hit@1", "hit@3", "same-lang hit@1 / @3", "cross-lang hit@1 / @3",
@@ -392,6 +399,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="print the pipeline's questions without a hit at rank 1 (first run)",
     )
     ap.add_argument("--workdir", type=Path, default=None)
+    add_engine_arguments(ap)
     args = ap.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -402,10 +410,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="langmem-personal-", dir=args.workdir))
     runs = []
     try:
-        for i in range(args.runs):
-            log(f"run {i + 1}/{args.runs}")
-            runs.append(run_once(personas, args.embedder, tmp / f"run{i}", log,
-                                 misses=args.misses and i == 0))  # fmt: skip
+        with engine_databases(args.engine, args.database_url) as database_for:
+            for i in range(args.runs):
+                log(f"run {i + 1}/{args.runs}")
+                runs.append(run_once(personas, args.embedder, tmp / f"run{i}", log,
+                                     misses=args.misses and i == 0,
+                                     database_url=database_for(f"personal-{i}")))  # fmt: skip
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     missed = runs[0].pop("misses", None)
@@ -416,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "date": date.today().isoformat(),
         "command": "python " + " ".join([sys.argv[0], *(sys.argv[1:] if argv is None else argv)]),
         "embedder": args.embedder,
+        "engine": args.engine,
         "personas": len(personas),
         "memories": sum(len(p.memories) for p in personas),
         "questions": sum(len(p.questions) for p in personas),

@@ -25,8 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +39,11 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import httpx
 
 from langmem_ext import Memory, Settings
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _serving import serve
 
 USER = "bench"
 QUERIES = [
@@ -99,12 +102,6 @@ def _cli(env: dict[str, str], *args: str) -> Callable[[], None]:
     return run
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=1000)
@@ -133,26 +130,8 @@ def main() -> None:
     query = QUERIES[0]
     cold = _timed(_cli(env, "--workspace", str(ws), "--user", USER, "search", query), args.cli_runs)
 
-    port = _port()
-    url = f"http://127.0.0.1:{port}"
-    log = (root / "serve.log").open("w")
-    server = subprocess.Popen(
-        [*CLI, "--workspace", str(ws), "serve", "--port", str(port), "--scripted"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    try:
-        started = time.perf_counter()
-        while True:
-            if server.poll() is not None:
-                raise SystemExit(f"serve exited:\n{(root / 'serve.log').read_text()}")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+    started = time.perf_counter()
+    with serve(ws, root / "serve.log", env) as url:
         start_s = time.perf_counter() - started
         through = _timed(
             _cli(env, "--server", url, "--user", USER, "search", query), args.cli_runs, warmup=1
@@ -166,10 +145,6 @@ def main() -> None:
                 r.raise_for_status()
 
             rest = _timed(search, args.searches, warmup=10)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=120)
-        log.close()
 
     rows = [
         ("cold CLI search (new process, loads the embedder)", "per command", cold),

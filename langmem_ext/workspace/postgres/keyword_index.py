@@ -20,6 +20,8 @@ connections and thread, a write joins it, so the ledger and the index commit tog
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -119,6 +121,9 @@ _POST = (
 )
 """Write the postings of the docs of these rowids (from their tokens)."""
 _UNPOST = "DELETE FROM doc_postings WHERE rowid = ANY(%s)"
+MATRIX_ENTRIES = 50_000
+"""Rows of the exact-search matrices an index keeps in memory, over all scopes (the
+least recently searched scope goes first)."""
 
 
 class PgKeywordIndex(PgPassages):
@@ -134,6 +139,10 @@ class PgKeywordIndex(PgPassages):
         super().__init__(db, exact_max_entries)
         self.url = db.url
         self._stats = TableStats("docs", postings="doc_postings")
+        self._matrices: OrderedDict[tuple[str, str], tuple[str, ScopeMatrix | None, int]] = (
+            OrderedDict()
+        )
+        self._matrix_lock = threading.Lock()
         with db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('keyword index', 0))")
             for statement in (*SCHEMA, *_PASSAGES_SCHEMA):
@@ -198,11 +207,24 @@ class PgKeywordIndex(PgPassages):
             r[0]: int(r[1]) for r in self._q("SELECT id, line FROM docs WHERE path = %s", (path,))
         }
 
-    def _sections_of(self, scope: str) -> ScopeSections:
+    def _sections_near(
+        self, scope: str, places: Sequence[tuple[str, str, int]], span: int
+    ) -> ScopeSections:
+        """The section order of the scope's entries within ``span`` lines of each
+        ``(path, category, line)``: contiguous pieces of the sections, read through
+        the ``(path, line)`` index, so a search reads O(window) rows per anchor and
+        not the whole scope (no copy is cached between searches: another replica may
+        have written)."""
+        if not places:
+            return ScopeSections(())
+        paths, cats, lines = (list(x) for x in zip(*places, strict=True))
         rows = self._q(
-            "SELECT id, path, category, line FROM docs WHERE scope = %s "
-            "ORDER BY path, category, line, id",
-            (scope,),
+            "SELECT DISTINCT d.id, d.path, d.category, d.line FROM unnest("
+            "%s::text[], %s::text[], %s::int[]) AS a(path, category, line) "
+            "JOIN docs d ON d.path = a.path AND d.category = a.category "
+            "AND d.line BETWEEN a.line - %s AND a.line + %s WHERE d.scope = %s "
+            "ORDER BY d.path, d.category, d.line, d.id",
+            (paths, cats, lines, span, span, scope),
         )
         return ScopeSections((str(i), str(p), str(c), int(n)) for i, p, c, n in rows)
 
@@ -218,7 +240,7 @@ class PgKeywordIndex(PgPassages):
         if window <= 0 or not anchors:
             return {}
         span = window + 2
-        sections = self._sections_of(scope)
+        sections = self._sections_near(scope, [(p, c, n) for _, p, n, c in anchors], span)
         out: dict[str, list[tuple[int, str]]] = {}
         for aid, path, line, cat in anchors:
             found = sections.around(aid, path, cat, line, window, span)
@@ -242,28 +264,72 @@ class PgKeywordIndex(PgPassages):
     def nearest_many(
         self, scope: str, model: str, queries: Sequence[Sequence[float]], n: int
     ) -> list[list[tuple[str, float]]] | None:
-        """:meth:`nearest` for several queries (one read of the scope's vectors)."""
-        if self.exact_max_entries <= 0 or self.count(scope) > self.exact_max_entries:
+        """:meth:`nearest` for several queries (see :meth:`_scope_matrix`)."""
+        if self.exact_max_entries <= 0:
             return None
-        rows = self._q(
-            "SELECT d.id, d.vec_hash IS NOT NULL, v.vec FROM docs d LEFT JOIN kept_vectors v "
-            "ON v.id = d.id AND v.model = %s AND v.text_hash = d.vec_hash WHERE d.scope = %s "
-            "ORDER BY d.rowid",
+        matrix = self._scope_matrix(scope, model)
+        if matrix is None:
+            return None
+        try:
+            return matrix.nearest_many(queries, n)
+        except ValueError:
+            return None
+
+    def _scope_matrix(self, scope: str, model: str) -> ScopeMatrix | None:
+        """The scope's kept ``model`` vectors as a matrix, ``None`` when exact search
+        does not answer (too many entries, or an embedded one without a kept copy).
+
+        The matrix is kept in memory between searches while the scope's docs, their
+        embedded texts and kept copies are what they were: one query compares a
+        digest of them (ids, vector hashes, copy present, in write order) with the
+        one the matrix was built from, so a write by any replica is seen at the next
+        search without the vectors being read again when nothing changed.
+        """
+        over = self._q(
+            "SELECT count(*) FROM (SELECT 1 FROM docs WHERE scope = %s LIMIT %s) s",
+            (scope, self.exact_max_entries + 1),
+        )
+        if int(over[0][0]) > self.exact_max_entries:
+            return None
+        join = (
+            "FROM docs d LEFT JOIN kept_vectors v ON v.id = d.id AND v.model = %s "
+            "AND v.text_hash = d.vec_hash WHERE d.scope = %s"
+        )
+        digest = self._q(
+            "SELECT md5(string_agg(d.id || ':' || coalesce(d.vec_hash, '') || ':' || "
+            f"(v.id IS NOT NULL)::text, ',' ORDER BY d.rowid)) {join}",
             (model, scope),
+        )[0][0]
+        key = (scope, model)
+        with self._matrix_lock:
+            kept = self._matrices.get(key)
+            if kept is not None and kept[0] == digest:
+                self._matrices.move_to_end(key)
+                return kept[1]
+        rows = self._q(
+            f"SELECT d.id, d.vec_hash IS NOT NULL, v.vec {join} ORDER BY d.rowid", (model, scope)
         )
         ids: list[str] = []
         vectors: list[Vector] = []
+        matrix: ScopeMatrix | None = None
         for entry_id, embedded, blob in rows:
             if not embedded:
                 continue
             if blob is None:
-                return None
+                break
             ids.append(str(entry_id))
             vectors.append(np.frombuffer(bytes(blob), dtype="<f4"))
-        try:
-            return ScopeMatrix(ids, vectors).nearest_many(queries, n)
-        except ValueError:
-            return None
+        else:
+            try:
+                matrix = ScopeMatrix(ids, vectors)
+            except ValueError:  # vectors of two dimensions
+                matrix = None
+        with self._matrix_lock:
+            self._matrices[key] = (digest, matrix, len(ids))
+            self._matrices.move_to_end(key)
+            while sum(k[2] for k in self._matrices.values()) > MATRIX_ENTRIES:
+                self._matrices.popitem(last=False)
+        return matrix
 
     def docs(self, ids: Iterable[str]) -> dict[str, Doc]:
         """Docs by id (missing ids are absent from the result)."""
@@ -289,8 +355,14 @@ class PgKeywordIndex(PgPassages):
     ) -> tuple[dict[str, tuple[Doc, Vector | None]], dict[str, Previous]]:
         """:meth:`docs_with_vectors` plus the entry before each doc of ``scope`` in its
         file section (first entries have none)."""
-        sections = self._sections_of(scope)
-        prev_of = {i: p for i in ids if (p := sections.previous(i)) is not None}
+        rows = self._q(
+            "SELECT d.id, p.id FROM docs d CROSS JOIN LATERAL (SELECT e.id FROM docs e "
+            "WHERE e.path = d.path AND e.scope = d.scope AND e.category = d.category "
+            "AND (e.line, e.id) < (d.line, d.id) ORDER BY e.line DESC, e.id DESC LIMIT 1) p "
+            "WHERE d.id = ANY(%s) AND d.scope = %s",
+            (list(ids), scope),
+        )
+        prev_of = {str(i): str(p) for i, p in rows}
         wanted = set(ids)
         extra = [p for p in dict.fromkeys(prev_of.values()) if p not in wanted]
         found = self.docs_with_vectors([*ids, *extra], model, scope)

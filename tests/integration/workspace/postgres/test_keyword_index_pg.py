@@ -254,3 +254,84 @@ def test_event_passages_are_added_searched_and_purged(index: Any) -> None:
         "memory/transcripts/2026-01-02.md#^ev-1",
         "memory/transcripts/2026-01-02.md#^ev-2",
     ]
+
+
+def _layout(n: int) -> list[Doc]:
+    """``n`` docs over two files and two categories, some bullets several lines
+    long, two on one line (seeded)."""
+    rng = np.random.default_rng(5)
+    docs, line = [], {"main/MEMORY.md": 1, "main/memory/2026-01-02.md": 1}
+    for i in range(n):
+        path = "main/MEMORY.md" if rng.random() < 0.7 else "main/memory/2026-01-02.md"
+        cat = "fact" if rng.random() < 0.8 else "preference"
+        docs.append(_doc("main", i, f"note {i}", path=path, category=cat, line=line[path]))
+        line[path] += 0 if rng.random() < 0.05 else int(rng.integers(1, 4))
+    return docs
+
+
+def test_neighbours_and_previous_read_only_the_anchors_surroundings(
+    both: tuple[KeywordIndex, PgKeywordIndex],
+) -> None:
+    lite, pg = both
+    docs = _layout(1500)
+    for index in (lite, pg):
+        index.apply(upserts=docs)
+    rng = np.random.default_rng(9)
+    picks = [docs[int(i)] for i in rng.choice(len(docs), size=12, replace=False)]
+    anchors = [(d.id, d.path, d.line, d.category) for d in picks]
+    anchors.append(("main-3", docs[3].path, docs[3].line + 40, docs[3].category))  # moved
+    anchors.append(("gone", "main/MEMORY.md", 5, "fact"))
+    ids = [d.id for d in picks]
+    read: list[int] = []
+    query = pg._q
+
+    def counted(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        rows = query(sql, params)
+        read.append(len(rows))
+        return rows
+
+    pg._q = counted  # type: ignore[method-assign]
+    for window in (1, 2, 3):
+        assert pg.neighbours("main", anchors, window) == lite.neighbours("main", anchors, window)
+    got, before = pg.docs_with_previous_vectors(ids, "m", "main")
+    want, want_before = lite.docs_with_previous_vectors(ids, "m", "main")
+    assert set(got) == set(want) and before == want_before and len(before) >= 10
+    # each anchor's surroundings, never the scope's 1,500 entries
+    assert max(read) <= len(anchors) * (2 * 5 + 1)
+
+
+def test_exact_search_reads_the_vectors_again_only_after_a_write(pg_url: str) -> None:
+    db_a, db_b = PgConnections(pg_url), PgConnections(pg_url)
+    a, b = PgKeywordIndex(db_a), PgKeywordIndex(db_b)  # two replicas of one database
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((40, 8)).astype(np.float32)
+    docs = [_doc("main", i, f"note {i}") for i in range(40)]
+    a.apply(upserts=docs[:30], model="m", embedded=[(d.id, d.text_hash) for d in docs[:30]],
+            vectors=m[:30])  # fmt: skip
+    read: list[str] = []
+    query = a._q
+
+    def counted(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        read.append(sql)
+        return query(sql, params)
+
+    a._q = counted  # type: ignore[method-assign]
+
+    def vector_reads() -> int:
+        return sum("v.vec" in sql for sql in read)
+
+    q = m[35].tolist()
+    first = a.nearest("main", "m", q, 3)
+    assert first is not None and first[0][0] != "main-35" and vector_reads() == 1
+    assert a.nearest("main", "m", q, 3) == first and vector_reads() == 1  # nothing changed
+    b.apply(upserts=docs[30:], model="m", embedded=[(d.id, d.text_hash) for d in docs[30:]],
+            vectors=m[30:])  # fmt: skip
+    after = a.nearest("main", "m", q, 3)
+    assert after is not None and after[0][0] == "main-35" and vector_reads() == 2
+    b.apply(deletes=[("main-35", "main")])
+    gone = a.nearest("main", "m", q, 3)
+    assert gone is not None and "main-35" not in [i for i, _ in gone] and vector_reads() == 3
+    b.apply(upserts=[_doc("main", 36, "changed", text_hash="new")])  # not embedded yet
+    assert a.nearest("main", "m", q, 3) is not None and vector_reads() == 4
+    db_a.close()
+    db_b.close()
