@@ -121,6 +121,7 @@ higher similarity with a partial match (our bilingual evaluation set's recall@1 
 from 0.88 to 0.77); nothing (0) left cross-language answers below any same-language
 memory sharing one word with the question (BENCHMARKS.md §31)."""
 
+
 def one_word_share(words: frozenset[str], text: str) -> float | None:
     """The keyword evidence a memory that shares one word with the query can have.
 
