@@ -26,8 +26,9 @@ Three things make a keyword score mean evidence:
   :data:`KEYWORD_FULL_MATCH_SHARE` of the query's full-match BM25 (the sum of its
   terms' IDFs, :attr:`Candidate.bm25_full`): a pool whose best match covers a sliver
   of the query no longer scores that match 1.0.
-* Given the query text, a memory that holds exactly one of the query's informative
-  words (of two or more) has at most that word's share of them as evidence
+* Given the query text, a memory in the query's script that holds exactly one of
+  the query's informative words (of two or more) has at most that word's share of
+  them as evidence
   (:func:`one_word_share`): one shared word ("live" of "Where does my mom live?")
   is part of the question, not a match of it, however the pool's other memories
   score.
@@ -125,9 +126,9 @@ memory sharing one word with the question (BENCHMARKS.md §31)."""
 def one_word_share(words: frozenset[str], text: str) -> float | None:
     """The keyword evidence a memory that shares one word with the query can have.
 
-    A memory holding exactly one of a query's informative words (``words``: its
-    :func:`~langmem_ext.language.text.query_tokens`, two or more) matched that word,
-    not the question: "Chen Hao lives in Shanghai" holds *live* of "Where does my
+    A memory in the query's script holding exactly one of a query's informative
+    words (``words``: its :func:`~langmem_ext.language.text.query_tokens`, two or
+    more) matched that word, not the question: "Chen Hao lives in Shanghai" holds *live* of "Where does my
     mom live?", "Xiaoyu works as a teacher" *Xiaoyu* of "What is Xiaoyu allergic
     to?". Its evidence is that word's share of the query's words, ``1 / len(words)``,
     however well it scores among the pool's memories (the best of a pool counts as a
@@ -370,7 +371,12 @@ class _Fusion:
         """``c``'s weights for the query's script, its keyword evidence and hit bonus."""
         wv, wb, readable = _candidate_weights(c, *self.weights, self._profile)
         kw_ev = _keyword_evidence(c, self._keyword_ids, self._max_bm25, self._settings.rrf_k)
-        if kw_ev is not None and len(self._words) > 1 and kw_ev > 1.0 / len(self._words):
+        if (
+            kw_ev is not None
+            and readable >= 1.0  # in another script, the other words may be there unread
+            and len(self._words) > 1
+            and kw_ev > 1.0 / len(self._words)
+        ):
             share = one_word_share(self._words, c.text)
             if share is not None:
                 kw_ev = share
