@@ -87,6 +87,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeAlias, TypedDict, Unpack
 
 from langmem_ext.core.config import RetrievalSettings
@@ -123,6 +124,13 @@ from 0.88 to 0.77); nothing (0) left cross-language answers below any same-langu
 memory sharing one word with the question (BENCHMARKS.md §31)."""
 
 
+@lru_cache(maxsize=4096)
+def _text_words(text: str) -> frozenset[str]:
+    """The keyword tokens of a memory's text (cached: the same memories come back
+    search after search)."""
+    return frozenset(query_tokens(text, drop_stopwords=False))
+
+
 def one_word_share(words: frozenset[str], text: str) -> float | None:
     """The keyword evidence a memory that shares one word with the query can have.
 
@@ -150,7 +158,7 @@ def one_word_share(words: frozenset[str], text: str) -> float | None:
     """
     if len(words) < 2:
         return None
-    matched = words.intersection(query_tokens(text, drop_stopwords=False))
+    matched = words.intersection(_text_words(text))
     return 1.0 / len(words) if len(matched) == 1 else None
 
 
