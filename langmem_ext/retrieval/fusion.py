@@ -20,12 +20,18 @@ different questions:
 The weights are normalised over the engines that ran (0.4 / 0.6 by default, 1.0 for
 the only engine of a single-engine search), so ``score`` stays on a 0..~1 scale.
 
-Two things make a keyword score mean evidence:
+Three things make a keyword score mean evidence:
 
 * ``bm25 / max_bm25`` is divided by the larger of the pool's best BM25 and
   :data:`KEYWORD_FULL_MATCH_SHARE` of the query's full-match BM25 (the sum of its
   terms' IDFs, :attr:`Candidate.bm25_full`): a pool whose best match covers a sliver
   of the query no longer scores that match 1.0.
+* Given the query text, a memory in the query's script that holds exactly one of
+  the query's informative words (of two or more) has at most that word's share of
+  them as evidence
+  (:func:`one_word_share`): one shared word ("live" of "Where does my mom live?")
+  is part of the question, not a match of it, however the pool's other memories
+  score.
 * Given the query text, each candidate's keyword evidence is scaled by the share of
   it the keyword engine can read for this query
   (:func:`~langmem_ext.language.text.script_overlap`): an English query matches the
@@ -81,10 +87,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeAlias, TypedDict, Unpack
 
 from langmem_ext.core.config import RetrievalSettings
-from langmem_ext.language.text import numbers, script_overlap, script_profile
+from langmem_ext.language.text import numbers, query_tokens, script_overlap, script_profile
 from langmem_ext.retrieval.candidate import Candidate, best_first
 
 logger = logging.getLogger(__name__)
@@ -115,6 +122,45 @@ matches part of a question's informative words, seldom all, so full vector evide
 higher similarity with a partial match (our bilingual evaluation set's recall@1 fell
 from 0.88 to 0.77); nothing (0) left cross-language answers below any same-language
 memory sharing one word with the question (BENCHMARKS.md §31)."""
+
+
+@lru_cache(maxsize=4096)
+def _text_words(text: str) -> frozenset[str]:
+    """The keyword tokens of a memory's text (cached: the same memories come back
+    search after search)."""
+    return frozenset(query_tokens(text, drop_stopwords=False))
+
+
+def one_word_share(words: frozenset[str], text: str) -> float | None:
+    """The keyword evidence a memory that shares one word with the query can have.
+
+    A memory in the query's script holding exactly one of a query's informative
+    words (``words``: its :func:`~langmem_ext.language.text.query_tokens`, two or
+    more) matched that word, not the question: "Chen Hao lives in Shanghai" holds *live* of "Where does my
+    mom live?", "Xiaoyu works as a teacher" *Xiaoyu* of "What is Xiaoyu allergic
+    to?". Its evidence is that word's share of the query's words, ``1 / len(words)``,
+    however well it scores among the pool's memories (the best of a pool counts as a
+    full match when it covers half the query's weight, which one word of two does).
+
+    Args:
+        words: The query's informative words.
+        text: The memory.
+
+    Returns:
+        ``1 / len(words)`` when ``text`` holds exactly one of ``words``, else ``None``
+        (no limit).
+
+    Example:
+        >>> one_word_share(frozenset({"mom", "live"}), "Chen Hao lives in Shanghai")
+        0.5
+        >>> one_word_share(frozenset({"mom", "live"}), "My mom lives in Hangzhou") is None
+        True
+    """
+    if len(words) < 2:
+        return None
+    matched = words.intersection(_text_words(text))
+    return 1.0 / len(words) if len(matched) == 1 else None
+
 
 Ranked: TypeAlias = Sequence[Candidate] | None
 """One engine's candidates, best first; ``None`` when the engine did not run (an
@@ -306,6 +352,11 @@ class _Fusion:
         self._numbers = (
             numbers(query) if query is not None and self._profile is not None else frozenset()
         )
+        self._words = (
+            frozenset(query_tokens(query))
+            if query is not None and self._profile is not None
+            else frozenset()
+        )
         self._settings = settings
         self._full = full_match_cosine
 
@@ -328,6 +379,15 @@ class _Fusion:
         """``c``'s weights for the query's script, its keyword evidence and hit bonus."""
         wv, wb, readable = _candidate_weights(c, *self.weights, self._profile)
         kw_ev = _keyword_evidence(c, self._keyword_ids, self._max_bm25, self._settings.rrf_k)
+        if (
+            kw_ev is not None
+            and readable >= 1.0  # in another script, the other words may be there unread
+            and len(self._words) > 1
+            and kw_ev > 1.0 / len(self._words)
+        ):
+            share = one_word_share(self._words, c.text)
+            if share is not None:
+                kw_ev = share
         full = None
         if kw_ev is not None and readable < 1.0:
             if self._numbers and not self._numbers.isdisjoint(numbers(c.text)):
@@ -477,4 +537,5 @@ __all__ = [
     "Ranked",
     "fuse_rrf",
     "fuse_weighted",
+    "one_word_share",
 ]

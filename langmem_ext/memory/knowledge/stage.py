@@ -15,8 +15,10 @@ entities. Here:
    the question's other words its predicate and far end hold, and its embedded
    sentence's cosine to the question above the cosine of its entity's name alone
    (what the triple says beyond naming the entity: "Melanie finish another
-   painting" against "Melanie", for "What did Melanie paint recently?"), where
-   half of the remaining distance to 1 counts as full;
+   painting" against "Melanie", for "What did Melanie paint recently?"), or above
+   the median cosine of the entity's triples read when that is higher (a hub's
+   typical triple, :func:`typical_cosine`), where half of the remaining distance
+   to 1 counts as full;
 4. a one-hop triple scores ``relevance × (½ + ½ × specificity)`` of its question
    entity (an entity every memory mentions links less than a rare one); a two-hop
    triple scores ``0.7 × link × relevance``, the link to its middle entity being
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -70,6 +73,9 @@ ENTITY_MATCH = 0.45
 entity when the question names none."""
 EMBEDDED_ENTITIES = 2
 """Entities found by embedding at most."""
+TYPICAL_TRIPLES = 3
+"""Triples of an entity read at least for their median cosine to raise its floor
+(:func:`typical_cosine`)."""
 FULL_SPAN = 0.5
 """Share of the distance from the entity's own cosine to 1 that counts as a full
 match of a triple."""
@@ -101,6 +107,36 @@ def _clamp01(x: float) -> float:
     return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
 
 
+def typical_cosine(cosines: Sequence[float]) -> float | None:
+    """The cosine to the question of an entity's typical triple: the median of
+    ``cosines`` (its triples read), or ``None`` for fewer than
+    :data:`TYPICAL_TRIPLES`.
+
+    A triple's relevance is what its sentence matches of the question beyond what
+    linking through its entity gives any triple of that entity. For a rare entity
+    that is the cosine of its name; for a hub (the user of a personal store, whom
+    nearly every memory is about and whom a question names as "I", not by the
+    entity's name) the name's cosine is near 0 while every triple's sentence shares
+    the hub and the question's wording, so each of them looked relevant. The floor
+    is the larger of the two.
+
+    Args:
+        cosines: The question's cosines to the entity's triples.
+
+    Returns:
+        Their median, or ``None``.
+
+    Example:
+        >>> typical_cosine([0.1, 0.2, 0.5])
+        0.2
+        >>> typical_cosine([0.1, 0.2]) is None
+        True
+    """
+    if len(cosines) < TYPICAL_TRIPLES:
+        return None
+    return statistics.median(cosines)
+
+
 class _Relevance:
     """A triple's relevance to the question (step 3 of the module docstring)."""
 
@@ -129,6 +165,16 @@ class _Relevance:
         self.cos.update(self.vectors.triple_cosines(self.scope, self.unit, [t.id for t in triples]))
         todo = [e for e in entities if e not in self.floor]
         self.floor.update(self.vectors.entity_cosines(self.scope, self.unit, todo))
+        for e in entities:  # a hub's typical triple says nothing beyond the hub
+            typical = typical_cosine(
+                [
+                    self.cos[t.id]
+                    for t in triples
+                    if e in (t.subject_key, t.object_key) and t.id in self.cos
+                ]
+            )
+            if typical is not None and typical > self.floor.get(e, 0.0):
+                self.floor[e] = typical
 
     def of(self, t: Triple, entity: str) -> float:
         """Relevance of ``t``, reached through ``entity``."""
@@ -251,4 +297,4 @@ def graph_links(
     return out
 
 
-__all__ = ["MAX_LINKED", "MIN_LINK", "GraphLinks", "graph_links"]
+__all__ = ["MAX_LINKED", "MIN_LINK", "GraphLinks", "graph_links", "typical_cosine"]

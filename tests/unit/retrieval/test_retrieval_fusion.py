@@ -111,3 +111,19 @@ def test_weights_are_normalised_when_they_do_not_sum_to_one() -> None:
     (c,) = fuse_weighted([cand("a", cos=0.6)], [cand("a", bm25=1.0)], s)
     assert c.score == pytest.approx((0.5 * 0.6 + 0.5 * 1.0) * 1.15)
     assert math.isfinite(c.debug["relevance"])
+
+
+def test_one_shared_word_of_a_question_counts_as_its_share_of_the_words() -> None:
+    question = "Where does my mom live?"
+    one_word = cand("friend", "My best friend Chen Hao lives in Shanghai", cos=0.19, bm25=3.0)
+    both_words = cand("mom", "My mom lives in Hangzhou", cos=0.2, bm25=3.0)
+    keyword = [one_word.copy(), both_words.copy()]
+    fused = {c.id: c for c in fuse_weighted([one_word, both_words], keyword, RS, query=question)}
+    assert fused["friend"].debug["bm25"] == pytest.approx(0.5)  # "live" of {mom, live}
+    assert fused["mom"].debug["bm25"] == pytest.approx(1.0)
+
+
+def test_a_one_word_question_keeps_its_full_match() -> None:
+    hit = cand("a", "I live in Berlin", cos=0.3, bm25=3.0)
+    fused = fuse_weighted([hit], [hit.copy()], RS, query="live")
+    assert fused[0].debug["bm25"] == pytest.approx(1.0)

@@ -194,3 +194,37 @@ def test_updates_and_deletes_change_the_view_as_a_full_read_would(
     assert kept.degrees == rebuilt.degrees and set(kept.words) == set(rebuilt.words)
     assert "green tea" not in kept.degrees
     assert any(newer in t.support for t in kept.by_key["black tea"])
+
+
+class FixedVectors:
+    """The graph's vectors as the stage reads them: fixed cosines to the question."""
+
+    def __init__(self, triples: dict[str, float], entities: dict[str, float]) -> None:
+        self._triples, self._entities = triples, entities
+
+    def triple_cosines(self, scope: str, query: object, ids: list[str]) -> dict[str, float]:
+        return {i: self._triples[i] for i in ids if i in self._triples}
+
+    def entity_cosines(
+        self, scope: str, query: object, keys: list[str] | None = None
+    ) -> dict[str, float]:
+        return {k: c for k, c in self._entities.items() if keys is None or k in keys}
+
+
+def test_a_hubs_triples_count_only_what_they_match_beyond_its_typical_triple() -> None:
+    # the user: nearly every memory is about them and a question names them "I", so
+    # the cosine of the entity's name says nothing of what each triple shares anyway
+    triples = [
+        T("wen", "lives_in", "haidian", ("home",)),
+        T("wen", "learns", "german", ("german",)),
+        T("wen", "drinks", "green_tea", ("tea",)),
+        T("wen", "plans", "berlin_half_marathon", ("race",)),
+    ]
+    graph = FakeGraph(triples)
+    graph.vectors = FixedVectors(  # type: ignore[assignment]
+        {t.id: c for t, c in zip(triples, (0.22, 0.21, 0.20, 0.45), strict=True)},
+        {"wen": 0.02},
+    )
+    links = graph_links(graph, "s", "What race is Wen training for?", query_vector=[1.0, 0.0])
+    assert links.entities == ["wen"]
+    assert set(links.scores) == {"race"}  # the typical triple (0.21) links nothing
