@@ -333,6 +333,12 @@ def _hits_table(
     return head + table
 
 
+def _stage_names(mem: Any) -> Sequence[str]:
+    """The ranking stages a local memory runs (a server's client does not know them)."""
+    engine = getattr(mem, "engine", None)
+    return engine.stages.names if engine is not None else ()
+
+
 def _pending_table(items: Sequence[Any]) -> str:
     if not items:
         return "No pending saves."
@@ -589,7 +595,7 @@ def _run(args: argparse.Namespace) -> int:
             hits = mem.search(args.query, scope=scope, k=args.k, mode=args.mode)
             out.emit(
                 [h.model_dump(mode="json") for h in hits],
-                lambda: _hits_table(hits, args.debug, args.query, mem.engine.stages.names),
+                lambda: _hits_table(hits, args.debug, args.query, _stage_names(mem)),
             )
         elif cmd == "get":
             r = mem.get(args.path, scope=scope, from_line=args.from_line, lines=args.lines)

@@ -165,6 +165,9 @@ def test_cli_commands_through_the_server(url: str) -> None:
     found = _cli(*server, "--json", "search", "trumpet")
     assert found.returncode == 0, found.stderr
     assert [h["text"] for h in json.loads(found.stdout)] == ["Gus plays the trumpet"]
+    shown = _cli(*server, "search", "trumpet", "--debug")  # the table, with the reasons
+    assert shown.returncode == 0, shown.stderr
+    assert "Gus plays the trumpet" in shown.stdout
     table = _cli(*server, "list")
     assert "Gus plays the trumpet" in table.stdout and "user_gus" in table.stdout
     refused = _cli(*server, "reindex")
