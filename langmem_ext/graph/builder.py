@@ -348,7 +348,7 @@ def build_memory_graph(
         if memory.workspace.files
         else memory.workspace.lock
     )
-    return SerializedGraph.of(compiled, lock)
+    return SerializedGraph.of(compiled, lock, memory.workspace.engines.run_locks)
 
 
 __all__ = ["build_memory_graph", "default_checkpointer", "resolve_model", "sqlite_checkpointer"]

@@ -14,6 +14,10 @@ with a checkpointer):
   ``thread_id`` (in the server the thread id is ``<scope>/<thread>``, so the lock is
   per scope and thread). Runs of other threads never wait for it. Every turn is in
   the thread's history exactly once, in the order the runs got the lock.
+* **Across replicas on one database** (engines with run locks, PostgreSQL) runs of
+  one thread also wait for each other: each holds the database's lock of its
+  thread id (``<scope>/<thread>`` in the server) from its start to its end, so a
+  run never starts from a checkpoint another replica is about to replace.
 * **Across processes** (or two checkpointer objects on one file) a run commits
   only on top of the checkpoint it started from: at its commit, with a short
   inter-process lock held (``.thread-commits.lock`` in the workspace), the
@@ -45,10 +49,17 @@ import logging
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+    nullcontext,
+    suppress,
+)
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias, cast
+from typing import Any, Protocol, TypeAlias, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -95,6 +106,18 @@ def commit_lock(path: Path, *, timeout: float = 30.0) -> WorkspaceLock:
         if lock is None:
             lock = _commit_locks[path] = WorkspaceLock(path, timeout=timeout)
         return lock
+
+
+class RunLocks(Protocol):
+    """Locks by name held across processes for a whole run (see :class:`SerializedGraph`)."""
+
+    def hold(self, name: str) -> AbstractContextManager[None]:
+        """Hold ``name``'s lock for the ``with`` block."""
+        ...
+
+    def ahold(self, name: str) -> AbstractAsyncContextManager[None]:
+        """Hold ``name``'s lock for the ``async with`` block."""
+        ...
 
 
 class _HeadMoved(Exception):
@@ -224,22 +247,36 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     Args:
         commit_lock: The inter-process lock held while a run's commit is checked
             (:func:`commit_lock`); ``None``: the check runs without it (one process).
+        run_locks: Locks by thread id that every process sharing the checkpoints
+            holds for a whole run (the engines' ``run_locks``); ``None``: runs of
+            other processes are only checked at their commit.
         **kwargs: What ``CompiledStateGraph`` takes.
     """
 
-    def __init__(self, *, commit_lock: CommitLock | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        commit_lock: CommitLock | None = None,
+        run_locks: RunLocks | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.commit_lock = commit_lock
+        self.run_locks = run_locks
 
     @classmethod
     def of(
-        cls, graph: CompiledStateGraph[Any, Any, Any, Any], commit_lock: CommitLock | None
+        cls,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        commit_lock: CommitLock | None,
+        run_locks: RunLocks | None = None,
     ) -> SerializedGraph:
         """``graph`` (as ``StateGraph.compile`` returned it) with serialised runs.
 
         Args:
             graph: The compiled graph; it is not changed.
             commit_lock: See the class.
+            run_locks: See the class.
 
         Returns:
             A graph with the same nodes, channels, checkpointer and store.
@@ -247,7 +284,16 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         serial = cls.__new__(cls)
         vars(serial).update(vars(graph))  # what ``copy`` hands to ``__init__``, kept whole
         serial.commit_lock = commit_lock
+        serial.run_locks = run_locks
         return serial
+
+    def _across(self, run: _Run) -> AbstractContextManager[None]:
+        """The run's lock across processes (nothing without run locks)."""
+        return self.run_locks.hold(run.key[1]) if self.run_locks is not None else nullcontext()
+
+    def _aacross(self, run: _Run) -> AbstractAsyncContextManager[None]:
+        """:meth:`_across` for a coroutine."""
+        return self.run_locks.ahold(run.key[1]) if self.run_locks is not None else nullcontext()
 
     def _run(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> _Run | None:
         """How this run is serialised; ``None``: it is not a root run of a thread."""
@@ -275,7 +321,7 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         if run is None:
             yield from super().stream(input, config, **kwargs)
             return
-        with _LOCKS.hold(run.key, repr(run.key[1])):
+        with _LOCKS.hold(run.key, repr(run.key[1])), self._across(run):
             for attempt in range(1, RUN_ATTEMPTS + 1):
                 chunks = cast(
                     Generator[Any, None, None],
@@ -302,7 +348,7 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
             return
-        async with _LOCKS.ahold(run.key):
+        async with _LOCKS.ahold(run.key), self._aacross(run):
             for attempt in range(1, RUN_ATTEMPTS + 1):
                 chunks = cast(
                     AsyncGenerator[Any, None],
@@ -321,4 +367,4 @@ class SerializedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                     run.again(attempt, moved)
 
 
-__all__ = ["COMMIT_LOCK_FILE", "RUN_ATTEMPTS", "SerializedGraph", "commit_lock"]
+__all__ = ["COMMIT_LOCK_FILE", "RUN_ATTEMPTS", "RunLocks", "SerializedGraph", "commit_lock"]

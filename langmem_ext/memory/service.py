@@ -660,30 +660,31 @@ class Memory:
         )
         with ws.lock.hold():
             row = self._load_pending(pending_id, scope)
-            if row.target == PROFILE_TARGET:  # marks the row confirmed with the history
-                return self.profiles.confirm(row)
-            if row.supersedes is None or not self._confirm_version(row, scope):
-                path, title = self._file_for(scope, self._target(row.target), row.said_at)
-                ws.write_entries(
-                    scope,
-                    path,
-                    [
-                        NewEntry(
-                            row.entry_id,
-                            row.text,
-                            row.category,
-                            row.importance,
-                            row.said_at,
-                            row.source,
-                            verified=True,
-                            slot=slot_of(row.text),
-                        )
-                    ],
-                    title=title,
-                    vectors=vectors if peek is not None and peek.text == row.text else None,
-                )
-            entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
-            ws.ledger.pending.resolve(row.id, "confirmed", time.time())
+            with ws.one_commit():  # the memory and the item's status: one commit
+                if row.target == PROFILE_TARGET:  # marks the row confirmed with the history
+                    return self.profiles.confirm(row)
+                if row.supersedes is None or not self._confirm_version(row, scope):
+                    path, title = self._file_for(scope, self._target(row.target), row.said_at)
+                    ws.write_entries(
+                        scope,
+                        path,
+                        [
+                            NewEntry(
+                                row.entry_id,
+                                row.text,
+                                row.category,
+                                row.importance,
+                                row.said_at,
+                                row.source,
+                                verified=True,
+                                slot=slot_of(row.text),
+                            )
+                        ],
+                        title=title,
+                        vectors=vectors if peek is not None and peek.text == row.text else None,
+                    )
+                entry = self._entry(row.entry_id, scope)  # stored, or raise: still pending
+                ws.ledger.pending.resolve(row.id, "confirmed", time.time())
         ws.flush_vectors()
         self.knowledge.schedule(scope, [entry.id])
         unconfirmed.settle(self, row, "confirmed")  # its note keeps the day's log

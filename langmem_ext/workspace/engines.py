@@ -100,6 +100,10 @@ class Engines:
         embedding_cache: Opens the engine's shared embedding cache (an object with
             ``get_many``, ``put_many`` and ``close``); ``None``: the embedded cache
             in the workspace folder's ``.index/embeddings.db``.
+        run_locks: Locks by name that processes sharing the engines hold for a
+            whole run of a conversation (``hold(name)`` / ``ahold(name)``);
+            ``None``: runs of different processes are only checked at their
+            commit (the embedded engine).
     """
 
     name: str
@@ -112,6 +116,7 @@ class Engines:
     checkpoints: Checkpoints
     leases: Leases
     embedding_cache: Callable[[], Any] | None = None
+    run_locks: Any | None = None
 
     def close(self) -> None:
         """Close the vector index, the leases and the ledger (the keyword index is its

@@ -3,7 +3,10 @@
 Every write goes: Markdown (atomic, fsynced) → ledger (committed) → keyword index
 → vector index. The first two make a write durable; the last two are derived and
 are repaired by :meth:`Workspace.sync` whenever they lag (a crash, a Chroma
-server that was down, a hand edit of a file, a deleted ``.index/``).
+server that was down, a hand edit of a file, a deleted ``.index/``). When the
+documents live in the ledger's database (PostgreSQL), a write's documents, ledger
+and index rows are one commit instead (:meth:`Workspace.one_commit`): a process
+killed mid-write leaves all of it or none, so another replica never reads half.
 
 All writes hold the workspace lock (:class:`~langmem_ext.workspace.protocols.WorkspaceLock`;
 embedded: :class:`~langmem_ext.workspace.files.WorkspaceLock`), so two processes
@@ -19,7 +22,7 @@ import logging
 import os
 import stat as stat_mode
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -397,6 +400,22 @@ class Workspace:
 
     # -- writes ------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def one_commit(self) -> Iterator[None]:
+        """The writes of the block as one commit, when the documents live in the
+        ledger's database (PostgreSQL: the documents, the ledger, the keyword index
+        and the vectors share its transaction). On the embedded engine nothing is
+        done: its Markdown files cannot join a transaction, and its crash order
+        (file, then ledger, then index) is repaired by :meth:`sync`.
+
+        Nested, it is a savepoint of the enclosing one.
+        """
+        if self.files:
+            yield
+            return
+        with self.ledger.transaction():
+            yield
+
     def write_entries(
         self,
         scope: str,
@@ -422,41 +441,48 @@ class Workspace:
         ``vectors``, or when the vector index is down, the doc table's outbox holds
         the entries until :meth:`flush_vectors`.
         """
-        self.refresh_if_stale()
-        self._sync_paths(scope, [path])
-        now = time.time()
-        placed = self._append_entries(scope, path, entries, now) or self._insert_entries(
-            scope, path, entries, title, now
-        )
-        rel = self.layout.rel(path)
-        self.ledger.entries.add(
-            [_new_state(scope, rel, e, now) for e in entries],
-            [HistoryRow(e.id, scope, "add", None, e.text, now) for e in entries],
-        )
-        embedded = [(e.id, text_hash(e.text)) for e in entries] if vectors is not None else []
-        if vectors is not None:
-            try:
-                self.vectors.upsert(
-                    scope,
-                    [e.id for e in entries],
-                    vectors,
-                    [{"category": e.category, "created_at": e.created_at} for e in entries],
-                )
-            except IndexUnavailableError as e:
-                logger.warning("vector index not updated (%s); it will catch up on a flush", e)
-                embedded = []
-        gen = self.keyword.apply(
-            upserts=placed.upserts,
-            files=placed.files,
-            shifts=placed.shifts,
-            lines=placed.lines,
-            prose=placed.prose,
-            generation=True,
-            model=self.vectors.model_name if embedded else None,
-            embedded=embedded,
-            vectors=vectors if embedded and vectors is not None else (),
-        )
-        self._generation = gen if gen is not None else self._generation
+        with self.one_commit():
+            self.refresh_if_stale()
+            self._sync_paths(scope, [path])
+            now = time.time()
+            placed = self._append_entries(scope, path, entries, now) or self._insert_entries(
+                scope, path, entries, title, now
+            )
+            rel = self.layout.rel(path)
+            self.ledger.entries.add(
+                [_new_state(scope, rel, e, now) for e in entries],
+                [HistoryRow(e.id, scope, "add", None, e.text, now) for e in entries],
+            )
+            embedded = [(e.id, text_hash(e.text)) for e in entries] if vectors is not None else []
+            if vectors is not None:
+                try:
+                    with self.one_commit():  # a failure leaves the write's other rows
+                        self.vectors.upsert(
+                            scope,
+                            [e.id for e in entries],
+                            vectors,
+                            [
+                                {"category": e.category, "created_at": e.created_at}
+                                for e in entries
+                            ],
+                        )
+                except IndexUnavailableError as e:
+                    logger.warning(
+                        "vector index not updated (%s); it will catch up on a flush", e
+                    )
+                    embedded = []
+            gen = self.keyword.apply(
+                upserts=placed.upserts,
+                files=placed.files,
+                shifts=placed.shifts,
+                lines=placed.lines,
+                prose=placed.prose,
+                generation=True,
+                model=self.vectors.model_name if embedded else None,
+                embedded=embedded,
+                vectors=vectors if embedded and vectors is not None else (),
+            )
+            self._generation = gen if gen is not None else self._generation
 
     def _insert_entries(
         self, scope: str, path: Path, entries: Sequence[NewEntry], title: str, now: float
@@ -774,21 +800,22 @@ class Workspace:
         Raises:
             KeyError: The entry is not in the file.
         """
-        content, old, indexed = self._entry_in(scope, path, entry_id)
-        new_content, _found = replace_entry(content, entry_id, new_text, at=old)
-        self._write_file(scope, path, new_content)
-        now = time.time()
-        if new_text is None:
-            self._record_edit(scope, entry_id, "delete", old.text, None, now, deleted_at=now)
-        else:
-            changes = {"text_hash": text_hash(new_text), "updated_at": now}
-            self._record_edit(scope, entry_id, "update", old.text, new_text, now, **changes)
-        known = old if indexed else None
-        if new_text is None:
-            self._after_edit(scope, path, new_content, known, [], deleted=entry_id)
-        else:
-            self._after_edit(scope, path, new_content, known, [entry_id])
-        return old.text
+        with self.one_commit():
+            content, old, indexed = self._entry_in(scope, path, entry_id)
+            new_content, _found = replace_entry(content, entry_id, new_text, at=old)
+            self._write_file(scope, path, new_content)
+            now = time.time()
+            if new_text is None:
+                self._record_edit(scope, entry_id, "delete", old.text, None, now, deleted_at=now)
+            else:
+                changes = {"text_hash": text_hash(new_text), "updated_at": now}
+                self._record_edit(scope, entry_id, "update", old.text, new_text, now, **changes)
+            known = old if indexed else None
+            if new_text is None:
+                self._after_edit(scope, path, new_content, known, [], deleted=entry_id)
+            else:
+                self._after_edit(scope, path, new_content, known, [entry_id])
+            return old.text
 
     def _record_edit(
         self,
@@ -926,28 +953,29 @@ class Workspace:
         Returns:
             The old version's text.
         """
-        content, old, indexed = self._entry_in(scope, path, old_id)
-        new_content, parsed = supersede_entry(content, old_id, new.id, new.text, at=old)
-        intact = parsed is not None and parsed.text == new.text and not parsed.superseded
-        self.ledger.meta.set(_SUPERSEDE_INTENT + new.id, old_id)
-        self._write_checked(
-            scope, path, new_content, None if intact else f"the new version of {old_id}"
-        )
-        rel = self.layout.rel(path)
-        now = time.time()
-        with self.ledger.transaction():
-            self.ledger.meta.delete(_SUPERSEDE_INTENT + new.id)
-            self.ledger.entries.set_valid_to(old_id, new.created_at)
-            self.ledger.entries.record_history(
-                HistoryRow(old_id, scope, "superseded", old.text, new.text, now)
+        with self.one_commit():
+            content, old, indexed = self._entry_in(scope, path, old_id)
+            new_content, parsed = supersede_entry(content, old_id, new.id, new.text, at=old)
+            intact = parsed is not None and parsed.text == new.text and not parsed.superseded
+            self.ledger.meta.set(_SUPERSEDE_INTENT + new.id, old_id)
+            self._write_checked(
+                scope, path, new_content, None if intact else f"the new version of {old_id}"
             )
-            self.ledger.entries.add(
-                [_new_state(scope, rel, new, now)],
-                [HistoryRow(new.id, scope, "add", None, new.text, now)],
-            )
-        known = old if indexed else None
-        self._after_edit(scope, path, new_content, known, [old_id, new.id])
-        return old.text
+            rel = self.layout.rel(path)
+            now = time.time()
+            with self.ledger.transaction():
+                self.ledger.meta.delete(_SUPERSEDE_INTENT + new.id)
+                self.ledger.entries.set_valid_to(old_id, new.created_at)
+                self.ledger.entries.record_history(
+                    HistoryRow(old_id, scope, "superseded", old.text, new.text, now)
+                )
+                self.ledger.entries.add(
+                    [_new_state(scope, rel, new, now)],
+                    [HistoryRow(new.id, scope, "add", None, new.text, now)],
+                )
+            known = old if indexed else None
+            self._after_edit(scope, path, new_content, known, [old_id, new.id])
+            return old.text
 
     def move_entry(
         self, scope: str, path: Path, entry_id: str, category: str, *, op: str, importance: float
@@ -965,27 +993,28 @@ class Workspace:
         Raises:
             KeyError: The entry is not in the file.
         """
-        content, entry, indexed = self._entry_in(scope, path, entry_id)
-        moved = move_entry(content, entry_id, category, at=entry)
-        if moved is None:
-            raise KeyError(entry_id)
-        self._write_file(scope, path, moved.content)
-        self._record_edit(
-            scope, entry_id, op, entry.text, entry.text, time.time(),
-            category=category, importance=importance,
-        )  # fmt: skip
-        if indexed and [p.id for p in moved.entries] == [entry_id]:
-            lines = content.splitlines()
-            rejoined = joins_prose(
-                lines[entry.line - 2] if entry.line >= 2 else None,
-                lines[entry.end_line] if entry.end_line < len(lines) else None,
-            )
-            self._index_edit(
-                scope, path, moved.content, moved.entries, moved.shifts, prose=rejoined
-            )
-        else:
-            self._reconcile(scope, path, moved.content)
-        return entry.text
+        with self.one_commit():
+            content, entry, indexed = self._entry_in(scope, path, entry_id)
+            moved = move_entry(content, entry_id, category, at=entry)
+            if moved is None:
+                raise KeyError(entry_id)
+            self._write_file(scope, path, moved.content)
+            self._record_edit(
+                scope, entry_id, op, entry.text, entry.text, time.time(),
+                category=category, importance=importance,
+            )  # fmt: skip
+            if indexed and [p.id for p in moved.entries] == [entry_id]:
+                lines = content.splitlines()
+                rejoined = joins_prose(
+                    lines[entry.line - 2] if entry.line >= 2 else None,
+                    lines[entry.end_line] if entry.end_line < len(lines) else None,
+                )
+                self._index_edit(
+                    scope, path, moved.content, moved.entries, moved.shifts, prose=rejoined
+                )
+            else:
+                self._reconcile(scope, path, moved.content)
+            return entry.text
 
     # -- sync --------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from langmem_ext.workspace.postgres.embedding_cache import PgEmbeddingCache
 from langmem_ext.workspace.postgres.keyword_index import PgKeywordIndex
 from langmem_ext.workspace.postgres.leases import PgLeases
 from langmem_ext.workspace.postgres.ledger import PgLedger
-from langmem_ext.workspace.postgres.lock import PgWorkspaceLock
+from langmem_ext.workspace.postgres.lock import PgRunLocks, PgWorkspaceLock
 from langmem_ext.workspace.postgres.vector_index import (
     PgVectorIndex,
     ensure_extension,
@@ -200,6 +200,7 @@ def open_for_request(request: Any) -> Any:
         checkpoints=opened.checkpoints,
         leases=opened.leases,
         embedding_cache=lambda: PgEmbeddingCache(opened.connections),
+        run_locks=PgRunLocks(request.url, request.lock_timeout),
     )
 
 

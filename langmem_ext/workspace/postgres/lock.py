@@ -6,17 +6,24 @@ after ``timeout`` seconds): threads of one process queue on an ``RLock``,
 processes (replicas, on any machine) on ``pg_advisory_lock`` of the lock's key,
 held by one pooled connection from the outermost ``hold`` to its end. If that
 connection dies, the server releases the lock with it.
+
+:class:`PgRunLocks` are the locks a conversation's runs hold from start to end, one
+name per thread, on connections of their own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from langmem_ext.core.errors import WorkspaceLockTimeout
 from langmem_ext.workspace.held_lock import HeldLock
-from langmem_ext.workspace.postgres._base import PgConnections
+from langmem_ext.workspace.postgres._base import PgConnections, check_url
+
+_LOCK = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+_WAIT = "SELECT set_config('lock_timeout', %s, false)"
 
 
 def lock_key(name: str) -> str:
@@ -103,4 +110,70 @@ class PgWorkspaceLock(HeldLock):
             cm.__exit__(None, None, None)
 
 
-__all__ = ["PgWorkspaceLock", "lock_key"]
+class PgRunLocks:
+    """Locks by name held for a whole run (a conversation's turn), across replicas.
+
+    Each hold opens a connection of its own (never one of the pool: a run holding
+    one while it waits for the database would starve the others), takes a session
+    advisory lock on the name there and closes the connection at the end, which
+    releases the lock. A process that dies mid-run closes its connections with it:
+    the server releases its locks, and no stale lock is left behind.
+
+    Args:
+        url: ``postgresql://…`` of the database.
+        timeout: Seconds a run waits for another replica's run of the same name.
+
+    Raises:
+        InvalidInputError: ``url`` is not a PostgreSQL URL.
+    """
+
+    def __init__(self, url: str, timeout: float = 30.0) -> None:
+        self.url = check_url(url)
+        self.timeout = timeout
+
+    def _key(self, name: str) -> str:
+        return f"langmem-ext run\x1f{name}"
+
+    def _timeout(self, name: str, exc: BaseException) -> WorkspaceLockTimeout:
+        return WorkspaceLockTimeout(
+            f"Another replica ran {name!r} for over {self.timeout:.0f}s; retry, or raise "
+            "Settings.lock_timeout_s."
+        )
+
+    @contextlib.contextmanager
+    def hold(self, name: str) -> Iterator[None]:
+        """Hold the lock of ``name`` for the ``with`` block.
+
+        Raises:
+            WorkspaceLockTimeout: Another process held it for over ``timeout`` seconds.
+        """
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(_WAIT, (f"{int(self.timeout * 1000)}ms",))
+            try:
+                conn.execute(_LOCK, (self._key(name),))
+            except psycopg.errors.LockNotAvailable as exc:
+                raise self._timeout(name, exc) from exc
+            yield
+
+    @contextlib.asynccontextmanager
+    async def ahold(self, name: str) -> AsyncIterator[None]:
+        """Hold the lock of ``name`` for the ``async with`` block (the event loop runs
+        while it waits).
+
+        Raises:
+            WorkspaceLockTimeout: Another process held it for over ``timeout`` seconds.
+        """
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
+            await conn.execute(_WAIT, (f"{int(self.timeout * 1000)}ms",))
+            try:
+                await conn.execute(_LOCK, (self._key(name),))
+            except psycopg.errors.LockNotAvailable as exc:
+                raise self._timeout(name, exc) from exc
+            yield
+
+
+__all__ = ["PgRunLocks", "PgWorkspaceLock", "lock_key"]
