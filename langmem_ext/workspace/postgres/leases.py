@@ -35,15 +35,7 @@ class PgLeases:
                 conn.execute(statement)
 
     def acquire(self, job: str, scope: str, holder: str, seconds: float) -> bool:
-        """Take the lease of ``job`` in ``scope`` for ``seconds`` when it is free, run
-        out or already ``holder``'s (then it is renewed).
-
-        Returns:
-            Whether ``holder`` holds it now.
-
-        Raises:
-            InvalidInputError: ``seconds`` is not positive, or a name is empty.
-        """
+        """:meth:`Leases.acquire <langmem_ext.workspace.protocols.Leases.acquire>`."""
         _check(job, scope, holder, seconds)
         with self._db.connection() as conn:
             row = conn.execute(
@@ -56,15 +48,7 @@ class PgLeases:
         return row is not None
 
     def renew(self, job: str, scope: str, holder: str, seconds: float) -> bool:
-        """Extend ``holder``'s lease by ``seconds`` from now.
-
-        Returns:
-            ``False`` when ``holder`` no longer holds it (it ran out and another took
-            it, or it was released): the holder must stop the job.
-
-        Raises:
-            InvalidInputError: ``seconds`` is not positive, or a name is empty.
-        """
+        """:meth:`Leases.renew <langmem_ext.workspace.protocols.Leases.renew>`."""
         _check(job, scope, holder, seconds)
         with self._db.connection() as conn:
             row = conn.execute(

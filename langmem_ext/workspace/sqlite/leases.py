@@ -50,15 +50,7 @@ class SqliteLeases:
         self._lock = threading.Lock()
 
     def acquire(self, job: str, scope: str, holder: str, seconds: float) -> bool:
-        """Take the lease of ``job`` in ``scope`` for ``seconds`` when it is free, run
-        out or already ``holder``'s (then it is renewed).
-
-        Returns:
-            Whether ``holder`` holds it now.
-
-        Raises:
-            InvalidInputError: ``seconds`` is not positive, or a name is empty.
-        """
+        """:meth:`Leases.acquire <langmem_ext.workspace.protocols.Leases.acquire>`."""
         check_lease(job, scope, holder, seconds)
         now = time.time()
         with self._lock:
@@ -72,15 +64,7 @@ class SqliteLeases:
         return row is not None
 
     def renew(self, job: str, scope: str, holder: str, seconds: float) -> bool:
-        """Extend ``holder``'s lease by ``seconds`` from now.
-
-        Returns:
-            ``False`` when ``holder`` no longer holds it (it ran out and another took
-            it, or it was released): the holder must stop the job.
-
-        Raises:
-            InvalidInputError: ``seconds`` is not positive, or a name is empty.
-        """
+        """:meth:`Leases.renew <langmem_ext.workspace.protocols.Leases.renew>`."""
         check_lease(job, scope, holder, seconds)
         now = time.time()
         with self._lock:
