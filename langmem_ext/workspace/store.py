@@ -408,9 +408,10 @@ class Workspace:
         done: its Markdown files cannot join a transaction, and its crash order
         (file, then ledger, then index) is repaired by :meth:`sync`.
 
-        Nested, it is a savepoint of the enclosing one.
+        Nested, it is a savepoint of the enclosing one. A document store that writes
+        to files (it has no ``transaction()`` of its own) cannot join one.
         """
-        if self.files:
+        if self.files or not callable(getattr(self.documents, "transaction", None)):
             yield
             return
         with self.ledger.transaction():
