@@ -1038,7 +1038,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def floor_line(r: dict[str, Any], points: float) -> str:
-    """The issue's floors: hybrid recall@10 vs the best plain baseline, p95 latency."""
+    """The floors: hybrid recall@10 vs the best plain baseline, p95 latency."""
     m = r["methods"]
     hyb = m[MAIN_METHODS[-1].name]
     best_name = max(("BM25 (plain)", "dense (plain)"), key=lambda n: m[n]["R@10"])

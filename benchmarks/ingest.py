@@ -1,4 +1,4 @@
-"""Ingest and search throughput at 1k / 10k / 100k memories (issues 2 and 18).
+"""Ingest and search throughput at 1k / 10k / 100k memories.
 
 For each size, in one process and on the same deterministic bilingual texts:
 
