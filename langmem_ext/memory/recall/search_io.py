@@ -141,6 +141,7 @@ class JoinPort:
 class _SafetyQuestion:
     fields: tuple[str, ...]
     linked: dict[str, tuple[str, ...]]
+    join_order: tuple[str, ...]
     subject: str
     subjects: set[str]
     names: tuple[str, ...]
@@ -177,13 +178,13 @@ class SafetyPort:
             topic = links.topic(self.scope, query)
             if topic is None:
                 return None
-            linked = links.linked(self.scope, topic)
+            linked, order = links.linked_in_order(self.scope, topic)
             names = links.names(self.scope)
             subjects = set(links.subjects(self.scope, topic))
         except Exception as e:
             self.warn(f"safety:{type(e).__name__}", f"safety stage failed: {e}")
             return None
-        return _SafetyQuestion(tuple(topic.fields), linked, topic.subject, subjects, names)
+        return _SafetyQuestion(tuple(topic.fields), linked, order, topic.subject, subjects, names)
 
 
 @dataclass

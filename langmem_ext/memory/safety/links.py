@@ -235,12 +235,31 @@ class SafetyLinks:
     def linked(self, scope: str, topic: SafetyTopic) -> dict[str, tuple[str, ...]]:
         """Entry id → the asked fields it states about the asked person (current
         memories, oldest first)."""
+        return self.linked_in_order(scope, topic)[0]
+
+    def linked_in_order(
+        self, scope: str, topic: SafetyTopic
+    ) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+        """:meth:`linked`, and its ids most worth reading first: the newest memory
+        stating each distinct item (each allergen, each medication), then the others,
+        newest first. A reader that can take only some (a search's candidates) still
+        sees every distinct fact before a second statement of one."""
         fields = [f for f in topic.fields if f in DETECTED_FIELDS]
+        rows = self.workspace.ledger.safety.of_scope(scope, fields, self.subjects(scope, topic))
         out: dict[str, list[str]] = {}
-        for r in self.workspace.ledger.safety.of_scope(scope, fields, self.subjects(scope, topic)):
+        for r in rows:
             if r.field not in out.setdefault(r.entry_id, []):
                 out[r.entry_id].append(r.field)
-        return {i: tuple(f) for i, f in out.items()}
+        first: dict[str, None] = {}
+        items: set[tuple[str, str]] = set()
+        for r in reversed(rows):
+            key = (r.field, r.item.casefold() or r.entry_id)
+            if key not in items:
+                items.add(key)
+                first.setdefault(r.entry_id)
+        rest = [r.entry_id for r in reversed(rows) if r.entry_id not in first]
+        order = tuple(dict.fromkeys([*first, *rest]))
+        return {i: tuple(f) for i, f in out.items()}, order
 
     def fields_of(self, scope: str, entry_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Entry id → the safety fields of the user's profile it states."""

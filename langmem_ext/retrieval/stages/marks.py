@@ -217,7 +217,10 @@ class Safety:
     it asks about (``Candidate.safety``; ``debug["safety"]``): those linked to the
     field when they were stored, which join the candidates with their own cosine,
     and every candidate whose text states one (``settings.safety_stage``; current
-    versions only). ``safety_first`` ranks them first."""
+    versions only). ``safety_first`` ranks them first. At most ``max(2 k,
+    PERSON_DEPTH)`` linked memories join (what can reach the top ``k``), the newest
+    statement of each distinct item first, so a scope with hundreds of statements
+    of one field costs a search no more than one with a few."""
 
     name: str = "safety"
 
@@ -236,7 +239,8 @@ class Safety:
             if fields:
                 c.safety = tuple(f for f in question.fields if f in fields)
                 c.debug["safety"] = 1.0
-        missing = [i for i in question.linked if i not in seen]
+        depth = max(2 * ctx.k, PERSON_DEPTH)
+        missing = [i for i in question.join_order if i not in seen][:depth]
         if not missing:
             return pool
         qunit = unit_query(pool.query_vectors[0]) if pool.query_vectors else None

@@ -124,6 +124,11 @@ class SafetyQuestion(Protocol):
         """Memory id -> the fields it was linked to when stored."""
         ...
 
+    @property
+    def join_order(self) -> tuple[str, ...]:
+        """The ids of :attr:`linked`, those most worth joining the candidates first."""
+        ...
+
     def stated(self, candidate: Candidate) -> set[str]:
         """The fields asked about that ``candidate``'s text states about the person
         asked about."""

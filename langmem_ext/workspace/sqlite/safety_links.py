@@ -23,6 +23,11 @@ from langmem_ext.workspace.sql.safety_links import (
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite._sql import from_row
 
+_BY_ENTRY = SELECT_LINKS.replace(" JOIN entries e", " CROSS JOIN entries e", 1)
+"""The links of given entries: SQLite's ``CROSS JOIN`` keeps the links as the outer
+loop, so each id is found by the primary key (without statistics the planner would
+scan the scope's links once per entry instead)."""
+
 
 class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
     """:class:`~langmem_ext.workspace.records.SafetyLinkRepository` on SQLite."""
@@ -38,7 +43,7 @@ class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
                 )
 
     def of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:
-        rows = self._all_in(f"{SELECT_LINKS} WHERE l.entry_id IN ({{marks}})", entry_ids)
+        rows = self._all_in(f"{_BY_ENTRY} WHERE l.entry_id IN ({{marks}})", entry_ids)
         return [from_row(SafetyLinkRow, r) for r in rows]
 
 

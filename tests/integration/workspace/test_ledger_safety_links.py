@@ -34,3 +34,26 @@ def test_links_count_only_for_live_current_unedited_memories(fake_memory: Memory
     assert repo.of_scope("main", fields=[]) == []
     assert [r.field for r in repo.of_entries(ids)] == ["allergies"]
     assert repo.of_scope("other") == []
+
+
+def test_links_of_given_memories_are_found_by_key_not_by_scanning_the_scope(
+    fake_memory: Memory,
+) -> None:
+    """Read for every search's results: each id is looked up by the primary key, never
+    by walking every link of the scope (the planner has no statistics to tell them apart)."""
+    from langmem_ext.workspace.sqlite import safety_links as module
+
+    ids = fake_memory.add_many([f"Plays chess on day {i}" for i in range(30)])
+    rows = [
+        _link(fake_memory, i, f"Plays chess on day {n}", "allergies", "peanuts")
+        for n, i in enumerate(ids)
+    ]
+    fake_memory.workspace.ledger.safety.add(rows)
+    conn = fake_memory.workspace.ledger.safety._conn
+    sql = f"{module._BY_ENTRY} WHERE l.entry_id IN (?, ?)"
+    plan = " | ".join(str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", ids[:2]))
+    assert "safety_links_scope" not in plan, plan
+    assert "SEARCH l USING INDEX sqlite_autoindex_safety_links_1 (entry_id=?)" in plan, plan
+    assert sorted(
+        r.entry_id for r in fake_memory.workspace.ledger.safety.of_entries(ids[:2])
+    ) == sorted(ids[:2])

@@ -177,3 +177,35 @@ def test_through_the_graph_a_confirmed_allergy_reaches_the_profile_and_the_block
     assert entry.text in memory_part[3]
     assert sum(entry.text in line for line in memory_part) == 1  # not repeated below
     assert f"(memories: {entry.id})" in block  # the safety block names the memory too
+
+
+def test_a_scope_with_many_statements_of_one_fact_joins_a_bounded_few(
+    fake_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hundreds of statements of one allergy cost a safety question no more than a few:
+    the stage joins at most what can reach the top k, the newest statement of each
+    distinct item first, so the one old statement of another allergen still joins."""
+    from langmem_ext.retrieval.stages import marks
+
+    texts = [
+        "I'm allergic to penicillin",
+        *(f"I am allergic to peanuts, the clinic noted on visit {i}" for i in range(80)),
+        *(f"Lin Wei walked {i} km along the river today" for i in range(40)),
+    ]
+    ids = fake_memory.add_many(
+        texts, created_at=[T0 + timedelta(hours=i) for i in range(len(texts))]
+    )
+    asked: list[list[str]] = []
+    join = marks._joined
+
+    def spy(pool: Any, ctx: Any, wanted: list[str], qunit: Any) -> Any:
+        asked.append(list(wanted))
+        return join(pool, ctx, wanted, qunit)
+
+    monkeypatch.setattr(marks, "_joined", spy)
+    hits = fake_memory.search("What am I allergic to?", k=5, now=T0 + timedelta(days=9))
+    assert asked, "no linked memory joined"
+    assert all(len(w) <= max(2 * 5, marks.PERSON_DEPTH) for w in asked)
+    joined_or_found = {i for w in asked for i in w} | {h.id for h in hits}
+    assert ids[0] in joined_or_found  # the one penicillin statement, oldest of all
+    assert all(h.debug.get("safety") == 1.0 for h in hits)
