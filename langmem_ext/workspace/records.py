@@ -444,6 +444,15 @@ class SafetyLinkRepository(Protocol):
         """The current links of these entries."""
         ...
 
+    def worth_reading(
+        self, scope: str, fields: Sequence[str], subjects: Sequence[str], limit: int
+    ) -> list[SafetyLinkRow]:
+        """At most ``limit`` current links of these fields and subjects, those most
+        worth reading first: the newest memory stating each distinct item (each
+        allergen, each medication; a link naming no item is its own), then the
+        others, newest first."""
+        ...
+
 
 class PendingRepository(Protocol):
     """Pending items waiting for confirmation (``pending``)."""

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from langmem_ext.language.statements import question_slots, single_valued
 from langmem_ext.memory.knowledge.stage import graph_links
 from langmem_ext.memory.recall.neighbours import doc_candidate
-from langmem_ext.memory.safety.facts import USER, is_relation, persons, safety_facts, same_person
+from langmem_ext.memory.safety.facts import (
+    USER,
+    SafetyTopic,
+    is_relation,
+    persons,
+    safety_facts,
+    same_person,
+)
 from langmem_ext.memory.types import SearchHit
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.stages.ports import SlotState
@@ -140,11 +147,27 @@ class JoinPort:
 @dataclass
 class _SafetyQuestion:
     fields: tuple[str, ...]
-    linked: dict[str, tuple[str, ...]]
-    join_order: tuple[str, ...]
     subject: str
     subjects: set[str]
     names: tuple[str, ...]
+    links: SafetyLinks
+    scope: str
+    topic: SafetyTopic
+    warn: Warn
+
+    def linked_among(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        try:
+            return self.links.linked_among(self.scope, self.topic, ids)
+        except Exception as e:  # the stage must never break search
+            self.warn(f"safety:{type(e).__name__}", f"safety links unreadable: {e}")
+            return {}
+
+    def worth_joining(self, limit: int) -> list[tuple[str, tuple[str, ...]]]:
+        try:
+            return self.links.worth_joining(self.scope, self.topic, limit)
+        except Exception as e:
+            self.warn(f"safety:{type(e).__name__}", f"safety links unreadable: {e}")
+            return []
 
     def stated(self, candidate: Candidate) -> set[str]:
         # a relation and the name next to it are one person ("我丈夫Mark")
@@ -178,13 +201,14 @@ class SafetyPort:
             topic = links.topic(self.scope, query)
             if topic is None:
                 return None
-            linked, order = links.linked_in_order(self.scope, topic)
             names = links.names(self.scope)
             subjects = set(links.subjects(self.scope, topic))
         except Exception as e:
             self.warn(f"safety:{type(e).__name__}", f"safety stage failed: {e}")
             return None
-        return _SafetyQuestion(tuple(topic.fields), linked, order, topic.subject, subjects, names)
+        return _SafetyQuestion(
+            tuple(topic.fields), topic.subject, subjects, names, links, self.scope, topic, self.warn
+        )
 
 
 @dataclass

@@ -235,31 +235,35 @@ class SafetyLinks:
     def linked(self, scope: str, topic: SafetyTopic) -> dict[str, tuple[str, ...]]:
         """Entry id → the asked fields it states about the asked person (current
         memories, oldest first)."""
-        return self.linked_in_order(scope, topic)[0]
-
-    def linked_in_order(
-        self, scope: str, topic: SafetyTopic
-    ) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
-        """:meth:`linked`, and its ids most worth reading first: the newest memory
-        stating each distinct item (each allergen, each medication), then the others,
-        newest first. A reader that can take only some (a search's candidates) still
-        sees every distinct fact before a second statement of one."""
         fields = [f for f in topic.fields if f in DETECTED_FIELDS]
         rows = self.workspace.ledger.safety.of_scope(scope, fields, self.subjects(scope, topic))
-        out: dict[str, list[str]] = {}
-        for r in rows:
-            if r.field not in out.setdefault(r.entry_id, []):
-                out[r.entry_id].append(r.field)
-        first: dict[str, None] = {}
-        items: set[tuple[str, str]] = set()
-        for r in reversed(rows):
-            key = (r.field, r.item.casefold() or r.entry_id)
-            if key not in items:
-                items.add(key)
-                first.setdefault(r.entry_id)
-        rest = [r.entry_id for r in reversed(rows) if r.entry_id not in first]
-        order = tuple(dict.fromkeys([*first, *rest]))
-        return {i: tuple(f) for i, f in out.items()}, order
+        return _fields_by_entry(rows)
+
+    def linked_among(
+        self, scope: str, topic: SafetyTopic, entry_ids: Sequence[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """:meth:`linked`, of these entries only (one read by key, whatever the size
+        of the scope)."""
+        fields = {f for f in topic.fields if f in DETECTED_FIELDS}
+        subjects = set(self.subjects(scope, topic))
+        rows = [
+            r
+            for r in self.workspace.ledger.safety.of_entries(entry_ids)
+            if r.scope == scope and r.field in fields and r.subject in subjects
+        ]
+        return _fields_by_entry(rows)
+
+    def worth_joining(
+        self, scope: str, topic: SafetyTopic, limit: int
+    ) -> list[tuple[str, tuple[str, ...]]]:
+        """At most ``limit`` memories of :meth:`linked`, those most worth reading first
+        (the newest statement of each distinct item, then the others, newest first),
+        each with its fields: a search joins these, not every statement of the scope."""
+        fields = [f for f in topic.fields if f in DETECTED_FIELDS]
+        rows = self.workspace.ledger.safety.worth_reading(
+            scope, fields, self.subjects(scope, topic), limit
+        )
+        return list(_fields_by_entry(rows).items())[:limit]
 
     def fields_of(self, scope: str, entry_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Entry id → the safety fields of the user's profile it states."""
@@ -269,6 +273,15 @@ class SafetyLinks:
             if r.scope == scope and r.subject in users and r.field not in out.get(r.entry_id, []):
                 out.setdefault(r.entry_id, []).append(r.field)
         return {i: tuple(f) for i, f in out.items()}
+
+
+def _fields_by_entry(rows: Sequence[SafetyLinkRow]) -> dict[str, tuple[str, ...]]:
+    """Entry id → the fields of its rows, in the rows' order."""
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        if r.field not in out.setdefault(r.entry_id, []):
+            out[r.entry_id].append(r.field)
+    return {i: tuple(f) for i, f in out.items()}
 
 
 __all__ = ["NOT_PROPOSED", "SOURCE_PREFIX", "SafetyLinks", "SafetySection", "Written"]

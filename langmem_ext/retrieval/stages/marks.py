@@ -232,15 +232,17 @@ class Safety:
         question = index.question(ctx.query)
         if question is None:
             return pool
-        seen: set[str] = set()
-        for c in (*(pool.vector or ()), *(pool.keyword or ())):
-            seen.add(c.id)
-            fields = set(question.linked.get(c.id, ())) | question.stated(c)
+        read = (*(pool.vector or ()), *(pool.keyword or ()))
+        seen = {c.id for c in read}
+        linked = question.linked_among(list(seen))
+        for c in read:
+            fields = set(linked.get(c.id, ())) | question.stated(c)
             if fields:
                 c.safety = tuple(f for f in question.fields if f in fields)
                 c.debug["safety"] = 1.0
         depth = max(2 * ctx.k, PERSON_DEPTH)
-        missing = [i for i in question.join_order if i not in seen][:depth]
+        joining = dict(question.worth_joining(depth + len(seen)))
+        missing = [i for i in joining if i not in seen][:depth]
         if not missing:
             return pool
         qunit = unit_query(pool.query_vectors[0]) if pool.query_vectors else None
@@ -248,7 +250,7 @@ class Safety:
         if into is None:
             into = pool.keyword = []
         for c in _joined(pool, ctx, missing, qunit):
-            c.safety = question.linked[c.id]
+            c.safety = joining[c.id]
             c.debug["safety"] = 1.0
             into.append(c)
         if into is pool.vector:

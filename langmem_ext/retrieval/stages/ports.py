@@ -119,14 +119,14 @@ class SafetyQuestion(Protocol):
         """The safety fields it asks about, in order."""
         ...
 
-    @property
-    def linked(self) -> dict[str, tuple[str, ...]]:
-        """Memory id -> the fields it was linked to when stored."""
+    def linked_among(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Of these memories, those linked to a field asked about when they were
+        stored: id -> the fields."""
         ...
 
-    @property
-    def join_order(self) -> tuple[str, ...]:
-        """The ids of :attr:`linked`, those most worth joining the candidates first."""
+    def worth_joining(self, limit: int) -> list[tuple[str, tuple[str, ...]]]:
+        """At most ``limit`` linked memories (id, fields), those most worth joining
+        the candidates first."""
         ...
 
     def stated(self, candidate: Candidate) -> set[str]:

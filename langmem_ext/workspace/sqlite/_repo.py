@@ -41,6 +41,16 @@ class SqliteRepo:
         self._conn = conn
         self._lock = lock
 
+    def _ledger_version(self) -> tuple[int, int] | None:
+        """A key that changes whenever the ledger does: a write of this connection, or
+        a commit of any other (SQLite's ``data_version``); ``None`` inside a
+        transaction (its rows may still roll back). A read kept under this key is
+        current while the key is the same. The caller holds the lock."""
+        if self._conn.in_transaction:
+            return None
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        return int(version), self._conn.total_changes
+
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return list(self._conn.execute(sql, params).fetchall())

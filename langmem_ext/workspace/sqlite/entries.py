@@ -132,10 +132,8 @@ class SqliteEntries(SqliteRepo):
         each search. Callers get a copy of their own.
         """
         with self._lock:
-            key = None
-            if not self._conn.in_transaction:  # uncommitted rows may still roll back
-                version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-                key = (int(version), self._conn.total_changes)
+            key = self._ledger_version()
+            if key is not None:
                 kept = self._closed.get(scope)
                 if kept is not None and kept[0] == key:
                     return dict(kept[1])

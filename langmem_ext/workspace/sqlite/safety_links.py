@@ -10,8 +10,11 @@ support rows (a row of an edited text stays, unread).
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Sequence
 from dataclasses import astuple
+from typing import Any
 
 from langmem_ext.workspace.records import SafetyLinkRow
 from langmem_ext.workspace.sql.base import SQLITE
@@ -27,12 +30,18 @@ _BY_ENTRY = SELECT_LINKS.replace(" JOIN entries e", " CROSS JOIN entries e", 1)
 """The links of given entries: SQLite's ``CROSS JOIN`` keeps the links as the outer
 loop, so each id is found by the primary key (without statistics the planner would
 scan the scope's links once per entry instead)."""
+_KEPT_READS = 64
+"""Answers of :meth:`SqliteSafetyLinks.worth_reading` kept at the most."""
 
 
 class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
     """:class:`~langmem_ext.workspace.records.SafetyLinkRepository` on SQLite."""
 
     dialect = SQLITE
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        super().__init__(conn, lock)
+        self._worth: dict[tuple[Any, ...], tuple[tuple[int, int], tuple[SafetyLinkRow, ...]]] = {}
 
     def add(self, rows: Sequence[SafetyLinkRow]) -> None:
         if rows:
@@ -41,6 +50,25 @@ class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
                     f"INSERT OR REPLACE INTO safety_links ({LINK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                     [astuple(r) for r in rows],
                 )
+
+    def worth_reading(
+        self, scope: str, fields: Sequence[str], subjects: Sequence[str], limit: int
+    ) -> list[SafetyLinkRow]:
+        """Every safety question of a search asks; the answer is kept until the ledger
+        changes, so a scope with many statements of one field is not ranked again on
+        each search (see the shared read for the order)."""
+        ask = (scope, tuple(fields), tuple(subjects), limit)
+        with self._lock:
+            key = self._ledger_version()
+            kept = self._worth.get(ask)
+            if key is not None and kept is not None and kept[0] == key:
+                return list(kept[1])
+            rows = super().worth_reading(scope, fields, subjects, limit)
+            if key is not None:
+                if len(self._worth) >= _KEPT_READS:
+                    self._worth.clear()
+                self._worth[ask] = (key, tuple(rows))
+            return rows
 
     def of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:
         rows = self._all_in(f"{_BY_ENTRY} WHERE l.entry_id IN ({{marks}})", entry_ids)

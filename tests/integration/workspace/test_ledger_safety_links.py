@@ -57,3 +57,18 @@ def test_links_of_given_memories_are_found_by_key_not_by_scanning_the_scope(
     assert sorted(
         r.entry_id for r in fake_memory.workspace.ledger.safety.of_entries(ids[:2])
     ) == sorted(ids[:2])
+
+
+def test_links_worth_reading_are_read_again_once_the_ledger_changes(fake_memory: Memory) -> None:
+    """The answer is kept between searches, and a write shows in the next one."""
+    repo = fake_memory.workspace.ledger.safety
+    first = fake_memory.add("Likes green tea")
+    repo.add([_link(fake_memory, first, "Likes green tea", "allergies", "peanuts")])
+    assert [r.entry_id for r in repo.worth_reading("main", ["allergies"], ["user"], 5)] == [first]
+    assert [r.entry_id for r in repo.worth_reading("main", ["allergies"], ["user"], 5)] == [first]
+    second = fake_memory.add("Plays the cello")
+    repo.add([_link(fake_memory, second, "Plays the cello", "allergies", "penicillin")])
+    ids = [r.entry_id for r in repo.worth_reading("main", ["allergies"], ["user"], 5)]
+    assert sorted(ids) == sorted([first, second])
+    fake_memory.delete(first)
+    assert [r.entry_id for r in repo.worth_reading("main", ["allergies"], ["user"], 5)] == [second]

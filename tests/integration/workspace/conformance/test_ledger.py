@@ -21,6 +21,7 @@ from langmem_ext.workspace.records import (
     NewTriple,
     PendingRow,
     ProfileChangeRow,
+    SafetyLinkRow,
 )
 
 T0 = 1_700_000_000.0
@@ -297,6 +298,44 @@ def test_triples_follow_their_supporting_entries(ledger: Ledger) -> None:
     assert {r.triple.predicate for r in ledger.triples.current("main")} == {"lives_in"}
     assert ledger.triples.clear("main") == 2
     assert ledger.triples.count() == 0
+
+
+def test_safety_links_worth_reading_come_one_per_item_first(ledger: Ledger) -> None:
+    """The newest statement of each distinct item first, then the rest newest first;
+    bounded, current memories only, of the scope, fields and subjects asked."""
+    said = [
+        ("a1", "Allergic to peanuts", "allergies", "user", "Peanuts", 1),
+        ("a2", "Allergic to penicillin", "allergies", "user", "penicillin", 2),
+        ("a3", "Peanut allergy again", "allergies", "user", "peanuts", 3),
+        ("a4", "Peanuts, still", "allergies", "user", "peanuts", 4),
+        ("a5", "Has allergies", "allergies", "user", "", 5),
+        ("s1", "Sister: shellfish", "allergies", "sister", "shellfish", 6),
+        ("m1", "Takes metformin", "medications", "user", "metformin", 7),
+        ("o1", "Other scope peanuts", "allergies", "user", "peanuts", 8),
+    ]
+    for entry_id, text, field, subject, item, hour in said:
+        scope = "other" if entry_id == "o1" else "main"
+        add(ledger, entry_id, text, scope=scope, created_at=T0 + hour * 3600)
+        ledger.safety.add(
+            [SafetyLinkRow(entry_id, scope, text_hash(text), field, subject, item, False, T0)]
+        )
+    ledger.entries.upsert(replace(ledger.entries.get("a4"), valid_to=T0 + 9 * 3600))  # superseded
+    rows = ledger.safety.worth_reading("main", ["allergies"], ["user"], 10)
+    ids = [r.entry_id for r in rows]
+    assert ids[:3] == ["a5", "a3", "a2"]  # newest of each item: "", peanuts, penicillin
+    assert ids[3:] == ["a1"]
+    assert [
+        r.entry_id for r in ledger.safety.worth_reading("main", ["allergies"], ["user"], 2)
+    ] == [
+        "a5",
+        "a3",
+    ]
+    assert ledger.safety.worth_reading("main", [], ["user"], 5) == []
+    assert sorted(r.entry_id for r in ledger.safety.of_entries(["a1", "s1", "m1"])) == [
+        "a1",
+        "m1",
+        "s1",
+    ]
 
 
 def test_unextracted_entries_are_listed(ledger: Ledger) -> None:
