@@ -199,8 +199,8 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
     Rows that run the whole pipeline pass the recall intent, as ``Memory.search``
     does; the "no stages" rows do not.
     """
-    seed = (("vector_weight", 0.7), ("bm25_weight", 0.3))
-    seed_plain = (*seed, *PLAIN)
+    weights_70_30 = (("vector_weight", 0.7), ("bm25_weight", 0.3))
+    weights_70_30_plain = (*weights_70_30, *PLAIN)
 
     def full(name: str, **kw: Any) -> Variant:
         return Variant(name, intent=True, **kw)
@@ -229,13 +229,13 @@ def ablation_variants(chunking: Sequence[str]) -> list[Variant]:
         Variant("no stages: weighted 0.4 / 0.6 (default weights)", options=ALL_OFF,
                 retrieval=PLAIN),
         Variant("no stages: weighted 0.7 / 0.3", options=ALL_OFF,
-                retrieval=seed_plain),
+                retrieval=weights_70_30_plain),
         Variant("no stages: weighted 0.5 / 0.5", options=ALL_OFF, retrieval=EQUAL),
         Variant("no stages: RRF 0.5 / 0.5", options=ALL_OFF, retrieval=RRF_EQUAL),
         Variant("only context: weighted 0.4 / 0.6", retrieval=PLAIN, options=_off(
             recency=False, importance=False, length_norm=False, time_decay=False,
             thresholds=False, noise=False, mmr=False)),
-        full("all stages: weighted 0.7 / 0.3", retrieval=seed),
+        full("all stages: weighted 0.7 / 0.3", retrieval=weights_70_30),
         full("all stages: weighted 0.5 / 0.5", retrieval=EQUAL),
         full("all stages: RRF 0.5 / 0.5", retrieval=RRF_EQUAL),
         full("context window 1", retrieval=(("context_window", 1),)),

@@ -4,7 +4,7 @@ In ``short_term.mode="hybrid_window"`` the answer call holds the newest
 ``window_verbatim`` messages verbatim and the older ones as ``[Summary]`` / ``[Old]``
 lines (:func:`~langmem_ext.short_term.window.settings_window`, used by
 :class:`~langmem_ext.graph.fitting.CallFitter`). A message that fires one of the
-seed's triggers (tool output, a list, code, more than 6 sentences or 10 lines,
+summary triggers (tool output, a list, code, more than 6 sentences or 10 lines,
 决定 / 下一步 / TODO / 优先 …) gets a structured summary of at most
 ``summary_max_chars`` characters, stored in the state key ``message_summaries``
 (by message id) and so saved with the thread's checkpoint:

@@ -6,9 +6,8 @@ Two memory modes:
 - ``SUMMARY_N``: a running summary (as a system message) plus the turns kept
   verbatim at the last checkpoint and everything since.
 
-:func:`plan_context` is the seed's ``QueryMemoryContext``: what to send, its
-estimated tokens and share of the window, and whether to checkpoint.
-:func:`make_checkpoint` is ``Checkpoint``: it summarises everything before the last
+:func:`plan_context` decides what to send, its estimated tokens and share of the
+window, and whether to checkpoint. :func:`make_checkpoint` summarises everything before the last
 ``keep_last_turns`` turns (rolling the previous summary in) and says which message
 ids to remove; if even those turns do not fit under the threshold it keeps fewer,
 but never fewer than the latest human turn. :func:`finalize_session` is

@@ -281,8 +281,8 @@ def parse_structured(text: str) -> list[tuple[Kind, str]]:
     """Read a structured summary back into ``(kind, item)`` pairs.
 
     Understands the format this module renders (headings ``Goal:`` / ``Decision:``
-    / ``Todo:`` / ``Facts:`` with ``- item`` lines, or ``Goal: a; b`` inline), the
-    seed's ``- Goal: ...`` bullets, the same with Markdown ``##`` or bold headings,
+    / ``Todo:`` / ``Facts:`` with ``- item`` lines, or ``Goal: a; b`` inline),
+    ``- Goal: ...`` bullets, the same with Markdown ``##`` or bold headings,
     and Chinese headings. Under a heading line, a bullet such as ``- TODO: x`` is an
     item, not a new section. Lines outside any section — free text from a model —
     become facts.
@@ -495,7 +495,8 @@ def extractive_message_summary(message: BaseMessage, max_chars: int) -> str:
 
     Args:
         message: The message.
-        max_chars: Budget (the seed's 280 characters by default upstream).
+        max_chars: Budget in characters (callers pass ``short_term.summary_max_chars``, 280
+            by default).
 
     Returns:
         ``Goal: ...`` / ``Decision: ...`` / ``Todo: ...`` / ``Facts: ...`` lines

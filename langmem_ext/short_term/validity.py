@@ -3,9 +3,8 @@
 Strict chat providers (OpenAI, Anthropic, Azure, Bedrock) reject a history where an
 assistant tool call is not answered by its tool results right after it, or where a
 tool result answers no call. Summarising or windowing a history cuts it in two, and
-a careless cut produces exactly those lists; langmem's summarisation has shipped
-such bugs (langchain-ai/langmem#98 duplicated tool results, #126 a cut between
-parallel tool results, #111 the latest human message trimmed away).
+a careless cut produces exactly those lists: duplicated tool results, a cut between
+parallel tool results, the latest human message trimmed away.
 
 This module checks a list (:func:`validate_messages`) and chooses cut points that
 cannot break it (:func:`safe_cut_index`). An *atomic span* is a stretch of messages
@@ -263,8 +262,8 @@ def safe_cut_index(messages: Sequence[BaseMessage], keep_last_turns: int) -> int
     - holds the last ``keep_last_turns`` turns (a turn starts at a
       ``HumanMessage``), or everything when there are not more turns than that;
     - never separates an ``AIMessage`` with tool calls from its ``ToolMessage``
-      results (langmem#98, #126);
-    - always contains the latest ``HumanMessage`` (langmem#111);
+      results;
+    - always contains the latest ``HumanMessage``;
     - starts with a ``HumanMessage`` whenever the list allows it.
 
     Args:

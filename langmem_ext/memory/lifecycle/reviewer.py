@@ -6,8 +6,8 @@ a *promotion* review: should it become ``core``?) or falls below
 
 With a chat model, one run: the model sees the memory and its top-5 related
 memories (:meth:`Memory.search <langmem_ext.Memory.search>`), may call the
-``search_memories`` tool up to ``lifecycle.review_search_rounds`` times (3: the
-seed's ``[SEARCH:…]``), and ends with one ``review_decision`` call whose arguments
+``search_memories`` tool up to ``lifecycle.review_search_rounds`` times (3 by
+default), and ends with one ``review_decision`` call whose arguments
 are validated by :class:`ReviewDecision`. Anything else (no decision, a fourth
 search, arguments that do not validate, a model error) is logged and the
 deterministic fallback decides:
