@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,24 @@ def fake_memory(tmp_path: Path) -> Iterator[Memory]:
     mem = Memory(settings=s)
     yield mem
     mem.close()
+
+
+FIXED_NOW = datetime(2026, 6, 17, 15, 0)
+"""The local time ``fixed_clock`` starts from: a Wednesday afternoon in mid-month, weeks
+from any daylight-saving change and hours from midnight on either side."""
+
+
+@pytest.fixture
+def fixed_clock() -> Iterator[datetime]:
+    """Run the test with the clock at :data:`FIXED_NOW` (still ticking).
+
+    For tests whose outcome depends on the date (yesterday's day, a day N days on,
+    local noon): request it before the workspace fixtures, or with
+    ``pytest.mark.usefixtures("fixed_clock")``, so the workspace is made at that time too.
+    Processes the test starts keep the real clock.
+    """
+    with time_machine.travel(FIXED_NOW.timestamp(), tick=True):
+        yield FIXED_NOW
 
 
 V0_WORKSPACE = Path(__file__).parent / "data" / "workspace_v0"

@@ -6,6 +6,8 @@ import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from langmem_ext import Memory
 from langmem_ext.memory.lifecycle.jobs import (
     ARCHIVED_DAY_KEY,
@@ -22,6 +24,8 @@ from langmem_ext.memory.sessions.log import SessionLog
 from langmem_ext.memory.sessions.manager import SessionManager
 
 HOUR = 3600.0
+
+pytestmark = pytest.mark.usefixtures("fixed_clock")  # yesterday, catch-up week: a fixed day
 
 
 def at(day: date, hour: int, minute: int = 0) -> float:

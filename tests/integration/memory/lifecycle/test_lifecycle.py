@@ -24,6 +24,8 @@ from langmem_ext.tools import MemorySearchTool
 
 DAY = 86400.0
 
+pytestmark = pytest.mark.usefixtures("fixed_clock")  # noon N days on: no DST change between
+
 
 def noon(days: int) -> datetime:
     """Local noon ``days`` calendar days from today."""

@@ -28,12 +28,12 @@ RUN_DAYS = 20
 
 CHILD = """
 import os, signal, sys
-from datetime import date, datetime, timedelta
+from datetime import datetime
 from langmem_ext import Memory, Settings
 from langmem_ext.workspace.sqlite.entries import SqliteEntries
 from langmem_ext.workspace.store import Workspace
 
-root, point, days = sys.argv[1], sys.argv[2], int(sys.argv[3])
+root, point, at = sys.argv[1], sys.argv[2], float(sys.argv[3])
 
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -61,8 +61,7 @@ def progress(done, total):
 settings = Settings(workspace=root)
 settings.embeddings.provider = "fake"
 memory = Memory(settings=settings)
-now = datetime.combine(date.today() + timedelta(days=days), datetime.min.time()).replace(hour=12)
-memory.maintain(now=now, progress=progress)
+memory.maintain(now=datetime.fromtimestamp(at), progress=progress)
 sys.exit(3)  # not killed: the test's kill point was never reached
 """
 
@@ -79,8 +78,12 @@ def run_day() -> datetime:
     )
 
 
-def build(root: Path) -> dict[str, set[str]]:
+def build(root: Path, run: datetime) -> dict[str, set[str]]:
     """A workspace with decaying facts, old episodes, a fact due for promotion, core.
+
+    Args:
+        root: Where the workspace goes.
+        run: When ``maintain`` will run; the boosts fall on the three days before it.
 
     Returns:
         The ids that must survive any run, per scope (facts and core; the episodes are
@@ -95,7 +98,7 @@ def build(root: Path) -> dict[str, set[str]]:
         m.add("Went hiking", scope="alice", category="episode")
         m.save("Owns a cat", scope="main")
         # boosted on 3 distinct days just before the run: promoted by the fallback
-        start = datetime.combine(date.today() + timedelta(days=RUN_DAYS - 3), datetime.min.time())
+        start = datetime.combine(run.date() - timedelta(days=3), datetime.min.time())
         for day, hours in ((0, (8, 11)), (1, (8, 11)), (2, (8,))):
             for hour in hours:
                 when = start + timedelta(days=day, hours=hour)
@@ -141,10 +144,11 @@ def test_kill_9_during_maintain_loses_nothing_and_a_rerun_completes(
     tmp_path: Path, point: str
 ) -> None:
     root, clean = tmp_path / "ws", tmp_path / "clean"
-    keep = build(root)
+    run = run_day()  # once: the child, the rerun and the clean run share it across midnight
+    keep = build(root, run)
     shutil.copytree(root, clean)
     child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(root), point, str(RUN_DAYS)],
+        [sys.executable, "-c", CHILD, str(root), point, repr(run.timestamp())],
         capture_output=True,
         text=True,
         timeout=300,
@@ -156,11 +160,11 @@ def test_kill_9_during_maintain_loses_nothing_and_a_rerun_completes(
         assert scope_ids <= set(entries), scope_ids - set(entries)
     # the rerun completes
     with Memory(settings=settings_for(root)) as m:
-        report = m.maintain(now=run_day())
+        report = m.maintain(now=run)
         assert not report.errors
-        assert m.maintain(now=run_day()).changes == []
+        assert m.maintain(now=run).changes == []
     with Memory(settings=settings_for(clean)) as m:
-        m.maintain(now=run_day())
+        m.maintain(now=run)
     after, files = state(root)
     expected, expected_files = state(clean)
     assert set(after) == set(expected)  # the same memories survive as in a clean run

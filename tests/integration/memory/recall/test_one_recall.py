@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _agent_helpers import ScriptedChatModel, call
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -114,6 +115,7 @@ def _without_scores(parts: tuple[str, str]) -> tuple[str, str]:
     return safety, block
 
 
+@pytest.mark.usefixtures("fixed_clock")  # 24 h before 00:30 after a DST change is two days back
 def test_the_first_turn_notes_follow_the_turns_date(tmp_path: Path) -> None:
     """Yesterday's notes join the first turn, the day before's do not."""
     memory = _memory(tmp_path / "ws")

@@ -14,6 +14,8 @@ from langmem_ext.memory.sessions.log import NewEvent, SessionLog, event_tokens, 
 
 DAY = 86400.0
 
+pytestmark = pytest.mark.usefixtures("fixed_clock")  # yesterday and earlier today: a fixed day
+
 
 def _yesterday_noon() -> float:
     d = date.today() - timedelta(days=1)

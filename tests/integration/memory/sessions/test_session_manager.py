@@ -84,6 +84,7 @@ def _compacted(m: Memory, thread: str = "t1") -> int:
 # --- turns and context ----------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("fixed_clock")  # today's transcript, read after the write
 def test_write_turn_and_query_context_full_history(mem: Memory) -> None:
     sm = SessionManager(mem)
     r = sm.write_turn("main", "t1", "我叫李雷，我住在杭州。", "你好，李雷！")
@@ -141,6 +142,7 @@ def test_checkpoint_not_due_does_nothing(mem: Memory) -> None:
     assert mem.list_pending() == []
 
 
+@pytest.mark.usefixtures("fixed_clock")  # the episode of today's daily notes
 def test_flush_saves_are_pending_before_any_message_is_compacted(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
