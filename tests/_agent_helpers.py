@@ -109,7 +109,6 @@ def memory_block(messages: list[BaseMessage]) -> str:
     return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
 
 
-
 def policy(messages: list[BaseMessage]) -> AIMessage:
     last = messages[-1]
     if isinstance(last, ToolMessage):

@@ -42,7 +42,7 @@ def test_a_typo_in_an_environment_variable_or_a_file_is_refused(
     path.write_text('[retrieval]\ntop_k = 7\n[server]\nallowed_host = ["box"]\n')
     with pytest.raises(ValidationError, match="Did you mean 'allowed_hosts'"):
         Settings.from_file(path)
-    path.write_text('[retrieval]\ntop_k = 7\n')
+    path.write_text("[retrieval]\ntop_k = 7\n")
     assert Settings.from_file(path).retrieval.top_k == 7
 
 
@@ -74,7 +74,14 @@ def test_the_reference_page_is_generated_from_the_settings() -> None:
 
 def test_the_settings_command_prints_a_file_settings_can_read(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "langmem_ext.cli.app", "--workspace", str(tmp_path / "ws"), "settings"],
+        [
+            sys.executable,
+            "-m",
+            "langmem_ext.cli.app",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "settings",
+        ],
         capture_output=True,
         text=True,
         check=True,

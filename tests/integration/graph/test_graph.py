@@ -38,8 +38,6 @@ def graph_parts(memory: Memory) -> tuple[Any, ScriptedChatModel, Memory]:
     return graph, model, memory
 
 
-
-
 def say(graph: Any, text: str, config: dict[str, Any]) -> dict[str, Any]:
     return dict(graph.invoke({"messages": [HumanMessage(text)]}, config))
 

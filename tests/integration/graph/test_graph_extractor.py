@@ -86,7 +86,9 @@ def test_the_deterministic_extractor_is_on_by_default_and_waits_for_the_user(
     assert "I live in Oslo" in str(out["messages"][-1].content)
     out = graph.invoke({"messages": [HumanMessage("yes")]}, _cfg())  # the user confirms
     assert fake_memory.list_pending(scope="user_alice") == []
-    texts = sorted((e.path.rsplit("/", 1)[-1], e.text) for e in fake_memory.list(scope="user_alice"))
+    texts = sorted(
+        (e.path.rsplit("/", 1)[-1], e.text) for e in fake_memory.list(scope="user_alice")
+    )
     assert texts[-1] == ("LONG_TERM.md", "I live in Oslo") and texts[0][1] == "I live in Oslo"
 
 

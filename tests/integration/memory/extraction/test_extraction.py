@@ -138,6 +138,7 @@ def test_pending_update_is_confirmed_as_a_new_version(tmp_path) -> None:  # type
     [pid] = report.pending
     item = mem.list_pending()[0]
     assert (item.id, item.supersedes) == (pid, old)
+
     def long_term() -> list[str]:
         return [e.text for e in mem.list() if e.path == "MEMORY.md"]
 

@@ -468,7 +468,9 @@ def test_checkpoint_and_finalize_with_the_callers_summary_and_kept_turns(mem: Me
     sm = SessionManager(mem)
     for i in range(4):
         sm.write_turn("main", "t1", f"question {i} about the garden", f"answer {i}")
-    done = sm.checkpoint("main", "t1", force=True, summary="Four garden questions.", keep_last_turns=1)
+    done = sm.checkpoint(
+        "main", "t1", force=True, summary="Four garden questions.", keep_last_turns=1
+    )
     assert done.made and done.summary == "Four garden questions." and done.compacted == 6
     assert not done.summary_used_fallback
     ctx = sm.query_context("main", "t1")
