@@ -556,6 +556,18 @@ def create_record_turn_node(
                 continue
             if writer is None:
                 job()
+            elif (
+                job is extract_turn
+            ):  # in the ledger before the reply: a dead process's turn is not lost
+                queued = memory.turns.accept(
+                    messages,
+                    scope=scope,
+                    model=extract_model,
+                    recalled=shown,
+                    at=at,
+                    thread_id=thread_from_config(config),
+                )
+                writer.submit(scope, queued, defer=defer)
             else:
                 writer.submit(scope, job, defer=defer)
         if on_turn is not None and answer:

@@ -59,6 +59,7 @@ from langmem_ext.memory.extraction.extractor import (
     related_memories,
     saves_of_turn,
 )
+from langmem_ext.memory.extraction.turns import TURNS, TurnQueue
 from langmem_ext.memory.knowledge.extract import normalise_entity
 from langmem_ext.memory.knowledge.triples import KnowledgeGraph, Triple
 from langmem_ext.memory.leases import EXTRACT_JOB, JobLeases
@@ -158,9 +159,11 @@ class Memory:
         so opening and the first search do not wait for it; ``close()`` joins it.
         Turn it off with ``Settings(lifecycle={"decay_on_open": False})`` (then
         ``maintain()`` does that work when called). The background writer
-        (:attr:`background`) starts its thread on the first job a write queues
-        (triples of new memories, vectors of session events); ``close()`` runs what
-        is queued and stops it. Use the memory as a context manager, or call
+        (:attr:`background`) runs the jobs writes queue (turn extractions, triples
+        of new memories, vectors of session events) and, when idle for a lease time
+        (``lifecycle.lease_seconds``), extracts the turns another process accepted
+        and died before extracting (:attr:`turns`); ``close()`` runs what is queued
+        and stops it. Use the memory as a context manager, or call
         :meth:`close`.
 
     Args:
@@ -262,6 +265,14 @@ class Memory:
             sources=[(self.session_log.search, True)],
             reranker=reranker,
         )
+        self.turns = TurnQueue(self)
+        """The turns waiting for extraction in the ledger (see
+        :mod:`~langmem_ext.memory.extraction.turns`)."""
+        writer = self.background
+        if self.turns.waiting():  # a process died before extracting them
+            writer.submit(TURNS, self.turns.recover)
+        writer.when_idle(self.turns.recover, every=settings.lifecycle.lease_seconds)
+        self.on_close(lambda: writer.when_idle(None))
         # decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
