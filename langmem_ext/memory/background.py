@@ -111,7 +111,10 @@ class TurnWriter:
                 return self._queue.get(timeout=max(due - time.monotonic(), 0.0))
             except queue.Empty:
                 pass
-            job, every = idle
+            with self._cond:
+                if self._idle is None:  # turned off meanwhile
+                    continue
+                job, every = self._idle
             self._call(job)
             with self._cond:
                 self._idle_due = time.monotonic() + every
