@@ -539,7 +539,7 @@ class Memory:
             return settled
         ws = self.workspace
         paths = {self._file_for(scope, self._target(r.target), r.said_at)[0] for r in rows}
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             ws.sync_files(scope, sorted(paths))  # confirms the items of new entries
             ws.ledger.pending.confirm_written(scope)  # and of entries already in the ledger
             done = ws.ledger.pending.ids_with_status([r.id for r in rows], "confirmed")
@@ -669,7 +669,7 @@ class Memory:
             and peek.supersedes is None
             else None
         )
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             row = self._load_pending(pending_id, scope)
             with ws.one_commit():  # the memory and the item's status: one commit
                 if row.target == PROFILE_TARGET:  # marks the row confirmed with the history
@@ -739,7 +739,7 @@ class Memory:
         """Reject a pending memory; nothing is written to Markdown, and a note of it
         marked ``[unconfirmed]`` in the daily notes (see :meth:`save_found`) is deleted."""
         scope = self._scope(scope)
-        with self.workspace.lock.hold():
+        with self.workspace.lock.hold_scope(scope):
             row = self._load_pending(pending_id, scope)
             now = time.time()
             self.workspace.ledger.pending.resolve(row.id, "rejected", now)
@@ -860,7 +860,7 @@ class Memory:
         if direct and progress:
             progress(0, n)
         vectors = self._embed_new(clean) if direct else None
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
             rows: dict[Path, list[int]] = {}
@@ -975,7 +975,7 @@ class Memory:
         clean = self._text(text)
         when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
         ws = self.workspace
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             st = self._live_state(entry_id, scope)
             if st.valid_to is not None:
                 newest = version_chain(ws.ledger.entries, st.id)[-1]
@@ -1015,7 +1015,7 @@ class Memory:
         """Forget an entry: its bullet is removed and the index entry dropped."""
         scope = self._scope(scope)
         ws = self.workspace
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             st = self._live_state(entry_id, scope)
             ws.rewrite_entry(scope, ws.layout.root / st.path, st.id, None)
         ws.flush_vectors()
@@ -1424,7 +1424,7 @@ class Memory:
         lc = self.settings.lifecycle
         now = time.time() if now is None else now
         ws = self.workspace
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             st = self._live_state(entry_id, scope)
             last = ws.ledger.boosts.last_at(st.id)
             if last is not None and now - last < lc.boost_cooldown_hours * 3600:
