@@ -39,6 +39,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
+from _serving import admin_url
 from engines_pg import _text
 
 from langmem_ext import Memory, Settings
@@ -154,18 +155,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--database-url", default=None, metavar="URL",
                     help="the server's admin URL (default: a local server for the run)")  # fmt: skip
     args = ap.parse_args(argv)
-    from langmem_ext.workspace.postgres.local_server import create_database, start_local_server
+    from langmem_ext.workspace.postgres.local_server import create_database
 
     tmp = Path(tempfile.mkdtemp(prefix="langmem-scope-locks-"))
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     rows = []
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, tmp, True)
-        admin = args.database_url
-        if admin is None:
-            server = start_local_server()
-            stack.callback(server.stop)
-            admin = server.url
+        admin = admin_url(stack, args.database_url)
         for n, mode in enumerate(args.order):
             url = create_database(admin, f"bench_scope_locks_{n}")
             rows.append(run_mode(url, tmp / f"run{n}", args, mode))

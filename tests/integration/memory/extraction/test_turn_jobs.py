@@ -5,16 +5,13 @@ it once its claim runs out; its proposal is made exactly once."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from _process_helpers import killed_after
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langmem_ext import Memory, Settings
@@ -53,20 +50,9 @@ def _proposals(memory: Memory) -> list[str]:
 
 
 def _kill_after_accepting(root: Path, url: str | None) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _ACCEPTING_PROCESS, str(root), url or "", str(LEASE_S), FACT],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
+    args = (str(root), url or "", str(LEASE_S), FACT)
+    with killed_after(_ACCEPTING_PROCESS, *args) as line:
         assert line.split() == ["accepted", "1"], f"the process did not accept the turn ({line!r})"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
 
 
 @pytest.fixture(params=["embedded", "postgresql"])
