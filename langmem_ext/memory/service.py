@@ -162,8 +162,8 @@ class Memory:
         (:attr:`background`) runs the jobs writes queue (turn extractions, triples
         of new memories, vectors of session events) and, when idle for a lease time
         (``lifecycle.lease_seconds``), extracts the turns another process accepted
-        and died before extracting (:attr:`turns`); ``close()`` runs what is queued
-        and stops it. Use the memory as a context manager, or call
+        and died before extracting (:attr:`turns`; not on a writer given to the
+        constructor); ``close()`` runs what is queued and stops it. Use the memory as a context manager, or call
         :meth:`close`.
 
     Args:
@@ -268,11 +268,10 @@ class Memory:
         self.turns = TurnQueue(self)
         """The turns waiting for extraction in the ledger (see
         :mod:`~langmem_ext.memory.extraction.turns`)."""
-        writer = self.background
         if self.turns.waiting():  # a process died before extracting them
-            writer.submit(TURNS, self.turns.recover)
-        writer.when_idle(self.turns.recover, every=settings.lifecycle.lease_seconds)
-        self.on_close(lambda: writer.when_idle(None))
+            self.background.submit(TURNS, self.turns.recover)
+        if background is None:  # a writer of the caller's may serve other memories
+            self.background.when_idle(self.turns.recover, every=settings.lifecycle.lease_seconds)
         # decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
