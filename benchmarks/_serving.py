@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -50,3 +50,15 @@ def serve(workspace: Path, log: Path, env: dict[str, str]) -> Iterator[str]:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=120)
+
+
+def admin_url(stack: ExitStack, given: str | None) -> str:
+    """The PostgreSQL server's admin URL: ``given``, else a local server started for
+    the run (stopped when ``stack`` closes)."""
+    if given is not None:
+        return given
+    from langmem_ext.workspace.postgres.local_server import start_local_server
+
+    server = start_local_server()
+    stack.callback(server.stop)
+    return server.url

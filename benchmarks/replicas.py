@@ -39,7 +39,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _serving import serve
+from _serving import admin_url, serve
 from engines_pg import _text
 
 from langmem_ext import Memory, Settings
@@ -107,17 +107,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--database-url", default=None, metavar="URL",
                     help="the server's admin URL (default: a local server for the run)")  # fmt: skip
     args = ap.parse_args(argv)
-    from langmem_ext.workspace.postgres.local_server import create_database, start_local_server
+    from langmem_ext.workspace.postgres.local_server import create_database
 
     tmp = Path(tempfile.mkdtemp(prefix="langmem-replicas-"))
     start_load = os.getloadavg()
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, tmp, True)
-        admin = args.database_url
-        if admin is None:
-            server = start_local_server()
-            stack.callback(server.stop)
-            admin = server.url
+        admin = admin_url(stack, args.database_url)
         url = create_database(admin, "bench_replicas")
         settings = Settings(
             workspace=tmp / "fill",

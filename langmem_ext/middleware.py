@@ -361,8 +361,9 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- living memory ---------------------------------------------------------------
 
     def _extract_turn(self, state: Any) -> None:
-        """Queue :meth:`Memory.extract <langmem_ext.Memory.extract>` of the run's turn on
-        the memory's background writer, once the run ended on a final answer."""
+        """Queue :meth:`Memory.extract <langmem_ext.Memory.extract>` of the run's turn
+        (written to the ledger's turns waiting for extraction, then run on the memory's
+        background writer), once the run ended on a final answer."""
         if not self.extract:
             return
         messages = list(state.get("messages", []) if isinstance(state, dict) else [])
@@ -372,13 +373,13 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         scope = self._resolve_scope(None)
         if scope is None:
             return
-        memory, model, at = self.memory, self.extract_model, time.time()
-
-        def extract() -> None:
-            report = memory.extract(messages, scope=scope, model=model, at=at)
-            logger.debug("turn extraction: %s", report)
-
-        memory.background.submit(scope, extract, defer=BACKGROUND_DEFER)
+        memory = self.memory
+        # in the ledger before the run returns: a turn a dead process never extracted
+        # is extracted by another (see langmem_ext.memory.extraction.turns)
+        queued = memory.turns.accept(
+            messages, scope=scope, model=self.extract_model, at=time.time()
+        )
+        memory.background.submit(scope, queued, defer=BACKGROUND_DEFER)
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """After the run's final answer: what the turn changes in memory, extracted on

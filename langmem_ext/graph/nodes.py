@@ -520,15 +520,16 @@ def create_record_turn_node(
             if hit.get("source", "memory") == "memory"
         ]
 
+        turn: dict[str, Any] = {
+            "scope": scope,
+            "model": extract_model,
+            "recalled": shown,
+            "at": at,
+            "thread_id": thread_from_config(config),
+        }
+
         def extract_turn() -> None:  # Memory.extract reads the last turn of ``messages``
-            report = memory.extract(
-                messages,
-                scope=scope,
-                model=extract_model,
-                recalled=shown,
-                at=at,
-                thread_id=thread_from_config(config),
-            )
+            report = memory.extract(messages, **turn)
             logger.debug("turn extraction: %s", report)
 
         update: dict[str, Any] = {"token_count": history_tokens(messages), "notes": []}
@@ -556,6 +557,10 @@ def create_record_turn_node(
                 continue
             if writer is None:
                 job()
+            elif job is extract_turn:
+                # in the ledger before the reply: a turn a dead process never extracted
+                # is extracted by another (langmem_ext.memory.extraction.turns)
+                writer.submit(scope, memory.turns.accept(messages, **turn), defer=defer)
             else:
                 writer.submit(scope, job, defer=defer)
         if on_turn is not None and answer:

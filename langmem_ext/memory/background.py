@@ -11,7 +11,9 @@ memories. Guarantees:
   scope submitted so far have run (the graph's recall waits before it searches);
 - nothing is dropped on a clean shutdown: :meth:`Memory.close
   <langmem_ext.Memory.close>` and interpreter exit wait for the queue;
-- a failing job is logged and skipped; it never reaches the caller.
+- a failing job is logged and skipped; it never reaches the caller;
+- work to look for when nothing is queued (:meth:`TurnWriter.when_idle`: the turns
+  another process accepted and never extracted) runs between jobs, never beside one.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class TurnWriter:
         self._closed = False
         self._carried: dict[tuple[str, str], str] = {}
         self._hurry = 0
+        self._idle: tuple[Job, float] | None = None
+        self._idle_due = 0.0
         with _live_lock:
             _live.add(self)
 
@@ -79,6 +83,41 @@ class TurnWriter:
             self._call(job)
             return
         self._queue.put((scope, job, time.monotonic() + defer))
+
+    def when_idle(self, job: Job | None, every: float = 60.0) -> None:
+        """Run ``job`` on the writer's thread whenever nothing was queued for
+        ``every`` seconds (``None``: stop). It starts the thread.
+
+        Args:
+            job: The work (one at a time with the queued jobs; its failure is logged).
+            every: Seconds of an empty queue between two runs.
+        """
+        with self._cond:
+            self._idle = None if job is None else (job, float(every))
+            self._idle_due = time.monotonic() + float(every)
+            if job is not None and self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+
+    def _next(self) -> tuple[str, Job, float] | None:
+        """The next queued job, running the idle job meanwhile when it is due."""
+        while True:
+            with self._cond:
+                idle = self._idle
+                due = self._idle_due
+            if idle is None:
+                return self._queue.get()
+            try:
+                return self._queue.get(timeout=max(due - time.monotonic(), 0.0))
+            except queue.Empty:
+                pass
+            with self._cond:
+                if self._idle is None:  # turned off meanwhile
+                    continue
+                job, every = self._idle
+            self._call(job)
+            with self._cond:
+                self._idle_due = time.monotonic() + every
 
     def pending(self, scope: str | None = None) -> int:
         """Jobs queued or running (of ``scope``, or of every scope)."""
@@ -129,6 +168,7 @@ class TurnWriter:
             if self._closed:
                 return
             self._closed = True
+            self._idle = None
             thread = self._thread
         if thread is not None:
             self._queue.put(None)
@@ -143,7 +183,7 @@ class TurnWriter:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            item = self._next()
             if item is None:
                 return
             scope, job, start = item
@@ -152,6 +192,7 @@ class TurnWriter:
                     self._cond.wait(left)
             self._call(job)
             with self._cond:
+                self._idle_due = time.monotonic() + (self._idle[1] if self._idle else 0.0)
                 self._pending[scope] -= 1
                 if self._pending[scope] <= 0:
                     del self._pending[scope]

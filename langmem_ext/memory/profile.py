@@ -608,7 +608,7 @@ class ProfileBook:
         cached = self._cache.get(scope)
         if cached is not None and cached[0] == key:
             return cached[1]
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             text = (
                 layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
                 if ws.files
@@ -681,7 +681,7 @@ class ProfileBook:
         meta = self.workspace.ledger.meta
         if not any(meta.get(_CONFIRM_INTENT + i) is not None for i in pending_ids):
             return set()
-        with self.workspace.lock.hold():
+        with self.workspace.lock.hold_scope(scope):
             self._cache.pop(scope, None)
             self.read(scope)
             return self.workspace.ledger.pending.ids_with_status(pending_ids, "confirmed")
@@ -745,7 +745,7 @@ class ProfileBook:
             MemoryFileError: ``PROFILE.md`` cannot be read; it is not overwritten.
         """
         proposing = source in PROPOSING_SOURCES
-        with self.workspace.lock.hold():
+        with self.workspace.lock.hold_scope(scope):
             current = self.read(scope)
             direct = [o for o in ops if not (proposing and o.field in SAFETY_FIELDS)]
             update = self._write(scope, current, direct, source)
@@ -784,7 +784,7 @@ class ProfileBook:
             if op.field not in LIST_FIELDS or op.op != "+=" or not isinstance(op.value, list):
                 raise InvalidInputError(f"Only additions to list fields can be proposed: {op}.")
         out: list[PendingItem] = []
-        with self.workspace.lock.hold():
+        with self.workspace.lock.hold_scope(scope):
             current = self.read(scope)
             waiting: dict[str, set[str]] = {}
             for row in self.workspace.ledger.pending.of_scope(scope, "pending"):

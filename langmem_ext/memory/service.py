@@ -59,6 +59,7 @@ from langmem_ext.memory.extraction.extractor import (
     related_memories,
     saves_of_turn,
 )
+from langmem_ext.memory.extraction.turns import TURNS, TurnQueue
 from langmem_ext.memory.knowledge.extract import normalise_entity
 from langmem_ext.memory.knowledge.triples import KnowledgeGraph, Triple
 from langmem_ext.memory.leases import EXTRACT_JOB, JobLeases
@@ -158,9 +159,11 @@ class Memory:
         so opening and the first search do not wait for it; ``close()`` joins it.
         Turn it off with ``Settings(lifecycle={"decay_on_open": False})`` (then
         ``maintain()`` does that work when called). The background writer
-        (:attr:`background`) starts its thread on the first job a write queues
-        (triples of new memories, vectors of session events); ``close()`` runs what
-        is queued and stops it. Use the memory as a context manager, or call
+        (:attr:`background`) runs the jobs writes queue (turn extractions, triples
+        of new memories, vectors of session events) and, when idle for a lease time
+        (``lifecycle.lease_seconds``), extracts the turns another process accepted
+        and died before extracting (:attr:`turns`; not on a writer given to the
+        constructor); ``close()`` runs what is queued and stops it. Use the memory as a context manager, or call
         :meth:`close`.
 
     Args:
@@ -262,6 +265,13 @@ class Memory:
             sources=[(self.session_log.search, True)],
             reranker=reranker,
         )
+        self.turns = TurnQueue(self)
+        """The turns waiting for extraction in the ledger (see
+        :mod:`~langmem_ext.memory.extraction.turns`)."""
+        if self.turns.waiting():  # a process died before extracting them
+            self.background.submit(TURNS, self.turns.recover)
+        if background is None:  # a writer of the caller's may serve other memories
+            self.background.when_idle(self.turns.recover, every=settings.lifecycle.lease_seconds)
         # decay on open when the last run is over 24 h old, beside the caller
         self._catch_up = start_catch_up(self)
 
@@ -528,7 +538,7 @@ class Memory:
             return settled
         ws = self.workspace
         paths = {self._file_for(scope, self._target(r.target), r.said_at)[0] for r in rows}
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             ws.sync_files(scope, sorted(paths))  # confirms the items of new entries
             ws.ledger.pending.confirm_written(scope)  # and of entries already in the ledger
             done = ws.ledger.pending.ids_with_status([r.id for r in rows], "confirmed")
@@ -658,7 +668,7 @@ class Memory:
             and peek.supersedes is None
             else None
         )
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             row = self._load_pending(pending_id, scope)
             with ws.one_commit():  # the memory and the item's status: one commit
                 if row.target == PROFILE_TARGET:  # marks the row confirmed with the history
@@ -728,7 +738,7 @@ class Memory:
         """Reject a pending memory; nothing is written to Markdown, and a note of it
         marked ``[unconfirmed]`` in the daily notes (see :meth:`save_found`) is deleted."""
         scope = self._scope(scope)
-        with self.workspace.lock.hold():
+        with self.workspace.lock.hold_scope(scope):
             row = self._load_pending(pending_id, scope)
             now = time.time()
             self.workspace.ledger.pending.resolve(row.id, "rejected", now)
@@ -849,7 +859,7 @@ class Memory:
         if direct and progress:
             progress(0, n)
         vectors = self._embed_new(clean) if direct else None
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             taken: set[str] = set()
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
             rows: dict[Path, list[int]] = {}
@@ -964,7 +974,7 @@ class Memory:
         clean = self._text(text)
         when = time.time() if at is None else float(to_epoch_or_none(at) or 0.0)
         ws = self.workspace
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             st = self._live_state(entry_id, scope)
             if st.valid_to is not None:
                 newest = version_chain(ws.ledger.entries, st.id)[-1]
@@ -1004,7 +1014,7 @@ class Memory:
         """Forget an entry: its bullet is removed and the index entry dropped."""
         scope = self._scope(scope)
         ws = self.workspace
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             st = self._live_state(entry_id, scope)
             ws.rewrite_entry(scope, ws.layout.root / st.path, st.id, None)
         ws.flush_vectors()
@@ -1413,7 +1423,7 @@ class Memory:
         lc = self.settings.lifecycle
         now = time.time() if now is None else now
         ws = self.workspace
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             st = self._live_state(entry_id, scope)
             last = ws.ledger.boosts.last_at(st.id)
             if last is not None and now - last < lc.boost_cooldown_hours * 3600:

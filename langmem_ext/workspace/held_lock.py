@@ -30,6 +30,12 @@ class HeldLock(ABC):
     def _shown(self) -> str:
         """The lock as an error message names it."""
 
+    def _held_scope(self, scope: str, timeout: float) -> AbstractContextManager[str | None]:
+        """:meth:`_held` for the writes of one scope. This default holds the whole
+        workspace (an engine whose storage takes one writer at a time gains nothing
+        from a lock per scope)."""
+        return self._held(timeout)
+
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
         """Hold the lock for the body of a ``with`` block.
@@ -39,13 +45,30 @@ class HeldLock(ABC):
                 ``timeout`` seconds.
         """
         with self._held(self.timeout) as holder:
-            if holder is not None:
-                msg = (
-                    f"Another {holder} held the workspace lock {self._shown()} for over "
-                    f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
-                )
-                raise WorkspaceLockTimeout(msg)
+            self._check(holder)
             yield
+
+    @contextlib.contextmanager
+    def hold_scope(self, scope: str) -> Iterator[None]:
+        """Hold the lock of one scope's writes for the body of a ``with`` block: it
+        excludes the writes of that scope and the holds of the whole workspace
+        (:meth:`hold`); an engine may let other scopes' writes run beside it.
+
+        Raises:
+            WorkspaceLockTimeout: another thread or process held it for over
+                ``timeout`` seconds.
+        """
+        with self._held_scope(scope, self.timeout) as holder:
+            self._check(holder)
+            yield
+
+    def _check(self, holder: str | None) -> None:
+        if holder is not None:
+            msg = (
+                f"Another {holder} held the workspace lock {self._shown()} for over "
+                f"{self.timeout:.0f}s; retry, or raise Settings.lock_timeout_s."
+            )
+            raise WorkspaceLockTimeout(msg)
 
     @contextlib.contextmanager
     def try_hold(self) -> Iterator[bool]:

@@ -151,6 +151,17 @@ class WorkspaceLock(Protocol):
         """
         ...
 
+    def hold_scope(self, scope: str) -> AbstractContextManager[None]:
+        """Hold the lock of one scope's writes for a ``with`` block: it excludes the
+        writes of ``scope`` and :meth:`hold` (the whole workspace); the engine may let
+        other scopes' writes run beside it. A hold nested in another of the same
+        thread is part of the outer one.
+
+        Raises:
+            WorkspaceLockTimeout: another holder kept it over ``timeout`` seconds.
+        """
+        ...
+
     def try_hold(self) -> AbstractContextManager[bool]:
         """Hold the lock for a ``with`` block only if it is free now (yields whether held)."""
         ...

@@ -1000,6 +1000,66 @@ class TripleRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class TurnJob:
+    """A turn accepted for extraction and not yet extracted (a ``turn_jobs`` row).
+
+    Attributes:
+        id: The job's id.
+        scope: Whose memory the turn changes.
+        thread_id: The conversation of the turn (``None``: none named).
+        messages: The turn's messages from its user message on, as JSON
+            (``langchain_core.messages.messages_to_dict``).
+        recalled: The memories recalled for the turn, ``[[id, text], …]`` as JSON
+            (``None``: the extraction searches for them).
+        at: When the turn happened (epoch seconds).
+        created_at: When the job was written.
+        claimed_by: The process running it (``None``: nobody).
+        claimed_until: When that claim runs out (epoch seconds, by the engine's clock).
+    """
+
+    id: str
+    scope: str
+    thread_id: str | None
+    messages: str
+    recalled: str | None
+    at: float
+    created_at: float
+    claimed_by: str | None = None
+    claimed_until: float | None = None
+
+
+class TurnJobRepository(Protocol):
+    """Turns waiting for extraction (``turn_jobs``), claimed by one process at a time.
+
+    A claim lasts a number of seconds by the engine's clock; a job whose claim ran
+    out (its process died) may be claimed by any other. Claims are atomic: two
+    processes racing for one job never both get it.
+    """
+
+    def add(self, job: TurnJob, *, holder: str | None = None, seconds: float = 0.0) -> None:
+        """Write a job (joins the thread's open transaction), claimed by ``holder``
+        for ``seconds`` when given."""
+        ...
+
+    def claim(self, job_id: str, holder: str, seconds: float) -> TurnJob | None:
+        """Claim one job for ``seconds``: when nobody holds it, its claim ran out or
+        ``holder`` holds it already. ``None``: another holds it, or it is gone."""
+        ...
+
+    def claim_next(self, holder: str, seconds: float) -> TurnJob | None:
+        """Claim the oldest job nobody holds (or whose claim ran out); ``None``: none."""
+        ...
+
+    def done(self, job_id: str, holder: str) -> bool:
+        """Delete a job ``holder`` holds; ``False`` when another holds it or it is gone."""
+        ...
+
+    def count(self, scope: str | None = None) -> int:
+        """Jobs waiting or running (of ``scope``, or of every scope)."""
+        ...
+
+
 class LedgerRepositories(Protocol):
     """A ledger's repositories, one per table family.
 
@@ -1030,6 +1090,8 @@ class LedgerRepositories(Protocol):
     """The knowledge graph (``triples``, ``triple_support``, ``triple_marks``)."""
     safety: SafetyLinkRepository
     """The safety facts memories state (``safety_links``)."""
+    turn_jobs: TurnJobRepository
+    """Turns waiting for extraction (``turn_jobs``)."""
 
     def _attach(
         self,
@@ -1045,6 +1107,7 @@ class LedgerRepositories(Protocol):
         profile: ProfileHistoryRepository,
         triples: TripleRepository,
         safety: SafetyLinkRepository,
+        turn_jobs: TurnJobRepository,
     ) -> None:
         """Set the repositories (a ledger engine calls it once when it opens)."""
         self.meta = meta
@@ -1058,6 +1121,7 @@ class LedgerRepositories(Protocol):
         self.profile = profile
         self.triples = triples
         self.safety = safety
+        self.turn_jobs = turn_jobs
 
 
 __all__ = [
@@ -1096,5 +1160,7 @@ __all__ = [
     "TextMatch",
     "TripleRepository",
     "TripleRow",
+    "TurnJob",
+    "TurnJobRepository",
     "UnembeddedText",
 ]

@@ -118,7 +118,7 @@ def write_note(memory: NoteHost, scope: str, text: str, *, at: float, source: st
     Returns:
         The note's entry id, or ``None`` when the scope already held the text.
     """
-    with memory.workspace.lock.hold():  # the check and the write are one step
+    with memory.workspace.lock.hold_scope(scope):  # the check and the write are one step
         if holds(memory, scope, text):
             return None
         return memory.add(

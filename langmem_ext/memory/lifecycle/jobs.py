@@ -348,6 +348,7 @@ class JobsRun:
         idle: Idle-conversation episodes written (graph threads and sessions).
         graphs: Scopes whose knowledge graph had memories not extracted (a process
             stopped before it extracted them): their update is on the background writer.
+        turns: Turns another process accepted and died before extracting, extracted now.
         errors: Jobs that failed (logged; retried on the next pass).
     """
 
@@ -355,6 +356,7 @@ class JobsRun:
     archived: list[Episode] = field(default_factory=list)
     idle: list[Episode] = field(default_factory=list)
     graphs: list[str] = field(default_factory=list)
+    turns: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -444,6 +446,7 @@ class DailyJobs:
                 )
                 or []
             )
+            run.turns = self._guard(run, "turns", self.memory.turns.recover) or 0
         return run
 
     def _idle(self, run: JobsRun, ts: float) -> None:

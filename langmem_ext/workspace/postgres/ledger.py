@@ -28,6 +28,7 @@ from langmem_ext.workspace.postgres.small import (
 )
 from langmem_ext.workspace.postgres.store_items import PgStoreItems
 from langmem_ext.workspace.postgres.triples import PgTriples
+from langmem_ext.workspace.postgres.turn_jobs import PgTurnJobs
 from langmem_ext.workspace.records import LedgerRepositories
 from langmem_ext.workspace.sqlite.fts import TOKENIZER_KEY
 
@@ -73,6 +74,7 @@ class PgLedger(LedgerRepositories):
             profile=PgProfileHistory(self._db),
             triples=PgTriples(self._db),
             safety=PgSafetyLinks(self._db),
+            turn_jobs=PgTurnJobs(self._db),
         )
         self._retokenize()
 

@@ -1,11 +1,21 @@
-"""The workspace lock on PostgreSQL: an advisory lock per scope, across replicas.
+"""The workspace lock on PostgreSQL: advisory locks per scope, across replicas.
 
 :class:`PgWorkspaceLock` mirrors :class:`~langmem_ext.workspace.files.WorkspaceLock`
 (``hold()``, ``try_hold()``, re-entrant in a thread, :class:`WorkspaceLockTimeout`
-after ``timeout`` seconds): threads of one process queue on an ``RLock``,
-processes (replicas, on any machine) on ``pg_advisory_lock`` of the lock's key,
-held by one pooled connection from the outermost ``hold`` to its end. If that
-connection dies, the server releases the lock with it.
+after ``timeout`` seconds) and adds ``hold_scope(scope)``, the lock of one scope's
+writes. Two advisory locks of the server make the pair:
+
+- the workspace's key: ``hold()`` (a write over every scope: sync of all scopes,
+  import, migration) takes it exclusively, ``hold_scope`` shared;
+- a key per scope: ``hold_scope`` takes it exclusively.
+
+So writes of two scopes run at once, writes of one scope take turns, and a
+whole-workspace hold waits for every scope's writes and keeps them all out. Threads
+of one process queue in the process first (no pooled connection is taken while
+waiting), then take the server's locks on one pooled connection held from the
+outermost hold to its end. If that connection dies, the server releases the locks
+with it. A hold nested in another of the same thread is part of the outer one; a
+nested ``hold_scope`` of another scope takes that scope's lock too.
 
 :class:`PgRunLocks` are the locks a conversation's runs hold from start to end, one
 name per thread, on connections of their own.
@@ -15,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -24,6 +35,8 @@ from langmem_ext.workspace.postgres._base import PgConnections, check_url
 
 _LOCK = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
 _WAIT = "SELECT set_config('lock_timeout', %s, false)"
+_WHOLE = None
+"""The hold of the whole workspace (a scope's hold names its scope)."""
 
 
 def lock_key(name: str) -> str:
@@ -31,12 +44,23 @@ def lock_key(name: str) -> str:
     return f"langmem-ext workspace lock\x1f{name}"
 
 
+class _ThreadHolds:
+    """What one thread holds of a :class:`PgWorkspaceLock`: the whole workspace or
+    scopes (with how deep each is nested), on one pooled connection."""
+
+    def __init__(self) -> None:
+        self.whole = 0
+        self.scopes: dict[str, int] = {}
+        self.conn: tuple[Any, Any] | None = None
+
+
 class PgWorkspaceLock(HeldLock):
-    """A re-entrant lock across threads and processes for one workspace or scope.
+    """A re-entrant lock across threads and processes for one workspace, with a
+    lock per scope for the writes of one scope (:meth:`hold_scope`).
 
     Args:
         db: The engine's connections.
-        name: What is locked (a workspace or a scope): equal names exclude each other.
+        name: The workspace (equal names exclude each other).
         timeout: Seconds to wait before :class:`WorkspaceLockTimeout`.
     """
 
@@ -44,69 +68,155 @@ class PgWorkspaceLock(HeldLock):
         self.name = name
         super().__init__(timeout)
         self._db = db
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._conn_cm: Any = None
+        self._cond = threading.Condition()
+        self._whole_owner: int | None = None
+        self._scope_owners: dict[str, int] = {}
+        self._local = threading.local()
 
     def _shown(self) -> str:
         return repr(self.name)
 
+    def _mine(self) -> _ThreadHolds:
+        holds: _ThreadHolds | None = getattr(self._local, "holds", None)
+        if holds is None:
+            holds = self._local.holds = _ThreadHolds()
+        return holds
+
+    def _held(self, timeout: float) -> contextlib.AbstractContextManager[str | None]:
+        return self._holding(_WHOLE, timeout)
+
+    def _held_scope(
+        self, scope: str, timeout: float
+    ) -> contextlib.AbstractContextManager[str | None]:
+        return self._holding(scope, timeout)
+
+    def _free(self, scope: str | None) -> bool:
+        """Whether no other thread of this process keeps ``scope`` (or the whole
+        workspace, ``None``) from this thread. The caller holds the condition."""
+        if self._whole_owner is not None:
+            return False
+        return not self._scope_owners if scope is _WHOLE else scope not in self._scope_owners
+
     @contextlib.contextmanager
-    def _held(self, timeout: float) -> Iterator[str | None]:
-        if not self._thread_lock.acquire(timeout=timeout if timeout > 0 else 0):
+    def _holding(self, scope: str | None, timeout: float) -> Iterator[str | None]:
+        mine = self._mine()
+        if mine.whole or (scope is _WHOLE and mine.scopes) or (scope in mine.scopes):
+            yield None  # nested in this thread's hold: part of it
+            return
+        deadline = time.monotonic() + max(timeout, 0.0)
+        me = threading.get_ident()
+        with self._cond:
+            while not self._free(scope):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            taken = self._free(scope)
+            if taken:
+                if scope is _WHOLE:
+                    self._whole_owner = me
+                else:
+                    self._scope_owners[scope] = me
+        if not taken:
             yield "thread"
             return
         try:
-            if self._depth == 0 and not self._acquire(timeout):
+            if not self._acquire(mine, scope, deadline - time.monotonic() if timeout > 0 else 0):
                 yield "process"
                 return
-            self._depth += 1
             try:
                 yield None
             finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release()
+                self._release(mine, scope)
         finally:
-            self._thread_lock.release()
+            with self._cond:
+                if scope is _WHOLE:
+                    self._whole_owner = None
+                else:
+                    del self._scope_owners[scope]
+                self._cond.notify_all()
 
-    def _acquire(self, timeout: float) -> bool:
+    def _keys(self, scope: str | None) -> list[tuple[str, bool]]:
+        """The server locks a hold takes, in order, as ``(key, shared)``."""
+        whole = lock_key(self.name)
+        if scope is _WHOLE:
+            return [(whole, False)]
+        return [(whole, True), (lock_key(f"{self.name}\x1f{scope}"), False)]
+
+    def _acquire(self, mine: _ThreadHolds, scope: str | None, timeout: float) -> bool:
         import psycopg
 
-        cm = self._db.pool.connection(timeout=max(timeout, 1.0))
-        conn = cm.__enter__()
-        key = lock_key(self.name)
+        opened = mine.conn is None
+        if mine.conn is None:
+            cm = self._db.pool.connection(timeout=max(timeout, 1.0))
+            mine.conn = (cm, cm.__enter__())
+        conn = mine.conn[1]
+        keys = self._keys(scope)[(0 if opened else 1) :]  # nested scope: shared key held
+        taken: list[tuple[str, bool]] = []
         try:
-            if timeout <= 0:
-                got = conn.execute(
-                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
-                ).fetchone()[0]
-            else:
-                conn.execute(f"SET lock_timeout = {int(timeout * 1000)}")
-                try:
-                    conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
-                    got = True
-                except psycopg.errors.LockNotAvailable:
-                    got = False
-                finally:
+            if timeout > 0:
+                conn.execute(f"SET lock_timeout = {max(int(timeout * 1000), 1)}")
+            try:
+                for key, shared in keys:
+                    kind = "_shared" if shared else ""
+                    if timeout <= 0:
+                        got = conn.execute(
+                            f"SELECT pg_try_advisory_lock{kind}(hashtextextended(%s, 0))", (key,)
+                        ).fetchone()[0]
+                        if not got:
+                            break
+                    else:
+                        try:
+                            conn.execute(
+                                f"SELECT pg_advisory_lock{kind}(hashtextextended(%s, 0))", (key,)
+                            )
+                        except psycopg.errors.LockNotAvailable:
+                            break
+                    taken.append((key, shared))
+            finally:
+                if timeout > 0:
                     conn.execute("SET lock_timeout = 0")
         except BaseException:
-            cm.__exit__(None, None, None)
+            self._unlock(conn, taken)
+            if opened:
+                self._close(mine)
             raise
-        if not got:
-            cm.__exit__(None, None, None)
+        if len(taken) < len(keys):
+            self._unlock(conn, taken)
+            if opened:
+                self._close(mine)
             return False
-        self._conn_cm = (cm, conn)
+        if scope is _WHOLE:
+            mine.whole += 1
+        else:
+            mine.scopes[scope] = 1
         return True
 
-    def _release(self) -> None:
-        cm, conn = self._conn_cm
-        self._conn_cm = None
+    def _release(self, mine: _ThreadHolds, scope: str | None) -> None:
+        assert mine.conn is not None
+        if scope is _WHOLE:
+            mine.whole -= 1
+            keys = self._keys(scope)
+        else:
+            del mine.scopes[scope]
+            keys = self._keys(scope)[0 if not mine.scopes else 1 :]
         try:
-            conn.execute(
-                "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock_key(self.name),)
-            )
+            self._unlock(mine.conn[1], keys)
         finally:
+            if not mine.whole and not mine.scopes:
+                self._close(mine)
+
+    @staticmethod
+    def _unlock(conn: Any, keys: list[tuple[str, bool]]) -> None:
+        for key, shared in reversed(keys):
+            kind = "_shared" if shared else ""
+            conn.execute(f"SELECT pg_advisory_unlock{kind}(hashtextextended(%s, 0))", (key,))
+
+    @staticmethod
+    def _close(mine: _ThreadHolds) -> None:
+        if mine.conn is not None:
+            cm, _conn = mine.conn
+            mine.conn = None
             cm.__exit__(None, None, None)
 
 

@@ -320,6 +320,25 @@ def job_leases(t: Types) -> tuple[str, ...]:
     )
 
 
+def turn_jobs(t: Types) -> tuple[str, ...]:
+    """Turns accepted and not yet extracted (``turn_jobs``): the turn's messages, who
+    claimed its extraction and until when."""
+    return (
+        f"""CREATE TABLE IF NOT EXISTS turn_jobs (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    thread_id TEXT,
+    messages TEXT NOT NULL,
+    recalled TEXT,
+    at {t.real} NOT NULL,
+    created_at {t.real} NOT NULL,
+    claimed_by TEXT,
+    claimed_until {t.real}
+)""",
+        "CREATE INDEX IF NOT EXISTS turn_jobs_created ON turn_jobs(created_at)",
+    )
+
+
 def repair_times(
     t: Types, table: str, required: tuple[str, ...], optional: tuple[str, ...]
 ) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from langmem_ext.workspace.sqlite.schema import migrate
 from langmem_ext.workspace.sqlite.sessions import SqliteConversations, SqliteSessions
 from langmem_ext.workspace.sqlite.store_items import SqliteStoreItems
 from langmem_ext.workspace.sqlite.triples import SqliteTriples
+from langmem_ext.workspace.sqlite.turn_jobs import SqliteTurnJobs
 
 
 class Ledger(LedgerRepositories):
@@ -67,6 +68,7 @@ class Ledger(LedgerRepositories):
             profile=SqliteProfileHistory(self._conn, self._lock),
             triples=SqliteTriples(self._conn, self._lock),
             safety=SqliteSafetyLinks(self._conn, self._lock),
+            turn_jobs=SqliteTurnJobs(self._conn, self._lock),
         )
 
     def close(self) -> None:

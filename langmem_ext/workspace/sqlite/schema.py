@@ -132,6 +132,13 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "job leases: which process runs a background job of a scope, until when (job_leases)",
         ddl.job_leases(_T),
     ),
+    # Each step is at its version's place: a step numbered between two others goes
+    # between them.
+    Migration(
+        13,
+        "turn jobs: turns accepted and waiting for extraction, with their claims (turn_jobs)",
+        ddl.turn_jobs(_T),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 

@@ -4,10 +4,6 @@ runs out (real PostgreSQL, real embedder, a real process killed with SIGKILL).""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -17,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _process_helpers import killed_after
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -146,23 +143,11 @@ def test_a_replica_killed_mid_job_leaves_it_to_another_after_the_lease(
     a, _b = replicas
     day = _yesterday()
     _talk(a, day)
-    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _KILLED_REPLICA, str(tmp_path / "c"), pg_vector_url, str(LEASE_S)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
+    with killed_after(_KILLED_REPLICA, str(tmp_path / "c"), pg_vector_url, str(LEASE_S)) as line:
         assert line.strip() == "in-job", f"the replica did not reach the job ({line!r})"
         assert a.workspace.leases.holder(MAINTAIN_JOB, "*") is not None
         time.sleep(LEASE_S)  # it keeps renewing while alive
         assert a.workspace.leases.holder(MAINTAIN_JOB, "*") is not None
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
     assert a.workspace.leases.holder(MAINTAIN_JOB, "*") is not None  # dead, not yet run out
     meta = a.workspace.ledger.meta
     assert meta.get(MAINTAIN_AT_KEY) is not None  # maintain ran, the archive did not end

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import pytest
 
@@ -117,3 +118,57 @@ def test_try_hold_does_not_wait(lock: WorkspaceLock) -> None:
     finally:
         release.set()
         thread.join()
+
+
+def _hold_in_thread_as(
+    hold: Callable[[], AbstractContextManager[None]],
+) -> tuple[threading.Event, threading.Thread]:
+    """Run ``hold()`` in another thread until the returned ``release`` event is set."""
+    held, release = threading.Event(), threading.Event()
+
+    def run() -> None:
+        with hold():
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert held.wait(10)
+    return release, thread
+
+
+def _times_out(hold: Callable[[], AbstractContextManager[None]]) -> bool:
+    try:
+        with hold():
+            return False
+    except WorkspaceLockTimeout:
+        return True
+
+
+@pytest.mark.parametrize("across", [False, True], ids=["threads", "openings"])
+def test_one_scopes_writes_take_turns_and_a_whole_workspace_hold_excludes_them(
+    open_engines: Callable[..., Engines], across: bool
+) -> None:
+    first = open_engines(lock_timeout=0.2).lock
+    second = open_engines(lock_timeout=0.2).lock if across else first
+    release, thread = _hold_in_thread_as(lambda: first.hold_scope("u1"))
+    try:
+        assert _times_out(lambda: second.hold_scope("u1"))  # the same scope waits
+        assert _times_out(second.hold)  # the whole workspace waits for every scope
+    finally:
+        release.set()
+        thread.join()
+    release, thread = _hold_in_thread_as(first.hold)
+    try:
+        assert _times_out(lambda: second.hold_scope("u1"))
+        assert _times_out(lambda: second.hold_scope("u2"))  # and keeps them all out
+    finally:
+        release.set()
+        thread.join()
+    with second.hold_scope("u1"), second.hold_scope("u2"), second.hold():
+        pass  # free again; nested holds are part of the outer one
+
+
+def test_a_scope_hold_nested_in_a_whole_workspace_hold_is_part_of_it(lock: WorkspaceLock) -> None:
+    with lock.hold(), lock.hold_scope("u1"), lock.try_hold() as held:
+        assert held
