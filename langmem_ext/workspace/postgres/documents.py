@@ -98,9 +98,9 @@ class _Held:
     text: str
 
 
-def _size(lines: Sequence[str]) -> int:
-    """Bytes of the text that joins ``lines`` with ``\\n``."""
-    return sum(len(x.encode("utf-8")) for x in lines) + max(len(lines) - 1, 0)
+def _size(text: str | None) -> int:
+    """Bytes of a text (``None``: a deleted file, 0)."""
+    return 0 if text is None else len(text.encode("utf-8"))
 
 
 def _pieces(text: str | None) -> builtins.list[str]:
@@ -197,7 +197,7 @@ class PgDocuments:
             keys = spread_keys(len(lines))
             conn.execute(
                 "INSERT INTO document_heads VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (scope, rel, version, version, uuid.uuid4().hex, len(lines), _size(lines),
+                (scope, rel, version, version, uuid.uuid4().hex, len(lines), _size(text),
                  text is not None),
             )  # fmt: skip
             _insert_lines(conn, scope, rel, keys, lines)
@@ -326,7 +326,7 @@ class PgDocuments:
                 "ON CONFLICT (scope, rel) DO UPDATE SET version = excluded.version, "
                 "token = excluded.token, lines = excluded.lines, size = excluded.size, "
                 "live = excluded.live",
-                (scope, rel, version, token, len(new_lines), _size(new_lines), text is not None),
+                (scope, rel, version, token, len(new_lines), _size(text), text is not None),
             )
             conn.execute(
                 "INSERT INTO document_edits (scope, rel, version, at, removed, added) "
