@@ -90,11 +90,10 @@ _PLACES = Layout(Path("/workspace"))
 
 @dataclass(frozen=True)
 class _Held:
-    """The text of one file at one write: its lines, their ordering keys, the text."""
+    """The text of one file at one write, and its lines' ordering keys."""
 
     token: str
     keys: builtins.list[str]
-    lines: builtins.list[str]
     text: str
 
 
@@ -158,6 +157,56 @@ def _changed_span(old: Sequence[str], new: Sequence[str]) -> tuple[int, int, int
     return start, end_old, end_new
 
 
+_CHUNK = 1 << 16
+"""Characters compared at a time when looking for where two texts differ."""
+
+
+def _same_run(a: str, b: str, limit: int, *, from_end: bool) -> int:
+    """How many characters ``a`` and ``b`` share at their start (or end), at most
+    ``limit``: compared a chunk at a time, then halving within the first chunk that
+    differs (string comparison in C, no loop per character)."""
+
+    def part(t: str, i: int, j: int) -> str:
+        return t[len(t) - j : len(t) - i] if from_end else t[i:j]
+
+    done = 0
+    while done < limit:
+        j = min(done + _CHUNK, limit)
+        if part(a, done, j) != part(b, done, j):
+            break
+        done = j
+    else:
+        return limit
+    lo, hi = done, min(done + _CHUNK, limit)  # part(done, lo) is the same, (done, hi) not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if part(a, done, mid) == part(b, done, mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _text_change(old: str, new: str) -> tuple[int, int, builtins.list[str]]:
+    """``(start, end, added)``: lines ``start`` to ``end`` (exclusive, counted from 0)
+    of ``old`` became the lines ``added`` of ``new``; every other line is the same.
+
+    Only the texts' differing middle is split into lines: the shared start and end
+    are found by comparing characters, then counted in lines.
+    """
+    prefix = _same_run(old, new, min(len(old), len(new)), from_end=False)
+    suffix = _same_run(old, new, min(len(old), len(new)) - prefix, from_end=True)
+    start = old.count("\n", 0, prefix)
+    begin = old.rfind("\n", 0, prefix) + 1  # where line ``start`` begins, in both
+    tail = old.count("\n", len(old) - suffix)  # whole lines shared at the end
+    old_end = old.find("\n", len(old) - suffix) if tail else len(old)
+    new_end = old_end - len(old) + len(new) if tail else len(new)
+    was = old[begin:old_end].split("\n")
+    now = new[begin:new_end].split("\n")
+    first, end_was, end_now = _changed_span(was, now)
+    return start + first, start + end_was, now[first:end_now]
+
+
 class PgDocuments:
     """Markdown text per scope and workspace-relative path, in PostgreSQL tables.
 
@@ -213,10 +262,10 @@ class PgDocuments:
         with self._held_lock:
             self._held.pop((scope, rel), None)
             self._held[(scope, rel)] = held
-            total = sum(len(h.lines) for h in self._held.values())
+            total = sum(len(h.keys) for h in self._held.values())
             while total > _CACHE_LINES and len(self._held) > 1:
                 _key, gone = self._held.popitem(last=False)
-                total -= len(gone.lines)
+                total -= len(gone.keys)
 
     def _kept(self, scope: str, rel: str, token: str) -> _Held | None:
         with self._held_lock:
@@ -244,7 +293,7 @@ class PgDocuments:
             if again is not None and again[0] == head[0]:  # no write in between
                 keys = [str(r[0]) for r in rows]
                 lines = [str(r[1]) for r in rows]
-                held = _Held(head[0], keys, lines, "\n".join(lines))
+                held = _Held(head[0], keys, "\n".join(lines))
                 self._remember(scope, rel, held)
                 return held
         raise MemoryFileError(f"{rel} of scope {scope!r} kept changing while it was read")
@@ -299,10 +348,11 @@ class PgDocuments:
                 return False
             old = self._load(conn, scope, rel) if existed else None
             old_keys = old.keys if old is not None else []
-            old_lines = old.lines if old is not None else []
-            new_lines = _pieces(text)
-            start, end_old, end_new = _changed_span(old_lines, new_lines)
-            added = new_lines[start:end_new]
+            if old is None or text is None:
+                start, end_old, added = 0, len(old_keys), _pieces(text)
+            else:
+                start, end_old, added = _text_change(old.text, text)
+            lines = len(old_keys) - (end_old - start) + len(added)
             fresh = (
                 keys_between(
                     old_keys[start - 1] if start > 0 else None,
@@ -326,7 +376,7 @@ class PgDocuments:
                 "ON CONFLICT (scope, rel) DO UPDATE SET version = excluded.version, "
                 "token = excluded.token, lines = excluded.lines, size = excluded.size, "
                 "live = excluded.live",
-                (scope, rel, version, token, len(new_lines), _size(text), text is not None),
+                (scope, rel, version, token, lines, _size(text), text is not None),
             )
             conn.execute(
                 "INSERT INTO document_edits (scope, rel, version, at, removed, added) "
@@ -335,7 +385,7 @@ class PgDocuments:
             )
             if text is not None:
                 keys = [*old_keys[:start], *fresh, *old_keys[end_old:]]
-                self._remember(scope, rel, _Held(token, keys, new_lines, text))
+                self._remember(scope, rel, _Held(token, keys, text))
         return existed
 
     def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
