@@ -90,11 +90,13 @@ _PLACES = Layout(Path("/workspace"))
 
 @dataclass(frozen=True)
 class _Held:
-    """The text of one file at one write, and its lines' ordering keys."""
+    """The text of one file at one write, its size in bytes and its lines' ordering
+    keys."""
 
     token: str
     keys: builtins.list[str]
     text: str
+    size: int
 
 
 def _size(text: str | None) -> int:
@@ -187,9 +189,10 @@ def _same_run(a: str, b: str, limit: int, *, from_end: bool) -> int:
     return lo
 
 
-def _text_change(old: str, new: str) -> tuple[int, int, builtins.list[str]]:
-    """``(start, end, added)``: lines ``start`` to ``end`` (exclusive, counted from 0)
-    of ``old`` became the lines ``added`` of ``new``; every other line is the same.
+def _text_change(old: str, new: str) -> tuple[int, int, builtins.list[str], int]:
+    """``(start, end, added, grown)``: lines ``start`` to ``end`` (exclusive, counted
+    from 0) of ``old`` became the lines ``added`` of ``new``; every other line is the
+    same; ``new`` is ``grown`` bytes longer than ``old`` in UTF-8.
 
     Only the texts' differing middle is split into lines: the shared start and end
     are found by comparing characters, then counted in lines.
@@ -201,10 +204,11 @@ def _text_change(old: str, new: str) -> tuple[int, int, builtins.list[str]]:
     tail = old.count("\n", len(old) - suffix)  # whole lines shared at the end
     old_end = old.find("\n", len(old) - suffix) if tail else len(old)
     new_end = old_end - len(old) + len(new) if tail else len(new)
-    was = old[begin:old_end].split("\n")
-    now = new[begin:new_end].split("\n")
+    was_text, now_text = old[begin:old_end], new[begin:new_end]
+    grown = len(now_text.encode("utf-8")) - len(was_text.encode("utf-8"))
+    was, now = was_text.split("\n"), now_text.split("\n")
     first, end_was, end_now = _changed_span(was, now)
-    return start + first, start + end_was, now[first:end_now]
+    return start + first, start + end_was, now[first:end_now], grown
 
 
 class PgDocuments:
@@ -293,7 +297,7 @@ class PgDocuments:
             if again is not None and again[0] == head[0]:  # no write in between
                 keys = [str(r[0]) for r in rows]
                 lines = [str(r[1]) for r in rows]
-                held = _Held(head[0], keys, "\n".join(lines))
+                held = _Held(head[0], keys, "\n".join(lines), head[1])
                 self._remember(scope, rel, held)
                 return held
         raise MemoryFileError(f"{rel} of scope {scope!r} kept changing while it was read")
@@ -350,8 +354,10 @@ class PgDocuments:
             old_keys = old.keys if old is not None else []
             if old is None or text is None:
                 start, end_old, added = 0, len(old_keys), _pieces(text)
+                size = _size(text)
             else:
-                start, end_old, added = _text_change(old.text, text)
+                start, end_old, added, grown = _text_change(old.text, text)
+                size = old.size + grown
             lines = len(old_keys) - (end_old - start) + len(added)
             fresh = (
                 keys_between(
@@ -376,7 +382,7 @@ class PgDocuments:
                 "ON CONFLICT (scope, rel) DO UPDATE SET version = excluded.version, "
                 "token = excluded.token, lines = excluded.lines, size = excluded.size, "
                 "live = excluded.live",
-                (scope, rel, version, token, lines, _size(text), text is not None),
+                (scope, rel, version, token, lines, size, text is not None),
             )
             conn.execute(
                 "INSERT INTO document_edits (scope, rel, version, at, removed, added) "
@@ -385,7 +391,7 @@ class PgDocuments:
             )
             if text is not None:
                 keys = [*old_keys[:start], *fresh, *old_keys[end_old:]]
-                self._remember(scope, rel, _Held(token, keys, text))
+                self._remember(scope, rel, _Held(token, keys, text, size))
         return existed
 
     def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
@@ -461,12 +467,13 @@ class PgDocuments:
         return sorted(placed, key=lambda f: f[1])
 
 
-def _head(conn: Any, scope: str, rel: str) -> tuple[str] | None:
-    """``(token,)`` of a file that exists, else ``None``."""
+def _head(conn: Any, scope: str, rel: str) -> tuple[str, int] | None:
+    """``(token, size)`` of a file that exists, else ``None``."""
     row = conn.execute(
-        "SELECT token FROM document_heads WHERE scope = %s AND rel = %s AND live", (scope, rel)
+        "SELECT token, size FROM document_heads WHERE scope = %s AND rel = %s AND live",
+        (scope, rel),
     ).fetchone()
-    return None if row is None else (str(row[0]),)
+    return None if row is None else (str(row[0]), int(row[1]))
 
 
 def _insert_lines(
