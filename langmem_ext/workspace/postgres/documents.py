@@ -81,9 +81,10 @@ written before the line rows; read once into them when it is opened, and kept as
 history's start).
 """
 
-_CACHE_LINES = 4_000_000
+_CACHE_LINES = 1_000_000
 """Lines of the files a :class:`PgDocuments` keeps the text of, over all files (the
-least recently used file goes first)."""
+least recently used file goes first; ~130 bytes a line with its key: ten files of
+100k memories)."""
 _PLACES = Layout(Path("/workspace"))
 """Where a scope's files are, as relative paths (no file is touched)."""
 
