@@ -3,7 +3,7 @@ replicas.
 
 The ledger with the same tables and numbered migrations as
 :mod:`langmem_ext.workspace.sqlite` (:mod:`~langmem_ext.workspace.postgres.schema`),
-the Markdown documents as versioned rows, the keyword index (BM25 as FTS5 computes
+the Markdown documents as line rows with their edit history, the keyword index (BM25 as FTS5 computes
 it, over the project's own tokens, Chinese included), pgvector for vectors, advisory
 locks for the workspace lock, job leases, LangGraph's ``PostgresSaver`` for
 checkpoints, and the embedding cache; psycopg 3 with one connection pool.

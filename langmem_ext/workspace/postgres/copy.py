@@ -178,6 +178,9 @@ _CLEARED = (
     "session_event_terms",
     "store_fts",
     "documents",
+    "document_heads",
+    "document_lines",
+    "document_edits",
 )
 """What ``force`` empties before a copy: the ledger (but its settings) with its keyword
 tables, and the documents."""

@@ -42,7 +42,7 @@ class PostgresEngines:
     Attributes:
         name: ``"postgresql"``.
         ledger: The ledger (every table, migrated).
-        documents: The Markdown documents (versioned rows).
+        documents: The Markdown documents (line rows with their edit history).
         lock: The workspace write lock (an advisory lock).
         vectors: The pgvector index, or the Chroma server's collections when one is
             named (``chroma_url``).

@@ -50,6 +50,7 @@ def test_an_update_killed_after_its_document_write_leaves_nothing(
         a.update(old, "The spare key is under the red flowerpot")
 
     assert _document(b, old) == before  # the document's new version was not committed
+    assert _document(a, old) == before  # nor kept by the replica that wrote it
     assert [h["id"] for h in b.history(old)] == [old]
     new = b.update(old, "The spare key is in the mailbox")  # not "superseded meanwhile"
     assert [e.text for e in b.list()] == ["The spare key is in the mailbox"]
@@ -67,6 +68,7 @@ def test_a_delete_killed_after_its_document_write_leaves_nothing(
         a.delete(kept)
 
     assert _document(b, kept) == before
+    assert _document(a, kept) == before
     assert [e.id for e in b.list()] == [kept]
     assert b.search("when is the boiler serviced")[0].id == kept
 
