@@ -2,8 +2,10 @@
 
 For each size, a workspace per engine is filled with the same synthetic memories
 (the generator of ``engines_pg.py``: English sentences from a 61-word list and
-Chinese strings from 38 characters, seeded) through :meth:`Memory.add_many` in
-batches, into the scope's long-term file (``MEMORY.md``: one file holds them all).
+Chinese strings from 38 characters, seeded) through :meth:`Memory.add_many`, by
+default in one call (an import: PostgreSQL loads it by its bulk path and builds the
+HNSW index once; ``--batch`` splits it), into the scope's long-term file
+(``MEMORY.md``: one file holds them all).
 Embeddings come from the deterministic hashing embedder (``provider="fake"``,
 256-d bag of hashed tokens), so that building 100k memories does not wait for the
 neural embedder; every other part is the real pipeline. The knowledge graph's
@@ -77,7 +79,7 @@ def build(
     t0 = time.perf_counter()
     base = 1.7e9
     while len(ids) < n:
-        texts = [_text(rng) for _ in range(min(batch, n - len(ids)))]
+        texts = [_text(rng) for _ in range(min(batch or n, n - len(ids)))]
         stamps = [base + len(ids) + i for i in range(len(texts))]
         ids += memory.add_many(texts, scope=SCOPE, created_at=stamps)
         if len(ids) % 10_000 == 0 or len(ids) == n:
@@ -147,7 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
     ap.add_argument("--ops", type=int, default=40, help="timed operations of each kind")
-    ap.add_argument("--batch", type=int, default=2000, help="memories per add_many call")
+    ap.add_argument(
+        "--batch", type=int, default=0, help="memories per add_many call (0: all in one)"
+    )
     ap.add_argument("--workdir", type=Path, default=None)
     add_engine_arguments(ap)
     args = ap.parse_args(argv)

@@ -398,6 +398,15 @@ class Memory:
             taken.add(entry_id)
             return entry_id
 
+    def _fresh_ids(self, n: int) -> list[str]:
+        """``n`` new entry ids, none the ledger has used, checked in one read per round."""
+        ids: list[str] = []
+        while len(ids) < n:
+            wanted = dict.fromkeys(new_entry_id() for _ in range(n - len(ids)))
+            used = self.workspace.ledger.entries.known(list(wanted)) | set(ids)
+            ids += [i for i in wanted if i not in used]
+        return ids
+
     # -- pending -----------------------------------------------------------
 
     def save(
@@ -860,13 +869,13 @@ class Memory:
             progress(0, n)
         vectors = self._embed_new(clean) if direct else None
         with ws.lock.hold_scope(scope):
-            taken: set[str] = set()
+            fresh = iter(self._fresh_ids(len(clean)))
             groups: dict[Path, tuple[str, list[NewEntry]]] = {}
             rows: dict[Path, list[int]] = {}
             decayed_to = decay_day(self, scope)
             for text, cat, ts, slot in zip(clean, cats, times, given, strict=True):
                 when = ts if ts is not None else now
-                entry_id = self._fresh_id(taken)
+                entry_id = next(fresh)
                 ids.append(entry_id)
                 path, title = self._file_for(scope, tgt, when)
                 rows.setdefault(path, []).append(len(ids) - 1)

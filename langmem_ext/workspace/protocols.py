@@ -192,6 +192,21 @@ class VectorIndex(Protocol):
         """
         ...
 
+    def bulk(self, rows: int) -> AbstractContextManager[None]:
+        """A ``with`` block in which about ``rows`` vectors are upserted (a bulk load).
+
+        An engine may load them its faster way (pgvector builds its HNSW index after
+        a load that is large next to the table, instead of growing it row by row);
+        the vectors stored and every query's answer are the same as without it.
+
+        Args:
+            rows: The vectors the block is about to upsert.
+
+        Raises:
+            IndexUnavailableError: the index cannot be reached.
+        """
+        ...
+
     def delete(self, scope: str, ids: Sequence[str]) -> None:
         """Remove vectors by id (unknown ids are ignored)."""
         ...

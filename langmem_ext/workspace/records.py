@@ -317,6 +317,10 @@ class EntryRepository(Protocol):
         """Whether the ledger knows the id (live or deleted)."""
         ...
 
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` the ledger knows (live or deleted), in one read."""
+        ...
+
     def live_ids_of_path(self, path: str) -> list[str]:
         """Ids of the live entries the ledger places in the file ``path``."""
         ...

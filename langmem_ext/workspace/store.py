@@ -462,15 +462,10 @@ class Workspace:
                             scope,
                             [e.id for e in entries],
                             vectors,
-                            [
-                                {"category": e.category, "created_at": e.created_at}
-                                for e in entries
-                            ],
+                            [{"category": e.category, "created_at": e.created_at} for e in entries],
                         )
                 except IndexUnavailableError as e:
-                    logger.warning(
-                        "vector index not updated (%s); it will catch up on a flush", e
-                    )
+                    logger.warning("vector index not updated (%s); it will catch up on a flush", e)
                     embedded = []
             gen = self.keyword.apply(
                 upserts=placed.upserts,
@@ -1339,43 +1334,44 @@ class Workspace:
                     kw.mark_vectors([], [i for i, _ in deletes])
             if progress:
                 progress(0, total)
-            for start in range(0, total, self.batch_size * 4):
-                batch = todo[start : start + self.batch_size * 4]
-                matrix = embed_matrix(self.embeddings, [d.text for d in batch], self.batch_size)
-                with self.lock.hold():
-                    self.refresh_if_stale()
-                    by_scope_docs: dict[str, list[tuple[Doc, int]]] = {}
-                    for row, d in enumerate(batch):
-                        by_scope_docs.setdefault(d.scope, []).append((d, row))
-                    for s, pairs in by_scope_docs.items():
-                        self.vectors.upsert(
-                            s,
-                            [d.id for d, _ in pairs],
-                            matrix[[row for _, row in pairs]],
-                            [
-                                {"category": d.category, "created_at": d.created_at}
-                                for d, _ in pairs
-                            ],
+            with self.vectors.bulk(total):  # one build of an index after a large load
+                for start in range(0, total, self.batch_size * 4):
+                    batch = todo[start : start + self.batch_size * 4]
+                    matrix = embed_matrix(self.embeddings, [d.text for d in batch], self.batch_size)
+                    with self.lock.hold():
+                        self.refresh_if_stale()
+                        by_scope_docs: dict[str, list[tuple[Doc, int]]] = {}
+                        for row, d in enumerate(batch):
+                            by_scope_docs.setdefault(d.scope, []).append((d, row))
+                        for s, pairs in by_scope_docs.items():
+                            self.vectors.upsert(
+                                s,
+                                [d.id for d, _ in pairs],
+                                matrix[[row for _, row in pairs]],
+                                [
+                                    {"category": d.category, "created_at": d.created_at}
+                                    for d, _ in pairs
+                                ],
+                            )
+                        kw.mark_vectors(
+                            [(d.id, d.text_hash) for d in batch],
+                            model=self.vectors.model_name,
+                            vectors=matrix,
                         )
-                    kw.mark_vectors(
-                        [(d.id, d.text_hash) for d in batch],
-                        model=self.vectors.model_name,
-                        vectors=matrix,
+                        self.bump_generation()
+                    done_n += len(batch)
+                    if progress:
+                        progress(done_n, total)
+                step = self.batch_size * 4
+                for start in range(0, len(prose), step):
+                    chunk = [p for _rowid, p in prose[start : start + step]]
+                    matrix = embed_matrix(
+                        self.embeddings, [p.indexed_text for p in chunk], self.batch_size
                     )
-                    self.bump_generation()
-                done_n += len(batch)
-                if progress:
-                    progress(done_n, total)
-            step = self.batch_size * 4
-            for start in range(0, len(prose), step):
-                chunk = [p for _rowid, p in prose[start : start + step]]
-                matrix = embed_matrix(
-                    self.embeddings, [p.indexed_text for p in chunk], self.batch_size
-                )
-                self.store_passage_vectors("prose", prose[start : start + step], matrix)
-                done_n += len(chunk)
-                if progress:
-                    progress(done_n, total)
+                    self.store_passage_vectors("prose", prose[start : start + step], matrix)
+                    done_n += len(chunk)
+                    if progress:
+                        progress(done_n, total)
         except (IndexUnavailableError, EmbeddingError) as e:
             logger.warning("vector index not updated (%s); it will catch up on the next sync", e)
             if report is not None:

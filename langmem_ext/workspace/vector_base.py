@@ -9,7 +9,8 @@ An engine derives from :class:`VectorIndexBase` and supplies ``_upsert``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -45,6 +46,10 @@ class VectorIndexBase:
         if not len(ids):
             return
         self._upsert(scope, list(ids), np.asarray(embeddings, dtype=np.float32), metadatas)
+
+    @contextmanager
+    def bulk(self, rows: int) -> Iterator[None]:
+        yield
 
     def delete(self, scope: str, ids: Sequence[str]) -> None:
         if ids:

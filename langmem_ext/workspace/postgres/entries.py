@@ -94,6 +94,11 @@ class PgEntries(PgRepo):
         """Whether the ledger knows the id (live or deleted)."""
         return self._one("SELECT 1 FROM entries WHERE id = %s", (entry_id,)) is not None
 
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` the ledger knows (live or deleted), in one read."""
+        rows = self._all("SELECT id FROM entries WHERE id = ANY(%s)", (list(ids),))
+        return {str(r[0]) for r in rows}
+
     def live_ids_of_path(self, path: str) -> list[str]:
         """Ids of the live entries the ledger places in the file ``path``."""
         rows = self._all(

@@ -100,6 +100,11 @@ SCHEMA = (
 )""",
 )
 """The index's tables (derived: they can be dropped and rebuilt from the ledger)."""
+_KEEP_ALL = (
+    "INSERT INTO kept_vectors SELECT u.i, %s, u.h, u.v "
+    "FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS u(i, h, v) "
+    "ON CONFLICT (id, model) DO UPDATE SET text_hash = excluded.text_hash, vec = excluded.vec"
+)
 
 _SET_META = (
     "INSERT INTO index_meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -447,21 +452,32 @@ class PgKeywordIndex(PgPassages):
                     "ON CONFLICT (id) DO UPDATE SET scope = excluded.scope",
                     (entry_id, scope),
                 )
-            for d in upserts:
-                row = c.execute(
-                    "SELECT rowid, text_hash, vec_hash, scope FROM docs WHERE id = %s FOR UPDATE",
-                    (d.id,),
-                ).fetchone()
-                if row is None:
-                    new = c.execute(
-                        f"INSERT INTO docs ({_DOC_COLS}, vec_hash, tokens) "
-                        f"VALUES ({', '.join(['%s'] * 10)}, NULL, %s) RETURNING rowid",
-                        (*_doc_values(d), _tokens(d.text)),
-                    ).fetchone()
-                    posted.append(int(new[0]))
-                    c.execute("DELETE FROM vec_deletes WHERE id = %s", (d.id,))
+            last = {d.id: d for d in upserts}  # an id written twice: its last doc
+            held = (
+                {
+                    str(r[0]): r[1:]
+                    for r in c.execute(
+                        "SELECT id, rowid, text_hash, vec_hash, scope FROM docs "
+                        "WHERE id = ANY(%s) FOR UPDATE",
+                        (list(last),),
+                    ).fetchall()
+                }
+                if last
+                else {}
+            )
+            fresh = [d for i, d in last.items() if i not in held]
+            if fresh:  # new docs: one COPY, then their rowids for the postings
+                with cur.copy(f"COPY docs ({_DOC_COLS}, tokens) FROM STDIN") as copy:
+                    for d in fresh:
+                        copy.write_row((*_doc_values(d), _tokens(d.text)))
+                ids = [d.id for d in fresh]
+                new_rows = c.execute("SELECT rowid FROM docs WHERE id = ANY(%s)", (ids,))
+                posted += [int(r[0]) for r in new_rows.fetchall()]
+                c.execute("DELETE FROM vec_deletes WHERE id = ANY(%s)", (ids,))
+            for d in last.values():
+                if d.id not in held:
                     continue
-                rowid, old_hash, vec_hash, old_scope = row
+                rowid, old_hash, vec_hash, old_scope = held[d.id]
                 moved = old_scope != d.scope
                 if moved:  # the old scope's vector goes; a new rowid, as a new write
                     c.execute(
@@ -663,14 +679,17 @@ def _mark_embedded(
     under ``model`` (none without one), inside the caller's transaction."""
     if not done:
         return
-    cur.executemany(
-        "UPDATE docs SET vec_hash = %s WHERE id = %s AND text_hash = %s",
-        [(h, i, h) for i, h in done],
+    last = {i: n for n, (i, _h) in enumerate(done)}  # an id twice: its last pair
+    rows = [done[n] for n in last.values()]
+    ids, hashes = [i for i, _ in rows], [h for _, h in rows]
+    cur.execute(
+        "UPDATE docs d SET vec_hash = u.h FROM unnest(%s::text[], %s::text[]) AS u(i, h) "
+        "WHERE d.id = u.i AND d.text_hash = u.h",
+        (ids, hashes),
     )
     if model is not None:
-        cur.executemany(
-            _KEEP, [(i, model, h, vector_blob(v)) for (i, h), v in zip(done, vectors, strict=True)]
-        )
+        blobs = [vector_blob(vectors[n]) for n in last.values()]
+        cur.execute(_KEEP_ALL, (model, ids, hashes, blobs))
 
 
 __all__ = ["SCHEMA", "PgKeywordIndex"]

@@ -8,6 +8,14 @@ embedder's dimension), a row per ``(scope, id)`` with its metadata, and an HNSW 
 with pgvector's iterative index scan (``hnsw.iterative_scan``, set on each pooled
 connection by :func:`register_vector`), so a small scope of a large table still gets
 its ``n`` nearest.
+
+Writes go in one ``COPY`` into a temporary table and one ``INSERT … SELECT`` per
+batch (three statements, whatever the batch's size). A bulk load
+(:meth:`PgVectorIndex.bulk`) at least as large as the table already is, and of at
+least :data:`BULK_MIN_ROWS` vectors, drops the HNSW index first and builds it once
+at the end (pgvector builds an index over loaded rows many times faster than it
+grows one row by row); meanwhile queries still answer, by an exact scan. Such a load
+ends with ``ANALYZE`` of the database, as PostgreSQL advises after a bulk load.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -49,6 +58,19 @@ def register_vector(conn: Any) -> None:
 
 EF_SEARCH = 100
 """Candidates an HNSW search keeps (pgvector's default is 40; searches ask for ~40)."""
+
+BULK_MIN_ROWS = 2_000
+"""The smallest bulk load (:meth:`PgVectorIndex.bulk`) that builds the HNSW index after
+loading rather than growing it row by row."""
+
+BUILD_MEMORY = "512MB"
+"""``maintenance_work_mem`` while the HNSW index is built (the graph of 100k vectors
+of 256 dimensions fits; a build that runs out of it goes on, more slowly)."""
+
+_STAGE = (
+    "CREATE TEMP TABLE IF NOT EXISTS langmem_vec_in "
+    "(id TEXT NOT NULL, embedding vector NOT NULL, metadata JSONB) ON COMMIT DELETE ROWS"
+)
 
 
 def ensure_extension(url: str) -> None:
@@ -97,6 +119,7 @@ class PgVectorIndex(VectorIndexBase):
         self.table = f"vec_{_slug(model_name)}_{digest}"
         self._dim: int | None = None
         self._lock = threading.Lock()
+        self._deferred = 0  # bulk loads under way that build the HNSW index at their end
 
     def collection_name(self, scope: str) -> str:
         """Where a scope's vectors live: the embedder's table and the scope."""
@@ -115,12 +138,17 @@ class PgVectorIndex(VectorIndexBase):
             if self._dim is not None:
                 return self._dim
         row = conn.execute(
-            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(%s) "
-            "AND attname = 'embedding'",
-            (self.table,),
+            "SELECT atttypmod, to_regclass(%s) IS NOT NULL FROM pg_attribute "
+            "WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
+            (f"{self.table}_hnsw", self.table),
         ).fetchone()
         if row is None:
             return None
+        with self._lock:
+            deferred = self._deferred > 0
+        if not row[1] and not deferred:  # a bulk load that stopped before its build
+            with conn.transaction():
+                self._build_index(conn)
         with self._lock:
             self._dim = int(row[0])
         return self._dim
@@ -137,10 +165,79 @@ class PgVectorIndex(VectorIndexBase):
             # 512 floats are 2 kB: kept in the row, not out of line, a scan reads one
             # page per few vectors instead of three pages per vector
             conn.execute(f"ALTER TABLE {self.table} ALTER COLUMN embedding SET STORAGE PLAIN")
-            conn.execute(
-                f"CREATE INDEX IF NOT EXISTS {self.table}_hnsw ON {self.table} "
-                "USING hnsw (embedding vector_cosine_ops)"
-            )
+            with self._lock:
+                deferred = self._deferred > 0
+            if not deferred:
+                self._build_index(conn)
+
+    def _build_index(self, conn: Any) -> None:
+        """Create the HNSW index when it is missing; inside a transaction."""
+        conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {self.table}_hnsw ON {self.table} "
+            "USING hnsw (embedding vector_cosine_ops)"
+        )
+
+    @contextmanager
+    def bulk(self, rows: int) -> Iterator[None]:
+        """Upserts of about ``rows`` vectors inside; with at least :data:`BULK_MIN_ROWS`
+        and at least as many as the table holds, the HNSW index is dropped first and
+        built again when the block ends (even when it fails), in one statement over
+        the loaded rows. A smaller load keeps the index and grows it.
+
+        Args:
+            rows: The vectors the block is about to upsert.
+
+        Raises:
+            IndexUnavailableError: The database failed.
+        """
+        import psycopg
+
+        deferred = False
+        if rows >= BULK_MIN_ROWS:
+            try:
+                with self._db.connection() as conn:
+                    with self._lock:
+                        self._deferred += 1
+                    deferred = True
+                    if self._dimension(conn) is not None:
+                        held = conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()
+                        if rows >= int(held[0]):
+                            with conn.transaction():
+                                conn.execute(f"DROP INDEX IF EXISTS {self.table}_hnsw")
+                        else:
+                            with self._lock:
+                                self._deferred -= 1
+                            deferred = False
+            except psycopg.Error as e:
+                if deferred:
+                    with self._lock:
+                        self._deferred -= 1
+                raise self._down(e) from e
+        try:
+            yield
+        finally:
+            if deferred:
+                with self._lock:
+                    self._deferred -= 1
+                    last = self._deferred == 0
+                if last:
+                    self._finish_bulk()
+
+    def _finish_bulk(self) -> None:
+        import psycopg
+
+        try:
+            with self._db.connection() as conn:
+                if self._dimension(conn) is not None:
+                    with conn.transaction():
+                        self._build_index(conn)
+                # the load wrote the ledger, the keyword index and the vectors of this
+                # database: fresh planner statistics, or the planner still counts the
+                # tables as empty (a nested loop over every entry per read)
+                conn.execute("ANALYZE")
+        except psycopg.Error as e:
+            raise self._down(e) from e
 
     def _down(self, e: Exception) -> IndexUnavailableError:
         return IndexUnavailableError(
@@ -159,6 +256,11 @@ class PgVectorIndex(VectorIndexBase):
         import psycopg
         from psycopg.types.json import Jsonb
 
+        if len(set(ids)) < len(ids):  # one row per id: the last vector of an id wins
+            last = {i: n for n, i in enumerate(ids)}
+            keep = sorted(last.values())
+            ids, matrix = [ids[n] for n in keep], matrix[keep]
+            metadatas = [metadatas[n] for n in keep]
         try:
             with self._db.connection() as conn:
                 dim = self._dimension(conn)
@@ -171,14 +273,20 @@ class PgVectorIndex(VectorIndexBase):
                         f"which holds dimension {dim}"
                     )
                 with conn.transaction(), conn.cursor() as cur:
-                    cur.executemany(
+                    cur.execute(_STAGE)
+                    copy = (
+                        "COPY langmem_vec_in (id, embedding, metadata) FROM STDIN (FORMAT BINARY)"
+                    )
+                    with cur.copy(copy) as rows:
+                        rows.set_types(["text", "vector", "jsonb"])
+                        for i, v, m in zip(ids, matrix, metadatas, strict=True):
+                            rows.write_row((i, v, Jsonb(dict(m))))
+                    cur.execute(
                         f"INSERT INTO {self.table} (scope, id, embedding, metadata) "
-                        "VALUES (%s, %s, %s, %s) ON CONFLICT (scope, id) DO UPDATE SET "
+                        "SELECT %s, id, embedding, metadata FROM langmem_vec_in "
+                        "ON CONFLICT (scope, id) DO UPDATE SET "
                         "embedding = excluded.embedding, metadata = excluded.metadata",
-                        [
-                            (scope, i, v, Jsonb(dict(m)))
-                            for i, v, m in zip(ids, matrix, metadatas, strict=True)
-                        ],
+                        (scope,),
                     )
         except psycopg.Error as e:
             raise self._down(e) from e

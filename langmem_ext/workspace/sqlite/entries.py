@@ -92,6 +92,15 @@ class SqliteEntries(SqliteRepo):
         """Whether the ledger knows the id (live or deleted)."""
         return self._one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None
 
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` the ledger knows (live or deleted), in one read."""
+        out: set[str] = set()
+        for chunk, marks in in_chunks(list(ids)):
+            out |= {
+                str(r[0]) for r in self._all(f"SELECT id FROM entries WHERE id IN ({marks})", chunk)
+            }
+        return out
+
     def live_ids_of_path(self, path: str) -> list[str]:
         """Ids of the live entries the ledger places in the file ``path``."""
         rows = self._all("SELECT id FROM entries WHERE path = ? AND deleted_at IS NULL", (path,))

@@ -17,6 +17,7 @@ from langmem_ext.core.errors import InvalidInputError, WorkspaceLockTimeout
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres.lock import PgWorkspaceLock
 from langmem_ext.workspace.postgres.vector_index import (
+    BULK_MIN_ROWS,
     PgVectorIndex,
     ensure_extension,
     register_vector,
@@ -210,3 +211,58 @@ def test_an_unreachable_database_is_a_typed_error_without_the_password(tmp_path:
         PgConnections(url, connect_timeout=1)
     assert "s3cret" not in str(caught.value) and "ann@" in str(caught.value)
     assert time.monotonic() - started < 10
+
+
+def _has_index(index: PgVectorIndex) -> bool:
+    with index._db.connection() as conn:
+        row = conn.execute("SELECT to_regclass(%s)", (f"{index.table}_hnsw",)).fetchone()
+    return row[0] is not None
+
+
+def test_a_large_load_builds_the_index_once_at_its_end_and_answers_exactly(
+    vectors: PgVectorIndex,
+) -> None:
+    rng = np.random.default_rng(3)
+    n = BULK_MIN_ROWS + 500
+    m = _unit(rng, n)
+    ids = [f"m-{i:05d}" for i in range(n)]
+    with vectors.bulk(n):
+        for start in range(0, n, 1000):  # the batches of a sync
+            part = slice(start, start + 1000)
+            vectors.upsert("main", ids[part], m[part], [{"i": i} for i in range(n)][part])
+        assert not _has_index(vectors)  # loading into a bare table
+        q = m[7]
+        assert vectors.query("main", q.tolist(), 1)[0].id == ids[7]  # queries still answer
+    assert _has_index(vectors) and vectors.count("main") == n
+    for k in (0, 999, 1000, n - 1):  # rows of every batch are found through the index
+        hits = vectors.query("main", m[k].tolist(), 10)
+        exact = np.argsort(-(m @ m[k]))[:10]
+        assert hits[0].id == ids[k] and [h.id for h in hits][:5] == [ids[i] for i in exact][:5]
+    with vectors.bulk(10):  # small next to the table: the index stays and grows
+        vectors.upsert("main", ["new"], m[:1], [{}])
+        assert _has_index(vectors)
+    with vectors.bulk(BULK_MIN_ROWS):  # large, but smaller than the table: it stays too
+        assert _has_index(vectors)
+
+
+def test_a_batch_twice_with_one_id_keeps_its_last_vector(vectors: PgVectorIndex) -> None:
+    m = _unit(np.random.default_rng(5), 3)
+    vectors.upsert("main", ["a", "b", "a"], m, [{"v": 0}, {"v": 1}, {"v": 2}])
+    got = vectors.embeddings("main", ["a", "b"])
+    assert np.allclose(got["a"], m[2], atol=1e-6) and np.allclose(got["b"], m[1], atol=1e-6)
+
+
+def test_an_index_dropped_by_a_load_that_stopped_is_built_on_the_next_open(
+    pg_vector_url: str, vectors: PgVectorIndex
+) -> None:
+    m = _unit(np.random.default_rng(9), 50)
+    vectors.upsert("main", [f"m-{i}" for i in range(50)], m, [{}] * 50)
+    with vectors._db.connection() as conn:
+        conn.execute(f"DROP INDEX {vectors.table}_hnsw")
+    db = PgConnections(pg_vector_url, configure=register_vector)
+    try:
+        again = PgVectorIndex(db, "test-embedder")
+        assert again.count("main") == 50
+        assert _has_index(again)
+    finally:
+        db.close()
