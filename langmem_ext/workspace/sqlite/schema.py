@@ -132,6 +132,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "job leases: which process runs a background job of a scope, until when (job_leases)",
         ddl.job_leases(_T),
     ),
+    Migration(
+        12,
+        "idempotency keys: the stored response of a write sent with an Idempotency-Key "
+        "(idempotency_keys)",
+        ddl.idempotency_keys(_T),
+    ),
 )
 """Every step of the ledger's schema, oldest first."""
 
