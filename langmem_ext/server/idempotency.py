@@ -26,7 +26,10 @@ What is guaranteed depends on the engine. On PostgreSQL the write and its key's
 row are one transaction (:meth:`Workspace.one_commit
 <langmem_ext.workspace.store.Workspace.one_commit>`): a replica killed mid-write
 leaves both or neither, so a request sent again after any failure runs exactly
-once. The embedded engine's write goes file, ledger, index and cannot join a
+once. The key's row is written last and its primary key admits one commit per key:
+a request that finds the key taken when it stores its answer (a first request's
+commit that landed after the look-up, its process killed while the commit was on
+the way) rolls its own write back and answers the stored response. The embedded engine's write goes file, ledger, index and cannot join a
 transaction: its key's row commits right after the write, under the same lock, so
 repeated and concurrent requests run once, except when the process dies between
 the write and the key's commit (a request sent again after that runs again).
@@ -40,15 +43,17 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 from fastapi import Header, Request, Response
 from fastapi.encoders import jsonable_encoder
 
 from langmem_ext.core.errors import IdempotencyKeyReusedError, InvalidIdempotencyKeyError
-from langmem_ext.memory import Memory
-from langmem_ext.server.callers import Caller
 from langmem_ext.workspace.records import IdempotencyRow
+
+if TYPE_CHECKING:
+    from langmem_ext.memory import Memory
+    from langmem_ext.server.callers import Caller
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 """The request header naming a write's key."""
@@ -166,23 +171,39 @@ def answer_once(
         return run()
     ws = memory.workspace
     keys = ws.ledger.idempotency
-    with ws.lock.hold(), ws.one_commit():
-        stored = keys.get(who.scope, who.owner, idem.key)
-        if stored is not None:
-            if stored.fingerprint != idem.fingerprint:
-                raise IdempotencyKeyReusedError(
-                    f"The {IDEMPOTENCY_HEADER} {idem.key!r} was sent with another "
-                    "request (method, path or body) before; nothing was done. Use a new "
-                    "key for a new request."
-                )
-            return _response(stored.status, stored.body, replayed=True)
-        body = json.dumps(jsonable_encoder(run()), separators=(",", ":"))
-        keys.put(
-            IdempotencyRow(
+    try:
+        with ws.lock.hold(), ws.one_commit():
+            stored = keys.get(who.scope, who.owner, idem.key)
+            if stored is not None:
+                return _replay(stored, idem)
+            body = json.dumps(jsonable_encoder(run()), separators=(",", ":"))
+            row = IdempotencyRow(
                 who.scope, who.owner, idem.key, idem.fingerprint, status, body, time.time()
             )
-        )
+            if not keys.put(row):
+                raise _KeyTaken
+    except _KeyTaken:
+        # another request's commit of the key landed after the look-up (its process
+        # died holding the lock, its commit still on the way): this write rolled back
+        stored = keys.get(who.scope, who.owner, idem.key)
+        if stored is None:  # pragma: no cover - the row that was in the way is committed
+            raise
+        return _replay(stored, idem)
     return _response(status, body, replayed=False)
+
+
+class _KeyTaken(Exception):
+    """The key's row was committed by another request during this one."""
+
+
+def _replay(stored: IdempotencyRow, idem: Idempotency) -> Response:
+    if stored.fingerprint != idem.fingerprint:
+        raise IdempotencyKeyReusedError(
+            f"The {IDEMPOTENCY_HEADER} {idem.key!r} was sent with another request "
+            "(method, path or body) before; nothing was done. Use a new key for a new "
+            "request."
+        )
+    return _response(stored.status, stored.body, replayed=True)
 
 
 def _response(status: int, body: str, *, replayed: bool) -> Response:
