@@ -171,6 +171,7 @@ def answer_once(
         return run()
     ws = memory.workspace
     keys = ws.ledger.idempotency
+    ws.keyword  # noqa: B018 - opened (its tables made) outside the write's transaction
     try:
         with ws.lock.hold(), ws.one_commit():
             stored = keys.get(who.scope, who.owner, idem.key)

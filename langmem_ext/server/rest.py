@@ -43,6 +43,11 @@ scope the server lists, named in ``X-Scope``. Ids of another scope are unknown i
 ``404``, and nothing is changed. A conversation ``thread_id`` is the caller's own:
 ``t1`` of user ``alice`` is the thread ``/agent`` keeps as ``user_alice/t1``.
 
+Every write (each ``POST``, ``PATCH`` and ``DELETE`` above but ``/v1/search`` and
+``/v1/sessions/context``) takes an ``Idempotency-Key`` header: sent again with the
+same key, it does nothing and answers what it answered the first time
+(:mod:`langmem_ext.server.idempotency`).
+
 Errors are JSON ``{"detail", "error"}``: invalid input ``422``, unknown ids ``404``,
 a pending save already settled or expired ``409`` (the app's handlers).
 """
