@@ -57,12 +57,16 @@ WARM = (
     "import langmem_ext.server.admin.routes, langmem_ext.server.app\n"
     "import langmem_ext.server.mcp_server, langmem_ext.server.rest\n"
     "import langmem_ext.workspace.postgres.engines\n"
+    "from langmem_ext.core.config import Settings\n"
+    "from langmem_ext.embeddings.factory import create_embeddings\n"
+    "create_embeddings(Settings().embeddings).embed_query('warm')\n"
     "from langmem_ext.cli.app import main\n"
     "argv = sys.stdin.readline().split()\n"
     "sys.exit(main(argv) if argv else 0)\n"
 )
-"""A ``langmem-ext`` process that has imported the server's modules and waits for its
-command line on stdin: a restart then costs only the opening of the memory."""
+"""A ``langmem-ext`` process that has imported the server's modules and loaded the
+embedding model, and waits for its command line on stdin: a restart then costs only
+the opening of the memory (``serve`` finds the model loaded when it warms up)."""
 
 
 class Replica:
