@@ -11,11 +11,20 @@ Errors the server names come back as their own class (an unknown id raises
 :class:`~langmem_ext.core.errors.EntryNotFoundError`, an empty text
 :class:`~langmem_ext.core.errors.EmptyTextError` …); the rest (not authenticated, not
 allowed, no connection) as :class:`~langmem_ext.core.errors.ServiceError`.
+
+A request whose connection fails (refused, reset, timed out) is sent again, up to
+``max_retries`` times with a growing wait. Writes are sent with an
+``Idempotency-Key`` header (:mod:`langmem_ext.server.idempotency`), the same on each
+retry, so a write whose answer was lost runs once; pass ``idempotency_key=`` to a
+write to choose the key (to send a request again across restarts of the caller).
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -29,6 +38,7 @@ from langmem_ext.core import errors
 from langmem_ext.core.errors import InvalidInputError, LangmemError, ServiceError
 from langmem_ext.memory.types import GetResult, MemoryEntry, MemoryPage, PendingItem, SearchHit
 from langmem_ext.server.callers import SCOPE_HEADER, USER_HEADER
+from langmem_ext.server.idempotency import IDEMPOTENCY_HEADER
 from langmem_ext.server.schema import (
     CheckpointResponse,
     ContextResponse,
@@ -62,6 +72,8 @@ class _Call(Generic[T]):
     read: Callable[[Any], T]
     params: dict[str, Any] = field(default_factory=dict)
     body: Any = None
+    write: bool = False
+    """A write: sent with an ``Idempotency-Key``, the same one on each retry."""
 
 
 def _list_of(model: type[T]) -> Callable[[Any], builtins.list[T]]:
@@ -190,7 +202,7 @@ class _Requests:
             "created_at": created_at,
             "slot": slot,
         }
-        return _Call("POST", "/memories", lambda d: str(d["id"]), body=body)
+        return _Call("POST", "/memories", lambda d: str(d["id"]), body=body, write=True)
 
     @staticmethod
     def save(
@@ -203,16 +215,18 @@ class _Requests:
             "importance": importance,
             "supersedes": supersedes,
         }
-        return _Call("POST", "/pending", PendingItem.model_validate, body=body)
+        return _Call("POST", "/pending", PendingItem.model_validate, body=body, write=True)
 
     @staticmethod
     def confirm(pending_id: str) -> _Call[MemoryEntry | ProfileUpdate]:
-        return _Call("POST", f"/pending/{_segment(pending_id)}/confirm", _confirmed, body={})
+        return _Call(
+            "POST", f"/pending/{_segment(pending_id)}/confirm", _confirmed, body={}, write=True
+        )
 
     @staticmethod
     def reject(pending_id: str) -> _Call[PendingItem]:
         path = f"/pending/{_segment(pending_id)}/reject"
-        return _Call("POST", path, PendingItem.model_validate, body={})
+        return _Call("POST", path, PendingItem.model_validate, body={}, write=True)
 
     @staticmethod
     def list_pending() -> _Call[builtins.list[PendingItem]]:
@@ -222,12 +236,18 @@ class _Requests:
     def update(entry_id: str, text: str, supersede: bool) -> _Call[MemoryEntry]:
         body = {"text": text, "supersede": supersede}
         return _Call(
-            "PATCH", f"/memories/{_segment(entry_id)}", MemoryEntry.model_validate, body=body
+            "PATCH",
+            f"/memories/{_segment(entry_id)}",
+            MemoryEntry.model_validate,
+            body=body,
+            write=True,
         )
 
     @staticmethod
     def delete(entry_id: str) -> _Call[None]:
-        return _Call("DELETE", f"/memories/{_segment(entry_id)}", lambda d: None, body={})
+        return _Call(
+            "DELETE", f"/memories/{_segment(entry_id)}", lambda d: None, body={}, write=True
+        )
 
     @staticmethod
     def history(entry_id: str) -> _Call[builtins.list[dict[str, Any]]]:
@@ -305,12 +325,12 @@ class _Requests:
     @staticmethod
     def upsert_facts(facts: Mapping[str, Any], replace: bool) -> _Call[ProfileUpdate]:
         body = {"facts": dict(facts), "replace": replace}
-        return _Call("POST", "/profile/facts", _profile_update, body=body)
+        return _Call("POST", "/profile/facts", _profile_update, body=body, write=True)
 
     @staticmethod
     def upsert_preferences(preferences: Mapping[str, str | None]) -> _Call[ProfileUpdate]:
         body = {"preferences": dict(preferences)}
-        return _Call("POST", "/profile/preferences", _profile_update, body=body)
+        return _Call("POST", "/profile/preferences", _profile_update, body=body, write=True)
 
     @staticmethod
     def triples(
@@ -329,11 +349,11 @@ class _Requests:
 
     @staticmethod
     def sync() -> _Call[SyncReport]:
-        return _Call("POST", "/sync", _sync_report, body={})
+        return _Call("POST", "/sync", _sync_report, body={}, write=True)
 
     @staticmethod
     def maintain(now: When) -> _Call[MaintenanceReport]:
-        return _Call("POST", "/maintain", _maintenance_report, body={"now": now})
+        return _Call("POST", "/maintain", _maintenance_report, body={"now": now}, write=True)
 
     @staticmethod
     def query_context(thread_id: str, system_tokens: int) -> _Call[ContextResponse]:
@@ -355,7 +375,7 @@ class _Requests:
             "at": at,
             "tool_messages": [_message(m) for m in tool_messages],
         }
-        return _Call("POST", "/sessions/turns", TurnResponse.model_validate, body=body)
+        return _Call("POST", "/sessions/turns", TurnResponse.model_validate, body=body, write=True)
 
     @staticmethod
     def checkpoint(
@@ -372,12 +392,16 @@ class _Requests:
             "force": force,
             "system_tokens": system_tokens,
         }
-        return _Call("POST", "/sessions/checkpoint", CheckpointResponse.model_validate, body=body)
+        return _Call(
+            "POST", "/sessions/checkpoint", CheckpointResponse.model_validate, body=body, write=True
+        )
 
     @staticmethod
     def finalize_session(thread_id: str, summary: str | None) -> _Call[FinalizeResponse]:
         body = {"thread_id": thread_id, "summary": summary}
-        return _Call("POST", "/sessions/finalize", FinalizeResponse.model_validate, body=body)
+        return _Call(
+            "POST", "/sessions/finalize", FinalizeResponse.model_validate, body=body, write=True
+        )
 
 
 def _segment(value: str) -> str:
@@ -398,19 +422,34 @@ class _Base:
         user_id: str | None = None,
         scope: str | None = None,
         headers: Mapping[str, str] | None = None,
+        max_retries: int = 3,
+        retry_backoff: float = 0.5,
     ) -> None:
+        if max_retries < 0 or retry_backoff < 0:
+            raise InvalidInputError(
+                f"max_retries and retry_backoff are not negative, got {max_retries!r} and "
+                f"{retry_backoff!r}"
+            )
         self.url = url.rstrip("/")
         self.user_id = user_id
         self.scope = scope
+        self.max_retries = max_retries
+        self.retry_backoff = retry_backoff
         self._headers = {"content-type": "application/json", **(headers or {})}
         if user_id is not None:
             self._headers[USER_HEADER] = str(user_id)
 
-    def _request(self, call: _Call[Any], scope: str | None) -> dict[str, Any]:
+    def _request(
+        self, call: _Call[Any], scope: str | None, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """The request of ``call``; a write carries ``idempotency_key`` (default: a new
+        random key), sent unchanged on every retry."""
         headers = dict(self._headers)
         wanted = scope if scope is not None else self.scope
         if wanted is not None:
             headers[SCOPE_HEADER] = wanted
+        if call.write:
+            headers[IDEMPOTENCY_HEADER] = idempotency_key or uuid.uuid4().hex
         body = (
             None
             if call.body is None
@@ -427,6 +466,15 @@ class _Base:
             "json": body,
             "headers": headers,
         }
+
+    def _retry_delay(self, attempt: int, error: httpx.HTTPError) -> float | None:
+        """Seconds to wait before sending again after ``error`` on try ``attempt``
+        (0, 1 …), or ``None`` to give up: only a failure of the connection is retried
+        (refused, reset, timed out), at most ``max_retries`` times, waiting
+        ``retry_backoff`` seconds, then twice as long each time."""
+        if not isinstance(error, httpx.TransportError) or attempt >= self.max_retries:
+            return None
+        return float(self.retry_backoff * 2**attempt)
 
     def _read(self, call: _Call[T], response: httpx.Response) -> T:
         if response.status_code >= 400:
@@ -475,6 +523,13 @@ class MemoryClient(_Base):
         headers: More headers for every request (e.g. ``Authorization``).
         timeout: Seconds per request.
         transport: An httpx transport (tests: ``httpx.ASGITransport``).
+        max_retries: How many times a request whose connection failed (refused,
+            reset, timed out) is sent again (default 3; ``0``: never), after
+            ``retry_backoff`` seconds, then twice as long each time. A write is sent
+            with an ``Idempotency-Key`` (a new random one per call, or the
+            ``idempotency_key=`` passed to it), the same on every retry, so the
+            server runs it once even when a lost answer hid that it ran.
+        retry_backoff: Seconds before the first retry (default 0.5).
     """
 
     def __init__(
@@ -486,8 +541,17 @@ class MemoryClient(_Base):
         headers: Mapping[str, str] | None = None,
         timeout: float = 120.0,
         transport: httpx.BaseTransport | None = None,
+        max_retries: int = 3,
+        retry_backoff: float = 0.5,
     ) -> None:
-        super().__init__(url, user_id=user_id, scope=scope, headers=headers)
+        super().__init__(
+            url,
+            user_id=user_id,
+            scope=scope,
+            headers=headers,
+            max_retries=max_retries,
+            retry_backoff=retry_backoff,
+        )
         self._http = httpx.Client(timeout=timeout, transport=transport)
 
     def close(self) -> None:
@@ -500,18 +564,29 @@ class MemoryClient(_Base):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self, call: _Call[T], scope: str | None = None) -> T:
-        try:
-            response = self._http.request(**self._request(call, scope))
-        except httpx.HTTPError as e:
-            raise self._unreachable(e) from e
-        return self._read(call, response)
+    def _run(
+        self, call: _Call[T], scope: str | None = None, idempotency_key: str | None = None
+    ) -> T:
+        request = self._request(call, scope, idempotency_key)
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(**request)
+            except httpx.HTTPError as e:
+                delay = self._retry_delay(attempt, e)
+                if delay is None:
+                    raise self._unreachable(e) from e
+                time.sleep(delay)
+                attempt += 1
+                continue
+            return self._read(call, response)
 
     def add(
         self,
         text: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         category: str = "fact",
         target: str = "long_term",
         importance: float | None = None,
@@ -519,42 +594,61 @@ class MemoryClient(_Base):
         slot: str | None = None,
     ) -> str:
         """Write a memory directly (see :meth:`Memory.add <langmem_ext.Memory.add>`); its id."""
-        return self._run(_Requests.add(text, category, target, importance, created_at, slot), scope)
+        return self._run(
+            _Requests.add(text, category, target, importance, created_at, slot),
+            scope,
+            idempotency_key,
+        )
 
     def save(
         self,
         text: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         target: str = "long_term",
         category: str = "fact",
         importance: float | None = None,
         supersedes: str | None = None,
     ) -> PendingItem:
         """Propose a memory; it is stored once confirmed."""
-        return self._run(_Requests.save(text, target, category, importance, supersedes), scope)
+        return self._run(
+            _Requests.save(text, target, category, importance, supersedes), scope, idempotency_key
+        )
 
-    def confirm(self, pending_id: str, *, scope: str | None = None) -> MemoryEntry | ProfileUpdate:
+    def confirm(
+        self, pending_id: str, *, scope: str | None = None, idempotency_key: str | None = None
+    ) -> MemoryEntry | ProfileUpdate:
         """Store a pending memory."""
-        return self._run(_Requests.confirm(pending_id), scope)
+        return self._run(_Requests.confirm(pending_id), scope, idempotency_key)
 
-    def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
+    def reject(
+        self, pending_id: str, *, scope: str | None = None, idempotency_key: str | None = None
+    ) -> PendingItem:
         """Discard a pending memory."""
-        return self._run(_Requests.reject(pending_id), scope)
+        return self._run(_Requests.reject(pending_id), scope, idempotency_key)
 
     def list_pending(self, *, scope: str | None = None) -> builtins.list[PendingItem]:
         """The pending saves, oldest first."""
         return self._run(_Requests.list_pending(), scope)
 
     def update(
-        self, entry_id: str, text: str, *, scope: str | None = None, supersede: bool = True
+        self,
+        entry_id: str,
+        text: str,
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        supersede: bool = True,
     ) -> MemoryEntry:
         """A new version of a memory (``supersede=False``: edit in place)."""
-        return self._run(_Requests.update(entry_id, text, supersede), scope)
+        return self._run(_Requests.update(entry_id, text, supersede), scope, idempotency_key)
 
-    def delete(self, entry_id: str, *, scope: str | None = None) -> None:
+    def delete(
+        self, entry_id: str, *, scope: str | None = None, idempotency_key: str | None = None
+    ) -> None:
         """Forget a memory."""
-        self._run(_Requests.delete(entry_id), scope)
+        self._run(_Requests.delete(entry_id), scope, idempotency_key)
 
     def history(self, entry_id: str, *, scope: str | None = None) -> builtins.list[dict[str, Any]]:
         """Every version of a memory's chain, oldest first."""
@@ -645,16 +739,25 @@ class MemoryClient(_Base):
         return self._run(_Requests.profile_history(field), scope)
 
     def upsert_facts(
-        self, facts: Mapping[str, Any], *, scope: str | None = None, replace: bool = False
+        self,
+        facts: Mapping[str, Any],
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        replace: bool = False,
     ) -> ProfileUpdate:
         """Set typed profile fields (written at once)."""
-        return self._run(_Requests.upsert_facts(facts, replace), scope)
+        return self._run(_Requests.upsert_facts(facts, replace), scope, idempotency_key)
 
     def upsert_preferences(
-        self, preferences: Mapping[str, str | None], *, scope: str | None = None
+        self,
+        preferences: Mapping[str, str | None],
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
     ) -> ProfileUpdate:
         """Set free preferences (``None`` removes one)."""
-        return self._run(_Requests.upsert_preferences(preferences), scope)
+        return self._run(_Requests.upsert_preferences(preferences), scope, idempotency_key)
 
     def triples(
         self,
@@ -677,11 +780,15 @@ class MemoryClient(_Base):
         return self._run(_Requests.stats(), scope)
 
     def sync(
-        self, *, scope: str | None = None, progress: Callable[[int, int], None] | None = None
+        self,
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> SyncReport:
         """Pick up hand edits of the Markdown files (the server syncs; ``progress``
         hears once, when it is done)."""
-        report = self._run(_Requests.sync(), scope)
+        report = self._run(_Requests.sync(), scope, idempotency_key)
         if progress is not None:
             progress(report.files_scanned, report.files_scanned)
         return report
@@ -690,12 +797,13 @@ class MemoryClient(_Base):
         self,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         now: When = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> MaintenanceReport:
         """One lifecycle run (the server's deterministic reviews; ``progress`` hears
         once, when it is done)."""
-        report = self._run(_Requests.maintain(now), scope)
+        report = self._run(_Requests.maintain(now), scope, idempotency_key)
         if progress is not None:
             progress(1, 1)
         return report
@@ -713,17 +821,21 @@ class MemoryClient(_Base):
         ai: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         tool_messages: Sequence[BaseMessage | Mapping[str, Any]] = (),
         at: When = None,
     ) -> TurnResponse:
         """Store one turn (``WriteTurn``)."""
-        return self._run(_Requests.write_turn(thread_id, human, ai, tool_messages, at), scope)
+        return self._run(
+            _Requests.write_turn(thread_id, human, ai, tool_messages, at), scope, idempotency_key
+        )
 
     def checkpoint(
         self,
         thread_id: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         summary: str | None = None,
         keep_last_turns: int | None = None,
         force: bool = False,
@@ -732,13 +844,18 @@ class MemoryClient(_Base):
         """Flush, then summarise the old part (``CheckpointShortMemory``; ``summary``:
         the caller's own)."""
         call = _Requests.checkpoint(thread_id, summary, keep_last_turns, force, system_tokens)
-        return self._run(call, scope)
+        return self._run(call, scope, idempotency_key)
 
     def finalize_session(
-        self, thread_id: str, *, scope: str | None = None, summary: str | None = None
+        self,
+        thread_id: str,
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        summary: str | None = None,
     ) -> FinalizeResponse:
         """Summarise the conversation into its episode (``FinalizeSessionMemory``)."""
-        return self._run(_Requests.finalize_session(thread_id, summary), scope)
+        return self._run(_Requests.finalize_session(thread_id, summary), scope, idempotency_key)
 
 
 class AsyncMemoryClient(_Base):
@@ -761,6 +878,8 @@ class AsyncMemoryClient(_Base):
         headers: More headers for every request.
         timeout: Seconds per request.
         transport: An httpx async transport (tests: ``httpx.ASGITransport``).
+        max_retries: See :class:`MemoryClient`.
+        retry_backoff: See :class:`MemoryClient`.
     """
 
     def __init__(
@@ -772,8 +891,17 @@ class AsyncMemoryClient(_Base):
         headers: Mapping[str, str] | None = None,
         timeout: float = 120.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_retries: int = 3,
+        retry_backoff: float = 0.5,
     ) -> None:
-        super().__init__(url, user_id=user_id, scope=scope, headers=headers)
+        super().__init__(
+            url,
+            user_id=user_id,
+            scope=scope,
+            headers=headers,
+            max_retries=max_retries,
+            retry_backoff=retry_backoff,
+        )
         self._http = httpx.AsyncClient(timeout=timeout, transport=transport)
 
     async def aclose(self) -> None:
@@ -786,18 +914,29 @@ class AsyncMemoryClient(_Base):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _run(self, call: _Call[T], scope: str | None = None) -> T:
-        try:
-            response = await self._http.request(**self._request(call, scope))
-        except httpx.HTTPError as e:
-            raise self._unreachable(e) from e
-        return self._read(call, response)
+    async def _run(
+        self, call: _Call[T], scope: str | None = None, idempotency_key: str | None = None
+    ) -> T:
+        request = self._request(call, scope, idempotency_key)
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(**request)
+            except httpx.HTTPError as e:
+                delay = self._retry_delay(attempt, e)
+                if delay is None:
+                    raise self._unreachable(e) from e
+                await asyncio.sleep(delay)
+                attempt += 1
+                continue
+            return self._read(call, response)
 
     async def add(
         self,
         text: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         category: str = "fact",
         target: str = "long_term",
         importance: float | None = None,
@@ -806,13 +945,14 @@ class AsyncMemoryClient(_Base):
     ) -> str:
         """See :meth:`MemoryClient.add`."""
         call = _Requests.add(text, category, target, importance, created_at, slot)
-        return await self._run(call, scope)
+        return await self._run(call, scope, idempotency_key)
 
     async def save(
         self,
         text: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         target: str = "long_term",
         category: str = "fact",
         importance: float | None = None,
@@ -820,32 +960,42 @@ class AsyncMemoryClient(_Base):
     ) -> PendingItem:
         """See :meth:`MemoryClient.save`."""
         return await self._run(
-            _Requests.save(text, target, category, importance, supersedes), scope
+            _Requests.save(text, target, category, importance, supersedes), scope, idempotency_key
         )
 
     async def confirm(
-        self, pending_id: str, *, scope: str | None = None
+        self, pending_id: str, *, scope: str | None = None, idempotency_key: str | None = None
     ) -> MemoryEntry | ProfileUpdate:
         """See :meth:`MemoryClient.confirm`."""
-        return await self._run(_Requests.confirm(pending_id), scope)
+        return await self._run(_Requests.confirm(pending_id), scope, idempotency_key)
 
-    async def reject(self, pending_id: str, *, scope: str | None = None) -> PendingItem:
+    async def reject(
+        self, pending_id: str, *, scope: str | None = None, idempotency_key: str | None = None
+    ) -> PendingItem:
         """See :meth:`MemoryClient.reject`."""
-        return await self._run(_Requests.reject(pending_id), scope)
+        return await self._run(_Requests.reject(pending_id), scope, idempotency_key)
 
     async def list_pending(self, *, scope: str | None = None) -> builtins.list[PendingItem]:
         """See :meth:`MemoryClient.list_pending`."""
         return await self._run(_Requests.list_pending(), scope)
 
     async def update(
-        self, entry_id: str, text: str, *, scope: str | None = None, supersede: bool = True
+        self,
+        entry_id: str,
+        text: str,
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        supersede: bool = True,
     ) -> MemoryEntry:
         """See :meth:`MemoryClient.update`."""
-        return await self._run(_Requests.update(entry_id, text, supersede), scope)
+        return await self._run(_Requests.update(entry_id, text, supersede), scope, idempotency_key)
 
-    async def delete(self, entry_id: str, *, scope: str | None = None) -> None:
+    async def delete(
+        self, entry_id: str, *, scope: str | None = None, idempotency_key: str | None = None
+    ) -> None:
         """See :meth:`MemoryClient.delete`."""
-        await self._run(_Requests.delete(entry_id), scope)
+        await self._run(_Requests.delete(entry_id), scope, idempotency_key)
 
     async def history(
         self, entry_id: str, *, scope: str | None = None
@@ -938,16 +1088,25 @@ class AsyncMemoryClient(_Base):
         return await self._run(_Requests.profile_history(field), scope)
 
     async def upsert_facts(
-        self, facts: Mapping[str, Any], *, scope: str | None = None, replace: bool = False
+        self,
+        facts: Mapping[str, Any],
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        replace: bool = False,
     ) -> ProfileUpdate:
         """See :meth:`MemoryClient.upsert_facts`."""
-        return await self._run(_Requests.upsert_facts(facts, replace), scope)
+        return await self._run(_Requests.upsert_facts(facts, replace), scope, idempotency_key)
 
     async def upsert_preferences(
-        self, preferences: Mapping[str, str | None], *, scope: str | None = None
+        self,
+        preferences: Mapping[str, str | None],
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
     ) -> ProfileUpdate:
         """See :meth:`MemoryClient.upsert_preferences`."""
-        return await self._run(_Requests.upsert_preferences(preferences), scope)
+        return await self._run(_Requests.upsert_preferences(preferences), scope, idempotency_key)
 
     async def triples(
         self,
@@ -969,13 +1128,17 @@ class AsyncMemoryClient(_Base):
         """See :meth:`MemoryClient.stats`."""
         return await self._run(_Requests.stats(), scope)
 
-    async def sync(self, *, scope: str | None = None) -> SyncReport:
+    async def sync(
+        self, *, scope: str | None = None, idempotency_key: str | None = None
+    ) -> SyncReport:
         """See :meth:`MemoryClient.sync`."""
-        return await self._run(_Requests.sync(), scope)
+        return await self._run(_Requests.sync(), scope, idempotency_key)
 
-    async def maintain(self, *, scope: str | None = None, now: When = None) -> MaintenanceReport:
+    async def maintain(
+        self, *, scope: str | None = None, idempotency_key: str | None = None, now: When = None
+    ) -> MaintenanceReport:
         """See :meth:`MemoryClient.maintain`."""
-        return await self._run(_Requests.maintain(now), scope)
+        return await self._run(_Requests.maintain(now), scope, idempotency_key)
 
     async def query_context(
         self, thread_id: str, *, scope: str | None = None, system_tokens: int = 0
@@ -990,18 +1153,20 @@ class AsyncMemoryClient(_Base):
         ai: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         tool_messages: Sequence[BaseMessage | Mapping[str, Any]] = (),
         at: When = None,
     ) -> TurnResponse:
         """See :meth:`MemoryClient.write_turn`."""
         call = _Requests.write_turn(thread_id, human, ai, tool_messages, at)
-        return await self._run(call, scope)
+        return await self._run(call, scope, idempotency_key)
 
     async def checkpoint(
         self,
         thread_id: str,
         *,
         scope: str | None = None,
+        idempotency_key: str | None = None,
         summary: str | None = None,
         keep_last_turns: int | None = None,
         force: bool = False,
@@ -1009,13 +1174,20 @@ class AsyncMemoryClient(_Base):
     ) -> CheckpointResponse:
         """See :meth:`MemoryClient.checkpoint`."""
         call = _Requests.checkpoint(thread_id, summary, keep_last_turns, force, system_tokens)
-        return await self._run(call, scope)
+        return await self._run(call, scope, idempotency_key)
 
     async def finalize_session(
-        self, thread_id: str, *, scope: str | None = None, summary: str | None = None
+        self,
+        thread_id: str,
+        *,
+        scope: str | None = None,
+        idempotency_key: str | None = None,
+        summary: str | None = None,
     ) -> FinalizeResponse:
         """See :meth:`MemoryClient.finalize_session`."""
-        return await self._run(_Requests.finalize_session(thread_id, summary), scope)
+        return await self._run(
+            _Requests.finalize_session(thread_id, summary), scope, idempotency_key
+        )
 
 
 __all__ = ["AsyncMemoryClient", "MemoryClient"]

@@ -62,7 +62,7 @@ def _port() -> int:
 
 
 def _healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180  # serve loads the embedding model before it answers
     while time.monotonic() < deadline:
         assert proc.poll() is None, log.read_text()
         try:

@@ -366,6 +366,10 @@ class ServerSettings(_Section):
     max_message_chars: int = Field(default=32_000, ge=1)
     """Longest user message ``/agent`` accepts (characters, all messages of a request
     together; ``422`` beyond it). An empty message is refused too."""
+    idempotency_key_hours: float = Field(default=24.0, gt=0)
+    """How long the answer of a ``/v1`` write sent with an ``Idempotency-Key`` is kept
+    (hours): within it the same key gets the same answer, after it the daily jobs
+    delete the key."""
 
 
 class KnowledgeSettings(_Section):

@@ -106,6 +106,17 @@ class TargetNotEmptyError(InvalidInputError):
     """
 
 
+class InvalidIdempotencyKeyError(InvalidInputError):
+    """An ``Idempotency-Key`` header that is empty, too long or holds characters
+    other than letters, digits and ``-_.:~+/=``."""
+
+
+class IdempotencyKeyReusedError(InvalidInputError):
+    """An idempotency key sent again with another request (method, path, query or
+    body) than the one it first came with: nothing was done. Use a new key for a
+    new request."""
+
+
 class NotFoundError(LangmemError, LookupError):
     """Something the caller named does not exist (in the caller's scope)."""
 
@@ -221,8 +232,10 @@ __all__ = [
     "EngineUnavailableError",
     "EntryNotFoundError",
     "EntrySupersededError",
+    "IdempotencyKeyReusedError",
     "IndexUnavailableError",
     "InvalidCategoryError",
+    "InvalidIdempotencyKeyError",
     "InvalidInputError",
     "InvalidMessageListError",
     "InvalidMessagesError",

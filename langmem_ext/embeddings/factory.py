@@ -45,6 +45,12 @@ _MODELS: dict[str, Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+def loaded_models() -> list[str]:
+    """The embedding models this process has loaded (their keys), in load order."""
+    with _MODELS_LOCK:
+        return list(_MODELS)
+
+
 def _load_once(key: str, factory: Callable[[], Any]) -> Any:
     with _MODELS_LOCK:
         if key not in _MODELS:
@@ -330,5 +336,6 @@ __all__ = [
     "UniversalSentenceEmbeddings",
     "blas_threads",
     "create_embeddings",
+    "loaded_models",
     "model_name_of",
 ]

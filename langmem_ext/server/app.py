@@ -285,6 +285,14 @@ def _status_of(error: Exception) -> int:
     return 400
 
 
+def warm_up(memory: Memory) -> None:
+    """Make the first requests warm: load the embedding model (documents and queries)
+    and run one search, which opens the database connections, the keyword index and
+    the vector index."""
+    memory.embeddings.embed_documents(["warm-up"])
+    memory.search("warm-up", k=1)
+
+
 def _config_modifier(
     state: ServingState,
     authenticate: Authenticate | None,
@@ -436,6 +444,7 @@ def create_app(
     jobs: bool = False,
     jobs_model: BaseChatModel | None = None,
     flush_on_shutdown: bool = False,
+    warm: bool = False,
     admin: bool = True,
     host: str | None = None,
 ) -> FastAPI:
@@ -504,6 +513,10 @@ def create_app(
         flush_on_shutdown: On shutdown (SIGTERM / SIGINT under uvicorn, after the
             requests in flight), wait for the background turn writes and summarise
             the conversations still active into episodes. :func:`serve` turns it on.
+        warm: Before the app starts answering (its lifespan), load the embedding
+            model and open the database connections and the indexes with one search
+            (:func:`warm_up`), so the first requests are not slowed by that, nor hold
+            the workspace lock through it. :func:`serve` turns it on.
         admin: Serve the admin web UI at ``/admin`` (:mod:`langmem_ext.server.admin`), with
             the same caller and scope rules.
         host: The address the app will listen on, when known (:func:`serve` passes
@@ -559,6 +572,8 @@ def create_app(
             state.checkpointer = type(graph.checkpointer).__name__
             if mcp_running is not None:
                 await stack.enter_async_context(mcp_running())
+            if warm:
+                await asyncio.to_thread(warm_up, memory)
             state.started = True
             daily = DailyJobs(memory, model=jobs_model) if jobs else None
             if daily is not None:
@@ -661,14 +676,17 @@ def create_app(
 
     @app.get("/healthz", response_model=None)
     async def healthz() -> JSONResponse:
-        """``200`` once started (``503`` before): status, checkpointer, chat model and
-        whether it is reachable (``null``: not known before a call). Memory routes
+        """``200`` once started (``503`` before): status, whether an embedding model
+        is loaded in the process, checkpointer, chat model and whether it is reachable
+        (``null``: not known before a call). Memory routes
         work without the model, so an unreachable model does not make it ``503``."""
         from langmem_ext.chat_models.choice import model_reachability
+        from langmem_ext.embeddings.factory import loaded_models
 
         reachable, why = await asyncio.to_thread(model_reachability, chat, settings)
         body = {
             "status": "ok" if state.started else "starting",
+            "embedder_loaded": bool(loaded_models()),
             "checkpointer": state.checkpointer,
             "chat_model": model_name,
             "chat_model_reachable": reachable,
@@ -785,6 +803,7 @@ def serve(
         jobs=(settings or (memory.settings if memory else Settings())).lifecycle.daily_jobs,
         jobs_model=jobs_model,
         flush_on_shutdown=True,
+        warm=True,
         host=host,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

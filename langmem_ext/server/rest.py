@@ -43,6 +43,11 @@ scope the server lists, named in ``X-Scope``. Ids of another scope are unknown i
 ``404``, and nothing is changed. A conversation ``thread_id`` is the caller's own:
 ``t1`` of user ``alice`` is the thread ``/agent`` keeps as ``user_alice/t1``.
 
+Every write (each ``POST``, ``PATCH`` and ``DELETE`` above but ``/v1/search`` and
+``/v1/sessions/context``) takes an ``Idempotency-Key`` header: sent again with the
+same key, it does nothing and answers what it answered the first time
+(:mod:`langmem_ext.server.idempotency`).
+
 Errors are JSON ``{"detail", "error"}``: invalid input ``422``, unknown ids ``404``,
 a pending save already settled or expired ``409`` (the app's handlers).
 """
@@ -50,10 +55,11 @@ a pending save already settled or expired ``409`` (the app's handlers).
 # Annotations are evaluated at definition: FastAPI reads the routes' local aliases.
 
 import threading
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messages_to_dict
 from pydantic import Field
 
@@ -73,6 +79,7 @@ from langmem_ext.server.callers import (
     ServingState,
     request_caller,
 )
+from langmem_ext.server.idempotency import Idempotency, answer_once, request_idempotency
 from langmem_ext.server.schema import (
     AddRequest,
     Category,
@@ -99,6 +106,7 @@ from langmem_ext.server.schema import (
 )
 
 PREFIX = "/v1"
+T = TypeVar("T")
 _ID = Field(min_length=1, max_length=64, pattern=r"^\S+$")
 
 
@@ -171,26 +179,37 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             raise HTTPException(e.status, e.message) from e
 
     Who = Annotated[Caller, Depends(caller)]
+    Key = Annotated[Idempotency | None, Depends(request_idempotency)]
 
     def memory() -> Memory:
         return state.memory
 
+    def once(
+        idem: Idempotency | None, who: Caller, run: Callable[[], T], status: int = 200
+    ) -> T | Response:
+        """``run`` once per idempotency key (:func:`answer_once`)."""
+        return answer_once(state.memory, idem, who, status, run)
+
     # -- memories ----------------------------------------------------------------------
 
     @router.post("/memories", status_code=201, response_model=MemoryEntry)
-    def add(body: AddRequest, who: Who) -> MemoryEntry:
+    def add(body: AddRequest, who: Who, idem: Key) -> MemoryEntry | Response:
         """Write a memory directly (a trusted source: the user, an import)."""
-        mem = memory()
-        entry_id = mem.add(
-            body.text,
-            scope=who.scope,
-            category=body.category,
-            target=body.target,
-            importance=body.importance,
-            created_at=body.created_at,
-            slot=body.slot,
-        )
-        return mem.get_entry(entry_id, scope=who.scope)
+
+        def run() -> MemoryEntry:
+            mem = memory()
+            entry_id = mem.add(
+                body.text,
+                scope=who.scope,
+                category=body.category,
+                target=body.target,
+                importance=body.importance,
+                created_at=body.created_at,
+                slot=body.slot,
+            )
+            return mem.get_entry(entry_id, scope=who.scope)
+
+        return once(idem, who, run, 201)
 
     @router.get("/memories", response_model=MemoryPage)
     def list_page(
@@ -228,15 +247,25 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
         return memory().get_entry(entry_id, scope=who.scope)
 
     @router.patch("/memories/{entry_id}", response_model=MemoryEntry)
-    def update(who: Who, entry_id: Annotated[str, _ID], body: UpdateRequest) -> MemoryEntry:
+    def update(
+        who: Who, entry_id: Annotated[str, _ID], body: UpdateRequest, idem: Key
+    ) -> MemoryEntry | Response:
         """A new version of a memory (the old one kept, superseded); its new id."""
-        return memory().update(entry_id, body.text, scope=who.scope, supersede=body.supersede)
+        return once(
+            idem,
+            who,
+            lambda: memory().update(entry_id, body.text, scope=who.scope, supersede=body.supersede),
+        )
 
     @router.delete("/memories/{entry_id}", response_model=Deleted)
-    def delete(who: Who, entry_id: Annotated[str, _ID]) -> Deleted:
+    def delete(who: Who, entry_id: Annotated[str, _ID], idem: Key) -> Deleted | Response:
         """Forget a memory."""
-        memory().delete(entry_id, scope=who.scope)
-        return Deleted(id=entry_id)
+
+        def run() -> Deleted:
+            memory().delete(entry_id, scope=who.scope)
+            return Deleted(id=entry_id)
+
+        return once(idem, who, run)
 
     @router.get("/memories/{entry_id}/history", response_model=list[HistoryRow])
     def history(who: Who, entry_id: Annotated[str, _ID]) -> list[HistoryRow]:
@@ -246,16 +275,21 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
     # -- pending -----------------------------------------------------------------------
 
     @router.post("/pending", status_code=201, response_model=PendingItem)
-    def save(body: SaveRequest, who: Who) -> PendingItem:
+    def save(body: SaveRequest, who: Who, idem: Key) -> PendingItem | Response:
         """Propose a memory; it is stored once confirmed."""
-        return memory().save(
-            body.text,
-            scope=who.scope,
-            target=body.target,
-            category=body.category,
-            importance=body.importance,
-            supersedes=body.supersedes,
-            source="api",
+        return once(
+            idem,
+            who,
+            lambda: memory().save(
+                body.text,
+                scope=who.scope,
+                target=body.target,
+                category=body.category,
+                importance=body.importance,
+                supersedes=body.supersedes,
+                source="api",
+            ),
+            201,
         )
 
     @router.get("/pending", response_model=list[PendingItem])
@@ -264,14 +298,16 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
         return memory().list_pending(scope=who.scope)
 
     @router.post("/pending/{pending_id}/confirm", response_model=MemoryEntry | ProfileUpdate)
-    def confirm(who: Who, pending_id: Annotated[str, _ID]) -> MemoryEntry | ProfileUpdate:
+    def confirm(
+        who: Who, pending_id: Annotated[str, _ID], idem: Key
+    ) -> MemoryEntry | ProfileUpdate | Response:
         """Store a pending save: the memory (or, for a profile change, the update)."""
-        return memory().confirm(pending_id, scope=who.scope)
+        return once(idem, who, lambda: memory().confirm(pending_id, scope=who.scope))
 
     @router.post("/pending/{pending_id}/reject", response_model=PendingItem)
-    def reject(who: Who, pending_id: Annotated[str, _ID]) -> PendingItem:
+    def reject(who: Who, pending_id: Annotated[str, _ID], idem: Key) -> PendingItem | Response:
         """Discard a pending save."""
-        return memory().reject(pending_id, scope=who.scope)
+        return once(idem, who, lambda: memory().reject(pending_id, scope=who.scope))
 
     # -- search and files --------------------------------------------------------------
 
@@ -321,14 +357,22 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
         return memory().profile_history(scope=who.scope, field=field)
 
     @router.post("/profile/facts", response_model=ProfileUpdate)
-    def upsert_facts(body: FactsRequest, who: Who) -> ProfileUpdate:
+    def upsert_facts(body: FactsRequest, who: Who, idem: Key) -> ProfileUpdate | Response:
         """Set typed profile fields (written at once: the caller is the application)."""
-        return memory().upsert_facts(body.facts, scope=who.scope, replace=body.replace)
+        return once(
+            idem,
+            who,
+            lambda: memory().upsert_facts(body.facts, scope=who.scope, replace=body.replace),
+        )
 
     @router.post("/profile/preferences", response_model=ProfileUpdate)
-    def upsert_preferences(body: PreferencesRequest, who: Who) -> ProfileUpdate:
+    def upsert_preferences(
+        body: PreferencesRequest, who: Who, idem: Key
+    ) -> ProfileUpdate | Response:
         """Set free preferences (``null`` removes one)."""
-        return memory().upsert_preferences(body.preferences, scope=who.scope)
+        return once(
+            idem, who, lambda: memory().upsert_preferences(body.preferences, scope=who.scope)
+        )
 
     @router.get("/triples", response_model=list[TripleOut])
     def triples(
@@ -365,15 +409,17 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
         return memory().stats(scope=who.scope)
 
     @router.post("/sync", response_model=dict[str, Any])
-    def sync(who: Who) -> dict[str, Any]:
+    def sync(who: Who, idem: Key) -> dict[str, Any] | Response:
         """Pick up hand edits of the caller's Markdown files."""
-        return dict(memory().sync(scope=who.scope).__dict__)
+        return once(idem, who, lambda: dict(memory().sync(scope=who.scope).__dict__))
 
     @router.post("/maintain", response_model=dict[str, Any])
-    def maintain(who: Who, body: MaintainRequest | None = None) -> dict[str, Any]:
+    def maintain(
+        who: Who, idem: Key, body: MaintainRequest | None = None
+    ) -> dict[str, Any] | Response:
         """One lifecycle run over the caller's memories (decay, reviews, expiry)."""
         now = body.now if body is not None else None
-        return memory().maintain(scope=who.scope, now=now).to_dict()
+        return once(idem, who, lambda: memory().maintain(scope=who.scope, now=now).to_dict())
 
     # -- the session engine ------------------------------------------------------------
 
@@ -399,8 +445,7 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             budget_tokens=ctx.budget_tokens,
         )
 
-    @router.post("/sessions/turns", response_model=TurnResponse)
-    def write_turn(body: TurnRequest, who: Who) -> TurnResponse:
+    def _write_turn(body: TurnRequest, who: Caller) -> TurnResponse:
         """Store one turn (user message, tool calls and results, answer)."""
         done = sessions().write_turn(
             who.scope,
@@ -419,8 +464,12 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             last_seq=done.last_seq,
         )
 
-    @router.post("/sessions/checkpoint", response_model=CheckpointResponse)
-    def checkpoint(body: CheckpointRequest, who: Who) -> CheckpointResponse:
+    @router.post("/sessions/turns", response_model=TurnResponse)
+    def write_turn(body: TurnRequest, who: Who, idem: Key) -> TurnResponse | Response:
+        """Store one turn (user message, tool calls and results, answer)."""
+        return once(idem, who, lambda: _write_turn(body, who))
+
+    def _checkpoint(body: CheckpointRequest, who: Caller) -> CheckpointResponse:
         """Flush, then summarise the old part of the conversation (the caller's summary,
         when given, and its number of kept turns)."""
         done = sessions().checkpoint(
@@ -444,8 +493,13 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             error=done.error,
         )
 
-    @router.post("/sessions/finalize", response_model=FinalizeResponse)
-    def finalize(body: FinalizeRequest, who: Who) -> FinalizeResponse:
+    @router.post("/sessions/checkpoint", response_model=CheckpointResponse)
+    def checkpoint(body: CheckpointRequest, who: Who, idem: Key) -> CheckpointResponse | Response:
+        """Flush, then summarise the old part of the conversation (the caller's summary,
+        when given, and its number of kept turns)."""
+        return once(idem, who, lambda: _checkpoint(body, who))
+
+    def _finalize(body: FinalizeRequest, who: Caller) -> FinalizeResponse:
         """Summarise what is not yet in an episode into the conversation's episode."""
         done = sessions().finalize_session(
             who.scope, thread(who, body.thread_id), summary=body.summary
@@ -459,6 +513,11 @@ def rest_router(state: ServingState, authenticate: Authenticate | None) -> APIRo
             compacted=done.compacted,
             used_fallback=done.used_fallback,
         )
+
+    @router.post("/sessions/finalize", response_model=FinalizeResponse)
+    def finalize(body: FinalizeRequest, who: Who, idem: Key) -> FinalizeResponse | Response:
+        """Summarise what is not yet in an episode into the conversation's episode."""
+        return once(idem, who, lambda: _finalize(body, who))
 
     return router
 

@@ -1064,6 +1064,42 @@ class TurnJobRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class IdempotencyRow:
+    """The stored answer of a write sent with an ``Idempotency-Key``
+    (``idempotency_keys``)."""
+
+    scope: str
+    caller: str
+    """Who sent it (the caller's owner: ``user_alice``); a key is the caller's own."""
+    key: str
+    fingerprint: str
+    """A hash of the request (method, path, query and body): the same key with
+    another request is refused."""
+    status: int
+    """The HTTP status the write answered."""
+    body: str
+    """The JSON body the write answered."""
+    created_at: float
+
+
+class IdempotencyKeyRepository(Protocol):
+    """The responses stored under idempotency keys (``idempotency_keys``)."""
+
+    def get(self, scope: str, caller: str, key: str) -> IdempotencyRow | None:
+        """The stored answer under the key, or ``None``."""
+        ...
+
+    def put(self, row: IdempotencyRow) -> bool:
+        """Store an answer; ``False`` (nothing written) when the key has one already.
+        Inside a transaction it commits with the write it answers."""
+        ...
+
+    def prune(self, before: float) -> int:
+        """Delete the answers stored before ``before`` (epoch seconds); how many."""
+        ...
+
+
 class LedgerRepositories(Protocol):
     """A ledger's repositories, one per table family.
 
@@ -1097,6 +1133,9 @@ class LedgerRepositories(Protocol):
     turn_jobs: TurnJobRepository
     """Turns waiting for extraction (``turn_jobs``)."""
 
+    idempotency: IdempotencyKeyRepository
+    """The answers of writes sent with an idempotency key (``idempotency_keys``)."""
+
     def _attach(
         self,
         *,
@@ -1112,6 +1151,7 @@ class LedgerRepositories(Protocol):
         triples: TripleRepository,
         safety: SafetyLinkRepository,
         turn_jobs: TurnJobRepository,
+        idempotency: IdempotencyKeyRepository,
     ) -> None:
         """Set the repositories (a ledger engine calls it once when it opens)."""
         self.meta = meta
@@ -1126,6 +1166,8 @@ class LedgerRepositories(Protocol):
         self.triples = triples
         self.safety = safety
         self.turn_jobs = turn_jobs
+
+        self.idempotency = idempotency
 
 
 __all__ = [
@@ -1143,6 +1185,8 @@ __all__ = [
     "EventRow",
     "ExtractedEntry",
     "HistoryRow",
+    "IdempotencyKeyRepository",
+    "IdempotencyRow",
     "ItemText",
     "ItemWrite",
     "KeywordHit",

@@ -349,6 +349,8 @@ class JobsRun:
         graphs: Scopes whose knowledge graph had memories not extracted (a process
             stopped before it extracted them): their update is on the background writer.
         turns: Turns another process accepted and died before extracting, extracted now.
+        keys_pruned: Idempotency keys of ``/v1`` writes deleted, older than
+            ``server.idempotency_key_hours``.
         errors: Jobs that failed (logged; retried on the next pass).
     """
 
@@ -357,6 +359,7 @@ class JobsRun:
     idle: list[Episode] = field(default_factory=list)
     graphs: list[str] = field(default_factory=list)
     turns: int = 0
+    keys_pruned: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -426,6 +429,10 @@ class DailyJobs:
                     run.maintenance = self._guard(
                         run, "maintain", lambda: self.memory.maintain(now=ts, model=self.model)
                     )
+                if due:
+                    run.keys_pruned = (
+                        self._guard(run, "idempotency keys", lambda: self._prune_keys(ts)) or 0
+                    )
                 if due or (leased and archive_behind(self.memory)):
                     run.archived = (
                         self._guard(
@@ -448,6 +455,11 @@ class DailyJobs:
             )
             run.turns = self._guard(run, "turns", self.memory.turns.recover) or 0
         return run
+
+    def _prune_keys(self, ts: float) -> int:
+        """Delete the idempotency keys older than ``server.idempotency_key_hours``."""
+        hours = self.memory.settings.server.idempotency_key_hours
+        return self.memory.workspace.ledger.idempotency.prune(ts - hours * 3600.0)
 
     def _idle(self, run: JobsRun, ts: float) -> None:
         """The idle summaries: graph conversations, then Session API conversations."""

@@ -17,6 +17,7 @@ from langmem_ext.language.text import TOKENIZER_VERSION, index_tokens
 from langmem_ext.workspace.postgres._base import PgConnections
 from langmem_ext.workspace.postgres.entries import PgEntries
 from langmem_ext.workspace.postgres.events import POST_EVENTS, PgEvents
+from langmem_ext.workspace.postgres.idempotency import PgIdempotencyKeys
 from langmem_ext.workspace.postgres.pending import PgPending
 from langmem_ext.workspace.postgres.schema import migrate
 from langmem_ext.workspace.postgres.sessions import PgConversations, PgSessions
@@ -75,6 +76,7 @@ class PgLedger(LedgerRepositories):
             triples=PgTriples(self._db),
             safety=PgSafetyLinks(self._db),
             turn_jobs=PgTurnJobs(self._db),
+            idempotency=PgIdempotencyKeys(self._db),
         )
         self._retokenize()
 

@@ -104,6 +104,7 @@ _STATEMENTS: dict[int, tuple[str, ...]] = {
     9: ("ALTER TABLE pending ADD COLUMN IF NOT EXISTS thread_id TEXT",),
     10: ddl.safety_links(_T),
     11: ddl.job_leases(_T),
+    12: ddl.idempotency_keys(_T),
     13: ddl.turn_jobs(_T),
 }
 

@@ -339,6 +339,24 @@ def turn_jobs(t: Types) -> tuple[str, ...]:
     )
 
 
+def idempotency_keys(t: Types) -> tuple[str, ...]:
+    """What a write sent with an ``Idempotency-Key`` answered (``idempotency_keys``):
+    per scope, caller and key, the request's fingerprint and the stored response."""
+    return (
+        f"""CREATE TABLE IF NOT EXISTS idempotency_keys (
+    scope TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at {t.real} NOT NULL,
+    PRIMARY KEY (scope, caller, key)
+)""",
+        "CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys(created_at)",
+    )
+
+
 def repair_times(
     t: Types, table: str, required: tuple[str, ...], optional: tuple[str, ...]
 ) -> tuple[str, ...]:

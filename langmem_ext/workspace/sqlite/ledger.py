@@ -26,6 +26,7 @@ from langmem_ext.workspace.sqlite.boosts import SqliteBoosts
 from langmem_ext.workspace.sqlite.entries import SqliteEntries
 from langmem_ext.workspace.sqlite.events import SqliteEvents
 from langmem_ext.workspace.sqlite.fts import retokenize_ledger
+from langmem_ext.workspace.sqlite.idempotency import SqliteIdempotencyKeys
 from langmem_ext.workspace.sqlite.meta import SqliteMeta
 from langmem_ext.workspace.sqlite.pending import SqlitePending
 from langmem_ext.workspace.sqlite.profile import SqliteProfileHistory
@@ -69,6 +70,7 @@ class Ledger(LedgerRepositories):
             triples=SqliteTriples(self._conn, self._lock),
             safety=SqliteSafetyLinks(self._conn, self._lock),
             turn_jobs=SqliteTurnJobs(self._conn, self._lock),
+            idempotency=SqliteIdempotencyKeys(self._conn, self._lock),
         )
 
     def close(self) -> None:

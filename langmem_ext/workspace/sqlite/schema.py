@@ -132,8 +132,12 @@ LEDGER_MIGRATIONS: tuple[Migration, ...] = (
         "job leases: which process runs a background job of a scope, until when (job_leases)",
         ddl.job_leases(_T),
     ),
-    # Each step is at its version's place: a step numbered between two others goes
-    # between them.
+    Migration(
+        12,
+        "idempotency keys: the stored response of a write sent with an Idempotency-Key "
+        "(idempotency_keys)",
+        ddl.idempotency_keys(_T),
+    ),
     Migration(
         13,
         "turn jobs: turns accepted and waiting for extraction, with their claims (turn_jobs)",

@@ -5,13 +5,11 @@ both.
 A killer thread kills one replica at a random moment (the moments come from a fixed
 random generator whose seed the test prints), restarts it on the same port, waits
 until it answers, and kills again: at least :data:`KILLS` times. A client whose
-request could not be sent sends it to the other replica. A request whose connection
-died after it was sent is *unknown*: it may or may not have happened. The client
-waits until the killed process has no database session left (each process names its
-sessions; a session ends only once its transaction committed or rolled back), then
-reads, through the other replica, whether it did, and sends it again only when it did
-not (a confirm or a forget sent twice is refused the second time, so those are sent
-again as they are). A request answered is *acknowledged*.
+request could not be sent sends it to the other replica. Every write carries an
+``Idempotency-Key``; a write whose connection died after it was sent is *unknown*
+(it may or may not have happened), and the client sends it again with the same key
+to whichever replica is up until it is answered: the server runs it, or answers
+what the first one stored. A request answered is *acknowledged*.
 
 At the end, with both replicas up, everything acknowledged is there (through ``/v1``
 on both replicas and through ``Memory`` opened on the database): each memory once,
@@ -32,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,15 +42,7 @@ import httpx
 import pytest
 from _serve_helpers import _port, checkout_env
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        os.environ.get("LANGMEM_TEST_REPLICAS") != "1",
-        reason="runs on request (LANGMEM_TEST_REPLICAS=1): the clients' check-then-resend "
-        "after a cut request can still write an add twice or resend an update that went "
-        "through, so the test is not yet steady enough to gate every change",
-    ),
-]
+pytestmark = pytest.mark.slow
 
 SEED = 20_260_334
 KILLS = int(os.environ.get("LANGMEM_TEST_REPLICA_KILLS", "30"))
@@ -66,12 +57,16 @@ WARM = (
     "import langmem_ext.server.admin.routes, langmem_ext.server.app\n"
     "import langmem_ext.server.mcp_server, langmem_ext.server.rest\n"
     "import langmem_ext.workspace.postgres.engines\n"
+    "from langmem_ext.core.config import Settings\n"
+    "from langmem_ext.embeddings.factory import create_embeddings\n"
+    "create_embeddings(Settings().embeddings).embed_query('warm')\n"
     "from langmem_ext.cli.app import main\n"
     "argv = sys.stdin.readline().split()\n"
     "sys.exit(main(argv) if argv else 0)\n"
 )
-"""A ``langmem-ext`` process that has imported the server's modules and waits for its
-command line on stdin: a restart then costs only the opening of the memory."""
+"""A ``langmem-ext`` process that has imported the server's modules and loaded the
+embedding model, and waits for its command line on stdin: a restart then costs only
+the opening of the memory (``serve`` finds the model loaded when it warms up)."""
 
 
 class Replica:
@@ -89,19 +84,16 @@ class Replica:
         self.spare: subprocess.Popen[bytes] | None = None
         self.logs: list[Path] = []
         self.starts: list[float] = []
-        self.apps: dict[int, str] = {}  # generation -> the database name of its process
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         log = self.root / f"{self.name}-{len(self.logs)}.log"
         self.logs.append(log)
-        app = f"replica-{self.name}-{len(self.logs)}"  # names its database connections
         with log.open("w") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-c", WARM],
                 stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-                env=checkout_env(**self.env, PGAPPNAME=app), cwd=self.root,
+                env=checkout_env(**self.env), cwd=self.root,
             )  # fmt: skip
-        proc.app = app  # type: ignore[attr-defined]
         return proc
 
     def start(self) -> None:
@@ -124,7 +116,6 @@ class Replica:
             assert time.monotonic() < deadline, f"{self.name} did not start again"
             time.sleep(0.05)
         self.proc = proc
-        self.apps[self.generation] = proc.app  # type: ignore[attr-defined]
         self.starts.append(time.monotonic() - began)
         self.up.set()
         self.spare = self._spawn()
@@ -167,6 +158,7 @@ class Tally:
     acked: Counter[str] = field(default_factory=Counter)
     unknown: Counter[str] = field(default_factory=Counter)
     resent: Counter[str] = field(default_factory=Counter)
+    replayed: Counter[str] = field(default_factory=Counter)  # answered from the key's store
     live_failures: list[str] = field(default_factory=list)
     server_errors: list[str] = field(default_factory=list)
     visible_after: list[float] = field(default_factory=list)  # both replicas warm
@@ -181,31 +173,10 @@ class Tally:
 class Cluster:
     """The two replicas as the clients see them: one request, sent to a live one."""
 
-    def __init__(self, replicas: list[Replica], tally: Tally, url: str) -> None:
+    def __init__(self, replicas: list[Replica], tally: Tally) -> None:
         self.replicas = replicas
         self.tally = tally
-        self.url = url
         self.lock = threading.Lock()
-
-    def settle(self, cut: Unknown) -> None:
-        """Wait until the killed process behind ``cut`` has no database session left.
-
-        A session ends only after its transaction committed or rolled back, so after
-        this a check of whether the cut request happened reads its final fate.
-        """
-        import psycopg
-
-        app = cut.replica.apps.get(cut.generation)
-        deadline = time.monotonic() + 60
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            while time.monotonic() < deadline:
-                row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (app,)
-                ).fetchone()
-                if row is not None and row[0] == 0:
-                    return
-                time.sleep(0.05)
-        raise AssertionError(f"the sessions of {app} outlived it by a minute")
 
     def other(self, r: Replica) -> Replica:
         return self.replicas[1 - self.replicas.index(r)]
@@ -288,93 +259,54 @@ class Client:
         self.k += 1
         return f"Parcel c{self.n}k{self.k} holds {what} for the depot"
 
-    def once(self, kind: str, run: Callable[[], None], resolve: Callable[[], None]) -> None:
-        """Run an operation; when its fate is unknown, find it out (``resolve``)."""
-        tally = self.cluster.tally
-        try:
-            run()
-        except Unknown as cut:
-            tally.count(tally.unknown, kind)
-            self.cluster.settle(cut)  # the dead replica's commit landed, or never will
-            resolve()
-        tally.count(tally.acked, kind)
-
     def send(
         self, method: str, path: str, r: Replica | None = None, **kw: Any
     ) -> tuple[Replica, httpx.Response]:
         c = self.cluster
         return c.send(self.http, r or c.pick(self.rng), method, path, **kw)
 
-    def resend(self, method: str, path: str, **kw: Any) -> httpx.Response:
+    def write(self, kind: str, method: str, path: str, ok: int, **kw: Any) -> tuple[Replica, Any]:
+        """Send a write with a new idempotency key; when its fate is unknown, send it
+        again with the same key until it is answered. Returns the replica that
+        answered and the answer, which must be ``ok``."""
+        tally = self.cluster.tally
+        headers = {"Idempotency-Key": uuid.UUID(int=self.rng.getrandbits(128)).hex}
+        try:
+            r, resp = self.send(method, path, headers=headers, **kw)
+        except Unknown:
+            tally.count(tally.unknown, kind)
+            r, resp = self.resend(kind, method, path, headers=headers, **kw)
+        tally.count(tally.acked, kind)
+        if resp.headers.get("Idempotent-Replayed") == "true":
+            tally.count(tally.replayed, kind)
+        return r, _json(resp, ok)
+
+    def resend(
+        self, kind: str, method: str, path: str, **kw: Any
+    ) -> tuple[Replica, httpx.Response]:
         """Send again until answered (each try to whichever replica is up)."""
-        self.cluster.tally.count(self.cluster.tally.resent, path.split("/")[2])
+        self.cluster.tally.count(self.cluster.tally.resent, kind)
         for _ in range(10):
             try:
-                return self.send(method, path, **kw)[1]
+                return self.send(method, path, **kw)
             except Unknown:
                 time.sleep(0.3)
         raise AssertionError(f"{method} {path} was cut 10 times")
-
-    def find_text(self, text: str) -> list[dict[str, Any]]:
-        """Current memories of the scope with this text (through a live replica)."""
-        for _ in range(10):
-            try:
-                _r, resp = self.send("GET", "/v1/memories", params={"text": text, "limit": 50})
-            except Unknown:
-                time.sleep(0.3)
-                continue
-            return [m for m in _json(resp, 200)["entries"] if m["text"] == text]
-        raise AssertionError("no read answered")
 
     # -- operations --------------------------------------------------------------------
 
     def add(self) -> None:
         text = self.text(self.rng.choice(["tea", "maps", "rope", "ink", "seeds"]))
-
-        def run() -> None:
-            entry = _json(self.send("POST", "/v1/memories", json={"text": text})[1], 201)
-            self.mine.live[entry["id"]] = text
-
-        def resolve() -> None:
-            found = self.find_text(text)
-            if found:
-                self.mine.live[found[0]["id"]] = text
-            else:
-                self.mine.live[_json(self.resend("POST", "/v1/memories", json={"text": text}),
-                                     201)["id"]] = text  # fmt: skip
-
-        self.once("add", run, resolve)
+        _r, entry = self.write("add", "POST", "/v1/memories", 201, json={"text": text})
+        self.mine.live[entry["id"]] = text
 
     def save_confirm(self) -> None:
         text = self.text(self.rng.choice(["lamps", "salt", "wool"]))
-        item: dict[str, Any] = {}
-
-        def save() -> None:
-            item.update(_json(self.send("POST", "/v1/pending", json={"text": text})[1], 201))
-
-        def find_saved() -> None:
-            _r, resp = self.send("GET", "/v1/pending")
-            found = [p for p in _json(resp, 200) if p["text"] == text]
-            item.update(found[0] if found else _json(
-                self.resend("POST", "/v1/pending", json={"text": text}), 201))  # fmt: skip
-
-        self.once("save", save, find_saved)
-        confirmed_on: list[Replica] = []
-
-        def confirm() -> None:
-            r, resp = self.send("POST", f"/v1/pending/{item['id']}/confirm")
-            _json(resp, 200)
-            confirmed_on.append(r)
-
-        def reconfirm() -> None:
-            resp = self.resend("POST", f"/v1/pending/{item['id']}/confirm")
-            _json(resp, 200, 409)  # 409: the first one had confirmed it
-
-        self.once("confirm", confirm, reconfirm)
+        _r, item = self.write("save", "POST", "/v1/pending", 201, json={"text": text})
+        r, _entry = self.write("confirm", "POST", f"/v1/pending/{item['id']}/confirm", 200)
         self.mine.live[item["entry_id"]] = text
         self.mine.confirmed.add(item["id"])
-        if confirmed_on:
-            self.visible(confirmed_on[0], item["entry_id"], text)
+        self.visible(r, item["entry_id"], text)
 
     def visible(self, on: Replica, entry_id: str, text: str) -> None:
         """How long after the confirm on ``on`` a search on the other replica finds it."""
@@ -411,41 +343,28 @@ class Client:
             return self.add()
         old = self.rng.choice(sorted(self.mine.live))
         text = self.text("a newer version of " + self.mine.live[old].split()[1])
-
-        def done(new_id: str) -> None:
-            del self.mine.live[old]
-            self.mine.live[new_id] = text
-
-        def run() -> None:
-            _r, resp = self.send("PATCH", f"/v1/memories/{old}", json={"text": text})
-            done(_json(resp, 200)["id"])
-
-        def resolve() -> None:
-            _r, resp = self.send("GET", f"/v1/memories/{old}/history")
-            newer = [h for h in _json(resp, 200) if h["new_text"] == text and h["id"] != old]
-            if newer:
-                done(newer[-1]["id"])
-            else:
-                done(_json(self.resend("PATCH", f"/v1/memories/{old}", json={"text": text}),
-                           200)["id"])  # fmt: skip
-
-        self.once("update", run, resolve)
+        _r, entry = self.write("update", "PATCH", f"/v1/memories/{old}", 200, json={"text": text})
+        del self.mine.live[old]
+        self.mine.live[entry["id"]] = text
         return None
 
     def forget(self) -> None:
         if len(self.mine.live) < 3:
             return self.add()
         gone = self.rng.choice(sorted(self.mine.live))
-
-        def run() -> None:
-            _json(self.send("DELETE", f"/v1/memories/{gone}")[1], 200)
-
-        def resolve() -> None:
-            _json(self.resend("DELETE", f"/v1/memories/{gone}"), 200, 404)  # 404: it was
-
-        self.once("forget", run, resolve)
+        self.write("forget", "DELETE", f"/v1/memories/{gone}", 200)
         self.mine.forgotten[gone] = self.mine.live.pop(gone)
         return None
+
+    def once(self, kind: str, run: Callable[[], None], resolve: Callable[[], None]) -> None:
+        """Run a request that is not a keyed write; when its fate is unknown, ``resolve``."""
+        tally = self.cluster.tally
+        try:
+            run()
+        except Unknown:
+            tally.count(tally.unknown, kind)
+            resolve()
+        tally.count(tally.acked, kind)
 
     def search(self) -> None:
         query = self.rng.choice(["tea parcels", "what holds the wool", "depot rope"])
@@ -484,9 +403,7 @@ class Client:
             until.set()
 
 
-def _killer(
-    cluster: Cluster, rng: random.Random, stop: threading.Event, kills: list[str]
-) -> None:
+def _killer(cluster: Cluster, rng: random.Random, stop: threading.Event, kills: list[str]) -> None:
     while len(kills) < KILLS and not stop.is_set():
         time.sleep(rng.uniform(0.1, 1.2))  # both replicas up: a random moment
         victim = rng.choice(cluster.replicas)
@@ -580,7 +497,7 @@ def test_replicas_survive_sigkills_without_losing_acknowledged_writes(
     rng = random.Random(SEED)
     tally = Tally()
     with _replicas(tmp_path, pg_vector_url) as replicas:
-        cluster = Cluster(replicas, tally, pg_vector_url)
+        cluster = Cluster(replicas, tally)
         clients = [Client(n, cluster, random.Random(rng.random())) for n in range(CLIENTS)]
         stop, errors, kills = threading.Event(), [], []  # type: ignore[var-annotated]
         workers = [threading.Thread(target=c.loop, args=(stop, errors)) for c in clients]
@@ -643,7 +560,7 @@ def test_replicas_survive_sigkills_without_losing_acknowledged_writes(
     print(f"kills: {len(kills)} ({Counter(kills)}); restart s: "
           f"{[round(s, 1) for r in replicas for s in r.starts]}")  # fmt: skip
     print(f"acknowledged: {dict(tally.acked)}; unknown: {dict(tally.unknown)}; "
-          f"sent again: {dict(tally.resent)}")  # fmt: skip
+          f"sent again: {dict(tally.resent)}; answered from the key: {dict(tally.replayed)}")  # fmt: skip
     during = max(tally.visible_during_kills, default=0.0)
     print(f"lost=0 dupes=0 forks=0; visibility A->B: {len(tally.visible_after)} samples, "
           f"max {worst:.3f} s (during the kills: {len(tally.visible_during_kills)} samples, "
