@@ -15,7 +15,7 @@ the same key:
   key (``422``, :class:`~langmem_ext.core.errors.InvalidIdempotencyKeyError`);
 * a request whose key is in use by a request still running (on this process or
   another replica) waits for it, then answers what it stored: the write holds the
-  workspace lock from the look-up of the key to the commit of its answer. It waits
+  scope's write lock from the look-up of the key to the commit of its answer. It waits
   at most ``lock_timeout_s`` (then ``503``, and nothing ran: send it again);
 * a request that failed (any error status) stores nothing: sent again, it runs again.
 
@@ -173,7 +173,7 @@ def answer_once(
     keys = ws.ledger.idempotency
     ws.keyword  # noqa: B018 - opened (its tables made) outside the write's transaction
     try:
-        with ws.lock.hold(), ws.one_commit():
+        with ws.lock.hold_scope(who.scope), ws.one_commit():
             stored = keys.get(who.scope, who.owner, idem.key)
             if stored is not None:
                 return _replay(stored, idem)
