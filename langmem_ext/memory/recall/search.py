@@ -303,14 +303,15 @@ class SearchEngine:
         if valid is None:
             valid = self._validity(scope, None, False)
         current = valid.as_of is None
+        links = None if self.safety is None else self.safety.for_one_read()
         io = SearchIO(
             keyword=KeywordPort(self._keyword, scope),
             vector=VectorPort(self._vectors, scope),
             slots=SlotPort(self.workspace, scope),
             graph=None if self.knowledge is None else GraphPort(self.knowledge, rs, scope),
             joiner=JoinPort(partial(self._join, scope, category, valid)),
-            safety=None if self.safety is None else SafetyPort(self.safety, scope, self._warn),
-            persons=PersonPort(self.safety, scope, self._warn),
+            safety=None if links is None else SafetyPort(links, scope, self._warn),
+            persons=PersonPort(links, scope, self._warn),
             neighbours=IndexNeighbours(
                 self.workspace.keyword,
                 scope,
@@ -321,7 +322,7 @@ class SearchEngine:
                     None if rs.context_max_gap_days is None else rs.context_max_gap_days * 86_400.0
                 ),
             ),
-            profile=None if self.safety is None else ProfilePort(self.safety, scope),
+            profile=None if links is None else ProfilePort(links, scope),
             notes=self._notes_port(q, scope, k, mode, category, intent, now) if current else None,
             sources=[
                 HitsSource(source, with_vector, scope, k, intent, category)

@@ -26,6 +26,7 @@ of every candidate it ranks, so it is found and ranked first all the same.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Sequence
@@ -97,11 +98,31 @@ class SafetyLinks:
     def __init__(self, workspace: Workspace, profiles: ProfileBook) -> None:
         self.workspace = workspace
         self.profiles = profiles
+        self._names: dict[str, tuple[str, ...]] | None = None
+        """Scope -> names, in a view for one search (:meth:`for_one_read`)."""
+
+    def for_one_read(self) -> SafetyLinks:
+        """A view of these links that reads each profile's names once: a search asks
+        for them from several stages (the question, whom each memory is about, the
+        profile's fields), and they are one read of the profile for all of them.
+
+        Returns:
+            The view; writes through it are the links' own.
+        """
+        view = copy.copy(self)
+        view._names = {}
+        return view
 
     def names(self, scope: str) -> tuple[str, ...]:
         """The profile's name and preferred name (a fact about them is the user's)."""
+        kept = self._names
+        if kept is not None and scope in kept:
+            return kept[scope]
         p = self.profiles.read(scope)
-        return tuple(n for n in (p.name, p.preferred_name) if n)
+        names = tuple(n for n in (p.name, p.preferred_name) if n)
+        if kept is not None:
+            kept[scope] = names
+        return names
 
     # -- writing ----------------------------------------------------------------------
 

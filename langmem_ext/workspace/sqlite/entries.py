@@ -17,6 +17,9 @@ from langmem_ext.workspace.records import (
 from langmem_ext.workspace.sqlite._repo import SqliteRepo
 from langmem_ext.workspace.sqlite._sql import from_row, in_chunks, without_index
 
+_KEPT_READS = 64
+"""Slot questions whose answers :meth:`SqliteEntries.current_of_slots` keeps."""
+
 
 class SqliteEntries(SqliteRepo):
     """:class:`~langmem_ext.workspace.records.EntryRepository` on SQLite."""
@@ -25,6 +28,11 @@ class SqliteEntries(SqliteRepo):
         super().__init__(conn, lock)
         self._closed: dict[str, tuple[tuple[int, int], dict[str, float]]] = {}
         """Scope -> (the ledger's state when read, its superseded versions)."""
+        self._slots: dict[
+            tuple[str, tuple[str, ...], int | None],
+            tuple[tuple[int, int], tuple[EntryState, ...]],
+        ] = {}
+        """``current_of_slots`` asks -> (the ledger's state when read, its answer)."""
 
     def get(self, entry_id: str, *, include_deleted: bool = False) -> EntryState | None:
         """The state of one entry (live only unless ``include_deleted``), or ``None``."""
@@ -161,7 +169,27 @@ class SqliteEntries(SqliteRepo):
     ) -> list[EntryState]:
         """Current live versions whose slot is one of ``slots`` or starts with one of
         them followed by ``|`` (``user|allergic_to`` covers ``user|allergic_to|花生``),
-        oldest first; with ``limit``, the newest ``limit`` of each of ``slots``."""
+        oldest first; with ``limit``, the newest ``limit`` of each of ``slots``.
+
+        Every search that asks about an attribute asks; the answer is kept until the
+        ledger changes (as :meth:`closed_of_scope`'s)."""
+        slots = tuple(slots)
+        ask = (scope, slots, limit)
+        with self._lock:
+            key = self._ledger_version()
+            kept = self._slots.get(ask)
+            if key is not None and kept is not None and kept[0] == key:
+                return list(kept[1])
+            out = self._current_of_slots(scope, slots, limit)
+            if key is not None:
+                if len(self._slots) >= _KEPT_READS:
+                    self._slots.clear()
+                self._slots[ask] = (key, tuple(out))
+            return out
+
+    def _current_of_slots(
+        self, scope: str, slots: Sequence[str], limit: int | None
+    ) -> list[EntryState]:
         out: list[EntryState] = []
         for slot in slots:
             if limit:

@@ -32,6 +32,8 @@ loop, so each id is found by the primary key (without statistics the planner wou
 scan the scope's links once per entry instead)."""
 _KEPT_READS = 64
 """Answers of :meth:`SqliteSafetyLinks.worth_reading` kept at the most."""
+_KEPT_ENTRIES = 20_000
+"""Entries whose links :meth:`SqliteSafetyLinks.of_entries` keeps at the most."""
 
 
 class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
@@ -42,6 +44,9 @@ class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
     def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
         super().__init__(conn, lock)
         self._worth: dict[tuple[Any, ...], tuple[tuple[int, int], tuple[SafetyLinkRow, ...]]] = {}
+        self._by_entry: dict[str, tuple[SafetyLinkRow, ...]] = {}
+        """Entry id -> its current links, read at :attr:`_by_entry_key`."""
+        self._by_entry_key: tuple[int, int] | None = None
 
     def add(self, rows: Sequence[SafetyLinkRow]) -> None:
         if rows:
@@ -71,6 +76,31 @@ class SqliteSafetyLinks(SqliteRepo, SharedSafetyLinkReads):
             return rows
 
     def of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:
+        """Every search asks about its candidates, and the next search meets many of
+        them again: each entry's links are kept until the ledger changes, and only
+        the entries not kept are read. Rows come grouped by entry, in the order of
+        ``entry_ids``."""
+        ids = list(dict.fromkeys(entry_ids))
+        with self._lock:
+            key = self._ledger_version()
+            if key is None:
+                return self._read_of_entries(ids)
+            if key != self._by_entry_key:
+                self._by_entry.clear()
+                self._by_entry_key = key
+            kept = self._by_entry
+            missing = [i for i in ids if i not in kept]
+            if missing:
+                if len(kept) + len(missing) > _KEPT_ENTRIES:
+                    kept.clear()
+                    missing = ids
+                read: dict[str, list[SafetyLinkRow]] = {i: [] for i in missing}
+                for r in self._read_of_entries(missing):
+                    read[r.entry_id].append(r)
+                kept.update((i, tuple(rows)) for i, rows in read.items())
+            return [r for i in ids for r in kept.get(i, ())]
+
+    def _read_of_entries(self, entry_ids: Sequence[str]) -> list[SafetyLinkRow]:
         rows = self._all_in(f"{_BY_ENTRY} WHERE l.entry_id IN ({{marks}})", entry_ids)
         return [from_row(SafetyLinkRow, r) for r in rows]
 

@@ -193,6 +193,39 @@ def test_newest_of_a_slot_come_from_all_its_children_current_and_live_only(
         assert [e.id for e in ties] == every[-limit:]
 
 
+def test_current_of_slots_follow_every_write_of_this_and_other_connections(
+    ledger: Ledger, other: Ledger
+) -> None:
+    """The answer is kept between searches; a write of this connection, a commit of
+    another and a rolled-back change each show in the next read."""
+
+    def ids(limit: int | None = 3) -> list[str]:
+        found = ledger.entries.current_of_slots("main", ["user|lives_in"], limit=limit)
+        return [e.id for e in found]
+
+    ledger.entries.upsert(_entry("m-city1", slot="user|lives_in", created_at=1.0))
+    assert ids() == ["m-city1"]
+    statements: list[str] = []
+    ledger._conn.set_trace_callback(statements.append)
+    assert ids() == ["m-city1"]
+    ledger._conn.set_trace_callback(None)
+    assert not [s for s in statements if "FROM entries" in s]  # kept, not read again
+    ledger.entries.upsert(_entry("m-city2", slot="user|lives_in|杭州", created_at=2.0))
+    assert ids() == ["m-city1", "m-city2"]  # this connection's write
+    other.entries.set_valid_to("m-city1", 2.0)  # another connection's commit
+    assert ids() == ["m-city2"]
+    assert ids(None) == ["m-city2"]
+    with pytest.raises(RuntimeError), ledger.transaction():
+        ledger.entries.mark_deleted("m-city2", 3.0)
+        assert ids() == []  # inside the transaction: its own rows
+        raise RuntimeError
+    assert ids() == ["m-city2"]
+    other.entries.upsert(_entry("m-city3", slot="user|lives_in", created_at=4.0))
+    assert ids() == ["m-city2", "m-city3"]
+    ids().clear()  # a caller's list is its own
+    assert ids(1) == ["m-city3"]
+
+
 def test_closed_versions_follow_every_write_of_this_and_other_connections(
     ledger: Ledger, other: Ledger
 ) -> None:

@@ -72,3 +72,39 @@ def test_links_worth_reading_are_read_again_once_the_ledger_changes(fake_memory:
     assert sorted(ids) == sorted([first, second])
     fake_memory.delete(first)
     assert [r.entry_id for r in repo.worth_reading("main", ["allergies"], ["user"], 5)] == [second]
+
+
+def test_links_of_given_memories_are_read_again_once_the_ledger_changes(
+    fake_memory: Memory,
+) -> None:
+    """Each entry's links are kept between searches (only entries not seen yet are
+    read), and a write of this or another process shows in the next read."""
+    repo = fake_memory.workspace.ledger.safety
+    texts = ["Likes green tea", "Plays the cello", "Lives in Lyon"]
+    ids = fake_memory.add_many(texts)
+    repo.add([_link(fake_memory, ids[0], texts[0], "allergies", "peanuts")])
+    repo.add([_link(fake_memory, ids[0], texts[0], "medications", "aspirin")])
+
+    def links(asked: list[str]) -> list[tuple[str, str]]:
+        return [(r.entry_id, r.field) for r in repo.of_entries(asked)]
+
+    both = [(ids[0], "allergies"), (ids[0], "medications")]
+    assert links(ids[:2]) == both
+    statements: list[str] = []
+    conn = fake_memory.workspace.ledger._conn
+    conn.set_trace_callback(statements.append)
+    assert links([ids[1], ids[0], ids[0]]) == both
+    assert links([ids[2], ids[0]]) == both
+    conn.set_trace_callback(None)
+    read = [s for s in statements if "safety_links" in s]
+    assert len(read) == 1 and ids[2] in read[0] and ids[0] not in read[0]  # only the new one
+    repo.add([_link(fake_memory, ids[1], texts[1], "surgeries", "knee surgery")])
+    assert links(ids) == [*both, (ids[1], "surgeries")]
+    fake_memory.update(ids[0], "Likes green tea a lot", supersede=False)  # edited in place
+    assert links(ids) == [(ids[1], "surgeries")]
+    other = Memory(settings=fake_memory.settings)
+    try:
+        other.delete(ids[1])  # another process's commit
+    finally:
+        other.close()
+    assert links(ids) == []

@@ -3,6 +3,7 @@ languages and across them (real embedder, real Chroma, real SQLite)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -209,3 +210,30 @@ def test_a_scope_with_many_statements_of_one_fact_joins_a_bounded_few(
     joined_or_found = {i for w in asked for i in w} | {h.id for h in hits}
     assert ids[0] in joined_or_found  # the one penicillin statement, oldest of all
     assert all(h.debug.get("safety") == 1.0 for h in hits)
+
+
+def test_a_search_reads_the_profile_once_and_the_next_one_sees_a_change(
+    lin_wei: tuple[Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question, whom each memory is about and the profile's fields share one
+    read of the profile; a rename between searches shows in the next one."""
+    memory, _ids = lin_wei
+    read = memory.profiles.read
+    names: list[str | None] = []
+
+    searching = threading.get_ident()
+
+    def spy(scope: str) -> Any:
+        profile = read(scope)
+        if threading.get_ident() == searching:  # not the background writers' reads
+            names.append(profile.name)
+        return profile
+
+    monkeypatch.setattr(memory.profiles, "read", spy)
+    memory.search("Does Lin Wei have any food allergies?", k=5)
+    assert names == ["Lin Wei"]
+    memory.upsert_facts({"name": "Wang Fang"})
+    memory.background.wait()
+    names.clear()
+    memory.search("Does Lin Wei have any food allergies?", k=5)
+    assert names == ["Wang Fang"]
