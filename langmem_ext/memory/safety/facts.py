@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from langmem_ext.language import safety_vocab as v
+from langmem_ext.language.relations import NOT_PERSONS
 from langmem_ext.language.text import speaker_of
 
 USER = "user"
@@ -172,7 +173,7 @@ def is_relation(key: str) -> bool:
     return key in _RELATION_KEYS
 
 
-_RELATION_KEYS = frozenset(v.RELATIONS.values()) - {"pet", "doctor"}
+_RELATION_KEYS = frozenset(v.RELATIONS.values()) - NOT_PERSONS
 
 
 def _is_named(key: str, names: frozenset[str]) -> bool:
