@@ -195,3 +195,32 @@ def test_each_hit_says_why_it_ranked_on_one_scale(memory: Memory) -> None:
     chinese = by_text["我对花生过敏"]
     assert chinese["keyword_readable"].name == "Other language"
     assert "profile" in chinese and "allergies" in chinese["profile"].reason
+
+
+def test_a_relative_by_marriage_is_someone_else(memory: Memory) -> None:
+    """婆婆 is the mother-in-law, not the user: her allergy answers the question about
+    her, in either language, above the user's own allergy."""
+    ids = _fill(
+        memory,
+        ["I'm allergic to dust mites", "我婆婆对鸡蛋过敏", "我孙子喜欢踢足球"],
+        days_apart=30,
+    )
+    for question in ("What is my mother-in-law allergic to?", "我婆婆对什么过敏？"):
+        hits = memory.search(question, k=3, now=T0 + timedelta(days=100))
+        assert hits[0].id == ids["我婆婆对鸡蛋过敏"], (question, [h.text for h in hits])
+        [mine] = [h for h in hits if h.id == ids["I'm allergic to dust mites"]]
+        assert mine.debug["other_person"] < 1.0
+
+
+def test_a_relocation_with_the_family_replaces_where_the_user_lived(memory: Memory) -> None:
+    ids = _fill(
+        memory,
+        ["I live in Dublin with my wife Claire", "We relocated to Toronto in January for Claire's job"],
+        days_apart=200,
+    )
+    for question in ("Where do I live?", "我现在住在哪里？"):
+        hits = memory.search(question, k=2, now=T0 + timedelta(days=500))
+        assert hits[0].id == ids["We relocated to Toronto in January for Claire's job"], (
+            question,
+            [h.text for h in hits],
+        )
