@@ -103,7 +103,6 @@ _EN_WHEN = r"(?:(?:now|currently|recently|just|actually|finally|also)\s+)?"
 _ART = r"(?:(?:a|an|the)\s+)?"
 
 
-
 def _alt(words: tuple[str, ...]) -> str:
     """A regex alternation of ``words``, the longest first."""
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
@@ -197,7 +196,9 @@ def _posted_move(sentence: str, lang: str) -> Statement | None:
     place = _clean_object(posted.group("o"), lang)
     if moved is None or not place:
         return None
-    return Statement(text=sentence.strip(), subject=USER, predicate="lives_in", object=place, lang=lang)
+    return Statement(
+        text=sentence.strip(), subject=USER, predicate="lives_in", object=place, lang=lang
+    )
 
 
 _NEGATIVE_VERBS = re.compile(r"\b(?:hate|dislike)\b|讨厌|討厭", re.IGNORECASE)

@@ -215,7 +215,10 @@ def test_a_relative_by_marriage_is_someone_else(memory: Memory) -> None:
 def test_a_relocation_with_the_family_replaces_where_the_user_lived(memory: Memory) -> None:
     ids = _fill(
         memory,
-        ["I live in Dublin with my wife Claire", "We relocated to Toronto in January for Claire's job"],
+        [
+            "I live in Dublin with my wife Claire",
+            "We relocated to Toronto in January for Claire's job",
+        ],
         days_apart=200,
     )
     for question in ("Where do I live?", "我现在住在哪里？"):

@@ -108,7 +108,11 @@ def test_a_move_in_any_wording_states_where_the_user_lives(text: str, place: str
 
 @pytest.mark.parametrize(
     "text",
-    ["公司把我调到了市场部", "I was transferred to the sales team", "I moved in with my girlfriend"],
+    [
+        "公司把我调到了市场部",
+        "I was transferred to the sales team",
+        "I moved in with my girlfriend",
+    ],
 )
 def test_a_posting_without_a_move_states_no_home(text: str) -> None:
     assert [st.slot for st in extract_statements(text)] == []
