@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from langmem_ext.language.statements import question_slots, single_valued
 from langmem_ext.memory.knowledge.stage import graph_links
 from langmem_ext.memory.recall.neighbours import doc_candidate
-from langmem_ext.memory.safety.facts import USER, is_relation, persons, safety_facts, same_person
+from langmem_ext.memory.safety.facts import (
+    USER,
+    is_relation,
+    persons,
+    safety_facts,
+    same_person,
+    subject_phrase,
+)
 from langmem_ext.memory.types import SearchHit
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.stages.ports import SlotState
@@ -213,6 +220,11 @@ class PersonPort:
         except Exception as e:  # a profile must never break search
             self.warn(f"names:{type(e).__name__}", f"profile unreadable: {e}")
             return ()
+
+    def subject(self, query: str) -> str:
+        """The words of ``query`` that say whom it asks about
+        (:func:`~langmem_ext.memory.safety.facts.subject_phrase`)."""
+        return subject_phrase(query, self._names())
 
     def other_person(self, query: str, candidates: Sequence[Candidate]) -> set[str]:
         """Ids of ``candidates`` about someone other than whom ``query`` asks about."""

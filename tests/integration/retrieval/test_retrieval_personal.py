@@ -15,7 +15,7 @@ from langmem_ext import Memory, Settings
 from langmem_ext.cli.demo import run_demo
 from langmem_ext.language.text import TOKENIZER_VERSION, query_tokens, stem
 from langmem_ext.memory.recall.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.safety.facts import persons, same_person
+from langmem_ext.memory.safety.facts import persons, same_person, subject_phrase
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 LIN_WEI = [
@@ -227,3 +227,31 @@ def test_a_relocation_with_the_family_replaces_where_the_user_lived(memory: Memo
             question,
             [h.text for h in hits],
         )
+
+
+def test_words_naming_whom_a_question_asks_about_are_no_match_of_what_it_asks(
+    memory: Memory,
+) -> None:
+    """A memory in the question's language sharing only "my wife Anna" with it matched
+    whom, not what: the answer in the other language comes first."""
+    answer = "我老婆Anna喜欢看侦探小说"
+    ids = _fill(
+        memory,
+        [
+            "My wife Anna is allergic to latex",
+            answer,
+            "I like to read history books",
+            "My dad likes to read the news",
+            "I live in Leeds",
+        ],
+        days_apart=10,
+    )
+    hits = memory.search("What does my wife Anna like to read?", k=3, now=T0 + timedelta(days=100))
+    assert hits[0].id == ids[answer], [h.text for h in hits]
+
+
+def test_subject_phrase_is_the_span_persons_reads() -> None:
+    assert subject_phrase("What does my wife Xu Ting do?") == "my wife Xu Ting"
+    assert subject_phrase("我男朋友喜欢吃什么？") == "我男朋友"
+    assert subject_phrase("What does Wu Lei's wife do?") == "Wu Lei's wife"
+    assert subject_phrase("Prefers oolong tea") == ""
