@@ -11,43 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from langmem_ext.language.relations import relation_index
+
 
 def split_words(text: str) -> frozenset[str]:
     """The words of a whitespace-separated list."""
     return frozenset(text.split())
 
 
-RELATIONS: dict[str, str] = {}
-for _key, _words in {
-    "sister": "sister sisters sis 姐姐 妹妹 姐妹 姐 妹",
-    "brother": "brother brothers bro 哥哥 弟弟 兄弟 哥 弟",
-    "mother": "mother mom mum mommy mummy mama 妈妈 母亲 妈 老妈",
-    "father": "father dad daddy papa 爸爸 父亲 爸 老爸",
-    "parents": "parents 父母 爸妈",
-    "wife": "wife 老婆 妻子 太太 媳妇",
-    "husband": "husband 老公 丈夫",
-    "partner": "partner boyfriend girlfriend fiance fiancé fiancee fiancée 男朋友 女朋友 男友 "
-    "女友 对象 未婚夫 未婚妻",
-    "son": "son sons 儿子",
-    "daughter": "daughter daughters 女儿",
-    "child": "child children kid kids baby toddler 孩子 宝宝 小孩 孩子们",
-    "grandmother": "grandmother grandma granny 奶奶 外婆 姥姥",
-    "grandfather": "grandfather grandpa 爷爷 外公 姥爷",
-    "aunt": "aunt 阿姨 姑姑 姨妈 舅妈",
-    "uncle": "uncle 叔叔 舅舅 伯伯",
-    "cousin": "cousin 表哥 表姐 表妹 表弟 堂哥 堂姐 堂妹 堂弟",
-    "friend": "friend friends buddy 朋友 好友 闺蜜 哥们",
-    "colleague": "colleague colleagues coworker coworkers co-worker 同事",
-    "boss": "boss manager 老板 领导 上司",
-    "roommate": "roommate flatmate housemate 室友 舍友",
-    "neighbour": "neighbour neighbor 邻居",
-    "family": "family 家人 家里人",
-    "pet": "pet dog cat puppy kitten 宠物 狗 猫 狗狗 猫咪",
-    "doctor": "doctor 医生 大夫",
-    "guest": "guest guests 客人",
-}.items():
-    for _w in _words.split():
-        RELATIONS[_w] = _key
+RELATIONS: dict[str, str] = relation_index()
+"""Each relation word -> its key (:mod:`langmem_ext.language.relations`)."""
 
 REL_EN = "|".join(sorted((w for w in RELATIONS if w.isascii()), key=len, reverse=True))
 REL_ZH = "|".join(sorted((w for w in RELATIONS if not w.isascii()), key=len, reverse=True))

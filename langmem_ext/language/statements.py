@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from langmem_ext.language import moves
 from langmem_ext.language.sentences import is_question, normalize_quotes, split_sentences
 
 USER = "user"
@@ -101,13 +102,20 @@ _EN_END = (
 _EN_WHEN = r"(?:(?:now|currently|recently|just|actually|finally|also)\s+)?"
 _ART = r"(?:(?:a|an|the)\s+)?"
 
+
+def _alt(words: tuple[str, ...]) -> str:
+    """A regex alternation of ``words``, the longest first."""
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
 # (pattern, predicate, negated); named groups: o (object), q (qualifier), n (negation)
 _ZH_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), pred)
     for p, pred in (
         (rf"我{_ZH_WHEN}(?:的名字)?(?:叫|名叫|的名字是){_ZH_OBJ}{_ZH_END}", "name"),
         (rf"我{_ZH_WHEN}(?:住在|住|定居在|定居于){_ZH_OBJ}{_ZH_END}", "lives_in"),
-        (rf"我{_ZH_WHEN}(?:已经)?(?:搬到|搬去|搬回|搬回到|搬家到|迁到)了?{_ZH_OBJ}(?:住|居住|生活)?{_ZH_END}", "lives_in"),
+        (rf"{moves.MOVE_SUBJECTS_ZH}{_ZH_WHEN}(?:已经|也|就|终于)?(?:{_alt(moves.MOVE_VERBS_ZH)})了?"
+         rf"{_ZH_OBJ}(?:住|居住|生活|工作)?{_ZH_END}", "lives_in"),
         (rf"我{_ZH_WHEN}(?:来自|來自|老家在|是){_ZH_OBJ}人{_ZH_END}", "from"),
         (rf"我{_ZH_WHEN}(?:来自|來自|老家在){_ZH_OBJ}{_ZH_END}", "from"),
         (rf"我{_ZH_WHEN}(?:的工作|的职业)是{_ZH_OBJ}{_ZH_END}", "works_as"),
@@ -133,7 +141,8 @@ _EN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\bi(?:'m| am) called {_EN_OBJ}{_EN_END}", "name"),
         (rf"\bi {_EN_WHEN}live in {_EN_OBJ}{_EN_END}", "lives_in"),
         (rf"\bi(?:'m| am) {_EN_WHEN}living in {_EN_OBJ}{_EN_END}", "lives_in"),
-        (rf"\bi(?:'ve| have)? {_EN_WHEN}(?:moved|relocated) (?:back )?(?:to|into) {_EN_OBJ}"
+        (rf"\b{moves.MOVE_SUBJECTS_EN}(?:'ve| have| had)? {_EN_WHEN}(?:[a-z]+ (?:and|then) )?"
+         rf"(?:{_alt(moves.MOVE_VERBS_EN)}) {_EN_OBJ}"
          rf"(?:\s+(?:in|for|to|with|after|because|last|this|when)\b[^,.;:!?]*)?{_EN_END}",
          "lives_in"),
         (rf"\bi(?:'m| am) (?:originally )?from {_EN_OBJ}{_EN_END}", "from"),
@@ -156,6 +165,41 @@ _EN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          rf"(?:like|love|enjoy|hate|dislike) {_EN_OBJ}{_EN_END}", "likes"),
     )
 )  # fmt: skip
+
+_POSTED = (
+    re.compile(rf"(?:把我|我被|我)(?:{_alt(moves.POSTING_VERBS_ZH)})了?{_ZH_OBJ}{_ZH_END}"),
+    re.compile(
+        rf"\bi (?:{_alt(moves.POSTING_VERBS_EN)}) (?P<o>[^,.;:!?]{{1,40}}?)"
+        r"(?=\s+(?:and|in|for|last|this|so)\b|\s*(?:$|[,.;:!?]))",
+        re.IGNORECASE,
+    ),
+)
+"""An employer's posting of the user to a place (the place is group ``o``)."""
+_MOVED_THERE = (
+    re.compile(rf"{moves.MOVE_SUBJECTS_ZH}{_ZH_WHEN}(?:就|也|已经|都)?{moves.ELIDED_MOVE_ZH}"),
+    re.compile(
+        rf"\b{moves.MOVE_SUBJECTS_EN}(?:'ve| have)? {_EN_WHEN}{moves.ELIDED_MOVE_EN}", re.IGNORECASE
+    ),
+)
+"""A move whose place is left out: the place the posting before it named."""
+
+
+def _posted_move(sentence: str, lang: str) -> Statement | None:
+    """``lives_in`` for a posting followed by a move without a place in one sentence
+    ("公司把我调到了成都基地，我三月搬过去了"; "I was transferred to Leeds and we moved
+    there"); ``None`` otherwise (a posting alone may be to a department)."""
+    i = 0 if lang == "zh" else 1
+    posted = _POSTED[i].search(sentence)
+    if posted is None:
+        return None
+    moved = _MOVED_THERE[i].search(sentence, posted.end())
+    place = _clean_object(posted.group("o"), lang)
+    if moved is None or not place:
+        return None
+    return Statement(
+        text=sentence.strip(), subject=USER, predicate="lives_in", object=place, lang=lang
+    )
+
 
 _NEGATIVE_VERBS = re.compile(r"\b(?:hate|dislike)\b|讨厌|討厭", re.IGNORECASE)
 _SKIP_ZH = re.compile(
@@ -240,6 +284,10 @@ def extract_statements(text: str) -> list[Statement]:
             found = _match(clause, lang)
             if found is not None:
                 out.append(found)
+        if not any(st.predicate == "lives_in" and st.text in sentence for st in out):
+            posted = _posted_move(sentence, _lang(sentence))
+            if posted is not None:
+                out.append(posted)
     return out
 
 

@@ -20,7 +20,7 @@ different questions:
 The weights are normalised over the engines that ran (0.4 / 0.6 by default, 1.0 for
 the only engine of a single-engine search), so ``score`` stays on a 0..~1 scale.
 
-Three things make a keyword score mean evidence:
+Four things make a keyword score mean evidence:
 
 * ``bm25 / max_bm25`` is divided by the larger of the pool's best BM25 and
   :data:`KEYWORD_FULL_MATCH_SHARE` of the query's full-match BM25 (the sum of its
@@ -32,6 +32,12 @@ Three things make a keyword score mean evidence:
   (:func:`one_word_share`): one shared word ("live" of "Where does my mom live?")
   is part of the question, not a match of it, however the pool's other memories
   score.
+* Given the words that say whom the query asks about (``subject_words``, the
+  person stage's reading: "my wife Anna", "我男朋友", "Wu Lei"), a memory in the
+  query's script that matches only those has at most their share of the query's
+  informative words as evidence: it matched whom, which the person stage judges for
+  every memory in any language, not what is asked ("My wife Anna is allergic to
+  latex" for "What does my wife Anna like to read?").
 * Given the query text, each candidate's keyword evidence is scaled by the share of
   it the keyword engine can read for this query
   (:func:`~langmem_ext.language.text.script_overlap`): an English query matches the
@@ -181,6 +187,11 @@ class FusionOptions(TypedDict, total=False):
     candidate is scaled by the share of the memory the keyword engine can read for
     this query (:func:`~langmem_ext.language.text.script_overlap`); the rest of that weight
     goes to the vector side (see the module doc)."""
+    subject_words: frozenset[str]
+    """The query's keyword tokens that say whom it asks about ("my wife", "我男朋友",
+    "Wu Lei"; the person stage's reading). With the query, a memory that matches only
+    these matched whom the question is about, not what it asks: no keyword evidence
+    (see the module doc)."""
 
 
 def _clamp01(x: float) -> float:
@@ -340,6 +351,7 @@ class _Fusion:
         full_match_cosine: float = DEFAULT_FULL_MATCH_COSINE,
         copy_inputs: bool = True,
         query: str | None = None,
+        subject_words: frozenset[str] = frozenset(),
     ) -> None:
         self.candidates, self._keyword_ids = _merge(vector, keyword, copy=copy_inputs)
         self._both = vector is not None and keyword is not None
@@ -357,6 +369,9 @@ class _Fusion:
             if query is not None and self._profile is not None
             else frozenset()
         )
+        self._subject = self._words & subject_words
+        if not self._words - self._subject:  # the question names only whom: all of it
+            self._subject = frozenset()
         self._settings = settings
         self._full = full_match_cosine
 
@@ -379,15 +394,16 @@ class _Fusion:
         """``c``'s weights for the query's script, its keyword evidence and hit bonus."""
         wv, wb, readable = _candidate_weights(c, *self.weights, self._profile)
         kw_ev = _keyword_evidence(c, self._keyword_ids, self._max_bm25, self._settings.rrf_k)
-        if (
-            kw_ev is not None
-            and readable >= 1.0  # in another script, the other words may be there unread
-            and len(self._words) > 1
-            and kw_ev > 1.0 / len(self._words)
-        ):
-            share = one_word_share(self._words, c.text)
-            if share is not None:
-                kw_ev = share
+        if kw_ev is not None and readable >= 1.0:  # in another script, the rest may be unread
+            words = self._words
+            if self._subject:
+                matched = words.intersection(_text_words(c.text))
+                if matched <= self._subject:  # it matched whom, not what: its share
+                    kw_ev = min(kw_ev, len(matched) / len(words))
+            if len(words) > 1 and kw_ev > 1.0 / len(words):
+                share = one_word_share(words, c.text)
+                if share is not None:
+                    kw_ev = share
         full = None
         if kw_ev is not None and readable < 1.0:
             if self._numbers and not self._numbers.isdisjoint(numbers(c.text)):

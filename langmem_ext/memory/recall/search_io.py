@@ -22,6 +22,7 @@ from langmem_ext.memory.safety.facts import (
     persons,
     safety_facts,
     same_person,
+    subject_phrase,
 )
 from langmem_ext.memory.types import SearchHit
 from langmem_ext.retrieval.candidate import Candidate
@@ -237,6 +238,11 @@ class PersonPort:
         except Exception as e:  # a profile must never break search
             self.warn(f"names:{type(e).__name__}", f"profile unreadable: {e}")
             return ()
+
+    def subject(self, query: str) -> str:
+        """The words of ``query`` that say whom it asks about
+        (:func:`~langmem_ext.memory.safety.facts.subject_phrase`)."""
+        return subject_phrase(query, self._names())
 
     def other_person(self, query: str, candidates: Sequence[Candidate]) -> set[str]:
         """Ids of ``candidates`` about someone other than whom ``query`` asks about."""

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from langmem_ext.language import safety_vocab as v
+from langmem_ext.language.relations import NOT_PERSONS
 from langmem_ext.language.text import speaker_of
 
 USER = "user"
@@ -172,7 +173,7 @@ def is_relation(key: str) -> bool:
     return key in _RELATION_KEYS
 
 
-_RELATION_KEYS = frozenset(v.RELATIONS.values()) - {"pet", "doctor"}
+_RELATION_KEYS = frozenset(v.RELATIONS.values()) - NOT_PERSONS
 
 
 def _is_named(key: str, names: frozenset[str]) -> bool:
@@ -270,7 +271,32 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
     """
     if not isinstance(text, str):
         return ()
-    return _persons(text[:_SUBJECT_PHRASE], _names(names))
+    return _persons(text[:_SUBJECT_PHRASE], _names(names))[0]
+
+
+def subject_phrase(text: str, names: Iterable[str | None] = ()) -> str:
+    """The words of ``text`` that say whom it is about: the span of its first subject
+    phrase, as :func:`persons` reads it ("my wife Xu Ting", "我男朋友", "Wu Lei's
+    wife", "Lin Wei"); ``""`` when it names nobody.
+
+    Args:
+        text: A question or a memory.
+        names: The profile's name and preferred name.
+
+    Returns:
+        The phrase, as written.
+
+    Example:
+        >>> subject_phrase("What does my wife Xu Ting do?"), subject_phrase("我男朋友喜欢吃什么？")
+        ('my wife Xu Ting', '我男朋友')
+        >>> subject_phrase("What is Wu Lei's signature dish?"), subject_phrase("Prefers tea")
+        ('Wu Lei', '')
+    """
+    if not isinstance(text, str):
+        return ""
+    head = text[:_SUBJECT_PHRASE]
+    _keys, start, end = _persons(head, _names(names))
+    return head[start:end]
 
 
 _SUBJECT_PHRASE = 48
@@ -279,9 +305,10 @@ _SUBJECT_PHRASE = 48
 
 
 @lru_cache(maxsize=1 << 14)
-def _persons(text: str, known: frozenset[str]) -> tuple[str, ...]:
+def _persons(text: str, known: frozenset[str]) -> tuple[tuple[str, ...], int, int]:
+    """The keys of the first subject phrase of ``text``, and where the phrase is."""
     if speaker_of(text) is not None:
-        return ()
+        return (), 0, 0
     found: list[tuple[int, int, str]] = []
     low = text.casefold()
     for name in known:
@@ -314,11 +341,11 @@ def _persons(text: str, known: frozenset[str]) -> tuple[str, ...]:
             (m.end() - len(" ".join(words)), m.end(), USER if _is_named(key, known) else key)
         )
     if not found:
-        return ()
+        return (), 0, 0
     found.sort()
     start, end, key = found[0]
     if start > _SUBJECT_WITHIN:
-        return ()  # the first person named is deep in the sentence: not its subject
+        return (), 0, 0  # the first person named is deep in the sentence: not its subject
     keys = [key]
     for at, to, k in found[1:]:
         if at < end:  # overlapping markers of one phrase ("my wife" and "my")
@@ -339,7 +366,8 @@ def _persons(text: str, known: frozenset[str]) -> tuple[str, ...]:
     owned = v.POSSESSED.match(text[end:])
     if owned is not None:
         keys = [_relation_key(owned.group(1))]
-    return tuple(dict.fromkeys(keys))
+        end += owned.end()
+    return tuple(dict.fromkeys(keys)), start, end
 
 
 _SUBJECT_WITHIN = 12

@@ -46,6 +46,9 @@ class Pool:
         graph_links: Memory id -> how strongly the knowledge graph links it to the
             query (``None``: not computed).
         older: Ids of statements a newer statement of the same slot replaces.
+        subject_words: The query's keyword tokens that say whom it asks about (the
+            person stage's reading; fusion counts a keyword match of only these
+            as no match of the question).
         vector_failed: The vector engine failed; search went on with keywords.
         checkpoint: The stage index and the candidates to restart the scoring
             stages from (set by the working-set stage, read by the noise stage).
@@ -61,6 +64,7 @@ class Pool:
     query_vectors: list[Any] = field(default_factory=list)
     graph_links: dict[str, float] | None = None
     older: set[str] = field(default_factory=set)
+    subject_words: frozenset[str] = frozenset()
     vector_failed: bool = False
     checkpoint: tuple[int, list[Candidate]] | None = None
     position: int = 0

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langmem_ext.language.text import query_tokens
 from langmem_ext.retrieval.candidate import Candidate
 from langmem_ext.retrieval.compound import union_candidates
 from langmem_ext.retrieval.contextual import unit_query
@@ -263,12 +264,14 @@ class Person:
     """Mark ``other_person`` the candidates about someone other than whom the
     question asks about (``io.persons``; ``settings.person_stage``); only the best
     ``max(2 k, PERSON_DEPTH)`` of each engine's list are read (what can reach the
-    top ``k``). ``person_demote`` lowers their score."""
+    top ``k``). ``person_demote`` lowers their score. It also sets
+    ``pool.subject_words``, the question's words that say whom it asks about
+    (fusion reads a keyword match of only those as no match of the question)."""
 
     name: str = "person"
 
     def run(self, pool: Pool, ctx: QueryContext) -> Pool:
-        """Mark ``other_person``."""
+        """Mark ``other_person``; set ``pool.subject_words``."""
         reader = ctx.io.persons
         if reader is None or not ctx.settings.person_stage:
             return pool
@@ -278,6 +281,9 @@ class Person:
         for c in read:
             if c.id in others:
                 c.other_person = True
+        subject = reader.subject(ctx.query)
+        if subject:
+            pool.subject_words = frozenset(query_tokens(subject, drop_stopwords=False))
         return pool
 
 

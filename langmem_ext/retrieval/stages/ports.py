@@ -150,6 +150,10 @@ class PersonReader(Protocol):
         """Ids of ``candidates`` about someone other than whom ``query`` asks about."""
         ...
 
+    def subject(self, query: str) -> str:
+        """The words of ``query`` that say whom it asks about (``""``: nobody named)."""
+        ...
+
 
 class ProfileNotes(Protocol):
     """The safety fields of the user's profile each memory states."""

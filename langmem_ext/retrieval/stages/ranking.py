@@ -177,6 +177,7 @@ class Fusion:
             full_match_cosine=ctx.full_match_cosine,
             copy_inputs=ctx.copy_inputs,
             query=ctx.query or None,
+            subject_words=pool.subject_words,
         )
         pool.vector = pool.keyword = None
         return pool

@@ -15,7 +15,7 @@ from langmem_ext import Memory, Settings
 from langmem_ext.cli.demo import run_demo
 from langmem_ext.language.text import TOKENIZER_VERSION, query_tokens, stem
 from langmem_ext.memory.recall.neighbours import IndexNeighbours, doc_candidate
-from langmem_ext.memory.safety.facts import persons, same_person
+from langmem_ext.memory.safety.facts import persons, same_person, subject_phrase
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 LIN_WEI = [
@@ -195,3 +195,63 @@ def test_each_hit_says_why_it_ranked_on_one_scale(memory: Memory) -> None:
     chinese = by_text["我对花生过敏"]
     assert chinese["keyword_readable"].name == "Other language"
     assert "profile" in chinese and "allergies" in chinese["profile"].reason
+
+
+def test_a_relative_by_marriage_is_someone_else(memory: Memory) -> None:
+    """婆婆 is the mother-in-law, not the user: her allergy answers the question about
+    her, in either language, above the user's own allergy."""
+    ids = _fill(
+        memory,
+        ["I'm allergic to dust mites", "我婆婆对鸡蛋过敏", "我孙子喜欢踢足球"],
+        days_apart=30,
+    )
+    for question in ("What is my mother-in-law allergic to?", "我婆婆对什么过敏？"):
+        hits = memory.search(question, k=3, now=T0 + timedelta(days=100))
+        assert hits[0].id == ids["我婆婆对鸡蛋过敏"], (question, [h.text for h in hits])
+        [mine] = [h for h in hits if h.id == ids["I'm allergic to dust mites"]]
+        assert mine.debug["other_person"] < 1.0
+
+
+def test_a_relocation_with_the_family_replaces_where_the_user_lived(memory: Memory) -> None:
+    ids = _fill(
+        memory,
+        [
+            "I live in Dublin with my wife Claire",
+            "We relocated to Toronto in January for Claire's job",
+        ],
+        days_apart=200,
+    )
+    for question in ("Where do I live?", "我现在住在哪里？"):
+        hits = memory.search(question, k=2, now=T0 + timedelta(days=500))
+        assert hits[0].id == ids["We relocated to Toronto in January for Claire's job"], (
+            question,
+            [h.text for h in hits],
+        )
+
+
+def test_words_naming_whom_a_question_asks_about_are_no_match_of_what_it_asks(
+    memory: Memory,
+) -> None:
+    """A memory in the question's language sharing only "my wife Anna" with it matched
+    whom, not what: the answer in the other language comes first."""
+    answer = "我老婆Anna喜欢看侦探小说"
+    ids = _fill(
+        memory,
+        [
+            "My wife Anna is allergic to latex",
+            answer,
+            "I like to read history books",
+            "My dad likes to read the news",
+            "I live in Leeds",
+        ],
+        days_apart=10,
+    )
+    hits = memory.search("What does my wife Anna like to read?", k=3, now=T0 + timedelta(days=100))
+    assert hits[0].id == ids[answer], [h.text for h in hits]
+
+
+def test_subject_phrase_is_the_span_persons_reads() -> None:
+    assert subject_phrase("What does my wife Xu Ting do?") == "my wife Xu Ting"
+    assert subject_phrase("我男朋友喜欢吃什么？") == "我男朋友"
+    assert subject_phrase("What does Wu Lei's wife do?") == "Wu Lei's wife"
+    assert subject_phrase("Prefers oolong tea") == ""

@@ -82,3 +82,37 @@ def test_slots_decide_what_a_later_statement_replaces() -> None:
         "user|likes|coffee": ("coffee", True),
         "user|likes|tea": ("tea", False),
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("We relocated to Toronto in January for Claire's job", "Toronto"),
+        ("I graduated and moved to Hangzhou to work at Alibaba", "Hangzhou"),
+        ("My wife and I emigrated to New Zealand last year", "New Zealand"),
+        ("We settled in Leeds", "Leeds"),
+        ("我们一家去年移居到了温哥华", "温哥华"),
+        ("我和老婆三月份迁居到大理", "大理"),
+        ("我去年定居在成都", "成都"),
+        ("公司把我调到了成都基地，我三月搬过去了", "成都基地"),
+        ("我被派到深圳分公司，我们全家都搬过去了", "深圳分公司"),
+        ("I was transferred to Leeds and we moved there in March", "Leeds"),
+    ],
+)
+def test_a_move_in_any_wording_states_where_the_user_lives(text: str, place: str) -> None:
+    """Whatever the verb of moving, whoever moves with the user, and a move whose
+    place is the posting named just before it: the place is where the user lives."""
+    [st] = extract_statements(text)
+    assert (st.slot, st.object) == ("user|lives_in", place)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "公司把我调到了市场部",
+        "I was transferred to the sales team",
+        "I moved in with my girlfriend",
+    ],
+)
+def test_a_posting_without_a_move_states_no_home(text: str) -> None:
+    assert [st.slot for st in extract_statements(text)] == []

@@ -8,6 +8,7 @@ import pytest
 from _retrieval_helpers import cand, ids
 
 from langmem_ext.core.config import RetrievalSettings
+from langmem_ext.language.text import query_tokens
 from langmem_ext.retrieval.fusion import fuse_rrf, fuse_weighted
 
 RS = RetrievalSettings()
@@ -126,4 +127,48 @@ def test_one_shared_word_of_a_question_counts_as_its_share_of_the_words() -> Non
 def test_a_one_word_question_keeps_its_full_match() -> None:
     hit = cand("a", "I live in Berlin", cos=0.3, bm25=3.0)
     fused = fuse_weighted([hit], [hit.copy()], RS, query="live")
+    assert fused[0].debug["bm25"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "whom", "what"),
+    [
+        (
+            "What does my sister Anna like to eat?",
+            "my sister Anna",
+            "My sister Anna is allergic to cats",
+            "My sister Anna likes to eat dumplings",
+        ),
+        ("我姐姐喜欢吃什么？", "我姐姐", "我姐姐对猫过敏", "我姐姐喜欢吃饺子"),
+    ],
+)
+def test_a_memory_matching_only_whom_the_question_asks_about_has_only_that_share(
+    question: str, subject: str, whom: str, what: str
+) -> None:
+    """The words naming whom a question asks about say whom, not what: a memory that
+    matches only them has their share of the question's words as keyword evidence,
+    however high it scores in the pool; one that matches what is asked keeps its own."""
+    words = frozenset(query_tokens(question))
+    subject_words = frozenset(query_tokens(subject, drop_stopwords=False))
+    share = len(words & subject_words) / len(words)
+    assert 0.0 < share < 1.0
+    a = cand("whom", whom, cos=0.3, bm25=3.0)
+    b = cand("what", what, cos=0.3, bm25=3.0)
+    fused = {
+        c.id: c
+        for c in fuse_weighted(
+            [a, b], [a.copy(), b.copy()], RS, query=question, subject_words=subject_words
+        )
+    }
+    assert fused["whom"].debug["bm25"] == pytest.approx(share)
+    assert fused["what"].debug["bm25"] == pytest.approx(1.0)
+    plain = {c.id: c for c in fuse_weighted([a, b], [a.copy(), b.copy()], RS, query=question)}
+    assert plain["whom"].debug["bm25"] == pytest.approx(1.0)  # without the person stage
+
+
+def test_a_question_that_names_only_whom_keeps_its_full_match() -> None:
+    hit = cand("a", "Wu Lei moved to Chengdu", cos=0.3, bm25=3.0)
+    fused = fuse_weighted(
+        [hit], [hit.copy()], RS, query="Wu Lei?", subject_words=frozenset({"wu", "lei"})
+    )
     assert fused[0].debug["bm25"] == pytest.approx(1.0)
