@@ -24,7 +24,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -39,12 +39,34 @@ from langmem_ext.memory.leases import EXTRACT_JOB
 from langmem_ext.workspace.records import TurnJob, TurnJobRepository
 
 if TYPE_CHECKING:
-    from langmem_ext.memory.service import Memory
+    from langmem_ext.memory.leases import JobLeases
+    from langmem_ext.workspace.store import Workspace
 
 logger = logging.getLogger(__name__)
 
 TURNS = "turn-jobs"
 """The background writer's name for the work of picking up other processes' turns."""
+
+
+class TurnHost(Protocol):
+    """What a :class:`TurnQueue` uses of its memory
+    (:class:`~langmem_ext.memory.service.Memory` is one)."""
+
+    workspace: Workspace
+    leases: JobLeases
+
+    def extract(
+        self,
+        messages: str | Sequence[MessageLikeRepresentation],
+        *,
+        scope: str | None = None,
+        model: BaseChatModel | None = None,
+        recalled: Sequence[tuple[str, str]] | None = None,
+        at: float | None = None,
+        thread_id: str | None = None,
+    ) -> ExtractionReport:
+        """Update long-term memory from the last turn of a conversation."""
+        ...
 
 
 class TurnQueue:
@@ -55,7 +77,7 @@ class TurnQueue:
             :meth:`~langmem_ext.Memory.extract`).
     """
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: TurnHost) -> None:
         self._memory = memory
 
     @property
@@ -176,4 +198,4 @@ class TurnQueue:
         return report
 
 
-__all__ = ["TURNS", "TurnQueue"]
+__all__ = ["TURNS", "TurnHost", "TurnQueue"]
