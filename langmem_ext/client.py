@@ -37,8 +37,7 @@ from pydantic_core import to_jsonable_python
 from langmem_ext.core import errors
 from langmem_ext.core.errors import InvalidInputError, LangmemError, ServiceError
 from langmem_ext.memory.types import GetResult, MemoryEntry, MemoryPage, PendingItem, SearchHit
-from langmem_ext.server.callers import SCOPE_HEADER, USER_HEADER
-from langmem_ext.server.idempotency import IDEMPOTENCY_HEADER
+from langmem_ext.server.callers import IDEMPOTENCY_HEADER, SCOPE_HEADER, USER_HEADER
 from langmem_ext.server.schema import (
     CheckpointResponse,
     ContextResponse,

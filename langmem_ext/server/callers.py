@@ -99,6 +99,9 @@ USER_HEADER = "X-User-Id"
 """The header an API client names its user in (checked against ``authenticate=``)."""
 SCOPE_HEADER = "X-Scope"
 """The header an API client names a shared scope in (default: the caller's own)."""
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+"""The request header naming a write's idempotency key (see
+:mod:`langmem_ext.server.idempotency`)."""
 LOOPBACK_CLIENTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
 """Client addresses a server without ``authenticate=`` answers on ``/v1`` and ``/mcp``
 (``testclient``: Starlette's in-process client)."""

@@ -49,14 +49,13 @@ from fastapi import Header, Request, Response
 from fastapi.encoders import jsonable_encoder
 
 from langmem_ext.core.errors import IdempotencyKeyReusedError, InvalidIdempotencyKeyError
+from langmem_ext.server.callers import IDEMPOTENCY_HEADER
 from langmem_ext.workspace.records import IdempotencyRow
 
 if TYPE_CHECKING:
     from langmem_ext.memory import Memory
     from langmem_ext.server.callers import Caller
 
-IDEMPOTENCY_HEADER = "Idempotency-Key"
-"""The request header naming a write's key."""
 REPLAYED_HEADER = "Idempotent-Replayed"
 """The response header of an answer sent again from the store (``true``)."""
 MAX_KEY_CHARS = 255
