@@ -15,7 +15,9 @@ subclass of :class:`LangmemError`, so callers can catch one type. The tree::
     │   ├── InvalidPathError        (``..``, absolute, symlink out, other scope)
     │   ├── InvalidTimeError        (not finite, out of range, milliseconds)
     │   ├── LineBreakError          (a line break inside a one-line value)
-    │   └── TargetNotEmptyError     (a migration's target database already holds data)
+    │   ├── TargetNotEmptyError     (a migration's target database already holds data)
+    │   ├── InvalidIdempotencyKeyError (a malformed ``Idempotency-Key`` header)
+    │   └── IdempotencyKeyReusedError  (a key sent again with another request)
     ├── NotFoundError (also LookupError)
     │   ├── PendingNotFoundError    (unknown id, or an id of another scope)
     │   └── EntryNotFoundError
