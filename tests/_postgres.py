@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from langmem_ext import Memory
+from langmem_ext.core.config import Settings
 from langmem_ext.core.errors import EngineUnavailableError
 from langmem_ext.workspace.postgres.local_server import (
     LocalServer,
@@ -64,3 +67,14 @@ def pg_vector_url(pg_url: str) -> str:
         except psycopg.Error as exc:
             pytest.skip(f"the server has no pgvector: {exc}")
     return pg_url
+
+
+@pytest.fixture
+def pg_replicas(tmp_path: Path, pg_vector_url: str) -> Iterator[tuple[Memory, Memory]]:
+    """Two memories on one PostgreSQL database, each with a folder of its own (two
+    replicas of one service)."""
+    a = Memory(settings=Settings(workspace=tmp_path / "a", database_url=pg_vector_url))
+    b = Memory(settings=Settings(workspace=tmp_path / "b", database_url=pg_vector_url))
+    yield a, b
+    a.close()
+    b.close()

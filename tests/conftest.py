@@ -24,7 +24,7 @@ os.environ.setdefault(
 )
 
 from _chroma import chroma_server_url  # noqa: F401  (fixtures)
-from _postgres import pg_server, pg_url, pg_vector_url  # noqa: F401  (fixtures)
+from _postgres import pg_replicas, pg_server, pg_url, pg_vector_url  # noqa: F401  (fixtures)
 
 from langmem_ext import Memory, Settings
 

@@ -4,7 +4,6 @@ session log's transcript is a stored document, and nothing is written locally.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,14 @@ import pytest
 from _agent_helpers import cfg, policy
 from langchain_core.messages import HumanMessage
 
-from langmem_ext import Memory, Settings
+from langmem_ext import Memory
 from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph, flush_turn_writes
 
 
 @pytest.fixture
-def replicas(tmp_path: Path, pg_vector_url: str) -> Iterator[tuple[Memory, Memory]]:
-    a = Memory(settings=Settings(workspace=tmp_path / "a", database_url=pg_vector_url))
-    b = Memory(settings=Settings(workspace=tmp_path / "b", database_url=pg_vector_url))
-    yield a, b
-    a.close()
-    b.close()
+def replicas(pg_replicas: tuple[Memory, Memory]) -> tuple[Memory, Memory]:
+    return pg_replicas
 
 
 def _say(graph: Any, text: str, thread: str) -> dict[str, Any]:

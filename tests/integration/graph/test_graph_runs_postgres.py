@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 from _agent_helpers import cfg
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langmem_ext import Memory, Settings
+from langmem_ext import Memory
 from langmem_ext.chat_models.scripted import ScriptedChatModel
 from langmem_ext.graph import build_memory_graph
 
@@ -22,12 +21,8 @@ SAID = ("Which parcels are due today?", "Which parcels are due tomorrow?")
 
 
 @pytest.fixture
-def replicas(tmp_path: Path, pg_vector_url: str) -> Iterator[tuple[Memory, Memory]]:
-    a = Memory(settings=Settings(workspace=tmp_path / "a", database_url=pg_vector_url))
-    b = Memory(settings=Settings(workspace=tmp_path / "b", database_url=pg_vector_url))
-    yield a, b
-    a.close()
-    b.close()
+def replicas(pg_replicas: tuple[Memory, Memory]) -> tuple[Memory, Memory]:
+    return pg_replicas
 
 
 def _slow_model(calls: list[list[str]]) -> ScriptedChatModel:

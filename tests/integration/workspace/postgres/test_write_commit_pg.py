@@ -8,12 +8,9 @@ by the next sync; on the database the document must not be there at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from langmem_ext import Memory, Settings
+from langmem_ext import Memory
 
 
 class Killed(BaseException):
@@ -25,12 +22,8 @@ def _killed(*args: object, **kwargs: object) -> None:
 
 
 @pytest.fixture
-def replicas(tmp_path: Path, pg_vector_url: str) -> Iterator[tuple[Memory, Memory]]:
-    a = Memory(settings=Settings(workspace=tmp_path / "a", database_url=pg_vector_url))
-    b = Memory(settings=Settings(workspace=tmp_path / "b", database_url=pg_vector_url))
-    yield a, b
-    a.close()
-    b.close()
+def replicas(pg_replicas: tuple[Memory, Memory]) -> tuple[Memory, Memory]:
+    return pg_replicas
 
 
 def _document(mem: Memory, entry_id: str) -> str:
