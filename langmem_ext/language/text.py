@@ -106,6 +106,12 @@ STOPWORDS = frozenset(
     ]
 )
 
+CLITICS = frozenset({"s", "t", "re", "ve", "ll", "d", "m"})
+"""The English clitics of a possessive or a contraction ('s, n't, 're, 've, 'll, 'd,
+'m): after an apostrophe they are no word of a query (every possessive would match
+"Wu Lei's" on its "s")."""
+APOSTROPHES = frozenset({"'", "\u2019"})
+
 TOKENIZER_VERSION = "snowball-en-1"
 """Names the tokens :func:`index_tokens` writes. A keyword table written with other
 tokens is tokenized again when its store opens (the words of a query must meet the
@@ -170,15 +176,18 @@ def query_tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
 
     Args:
         text: A query.
-        drop_stopwords: Leave out very common English words (kept when the query
-            has nothing else).
+        drop_stopwords: Leave out very common English words and the clitics of a
+            possessive or contraction after an apostrophe (:data:`CLITICS`; kept
+            when the query has nothing else).
 
     Returns:
         Stemmed words and CJK bigrams (a one-character CJK run stays a unigram).
     """
     toks: list[str] = []
     common: set[str] = set()
-    for run in _TOKEN_RE.findall(text.lower()):
+    low = text.lower()
+    for m in _TOKEN_RE.finditer(low):
+        run = m.group()
         if is_cjk(run):
             if len(run) == 1:
                 toks.append(run)
@@ -188,6 +197,8 @@ def query_tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
             toks.append(stem(run))
             if run in STOPWORDS:  # judged as written: "does" is not the stem "doe"
                 common.add(toks[-1])
+            elif run in CLITICS and low[m.start() - 1 : m.start()] in APOSTROPHES:
+                common.add(toks[-1])  # "Wu Lei's": the "s" is no word of the question
     distinct = list(dict.fromkeys(toks))
     if drop_stopwords:
         kept = [t for t in distinct if t not in common and t not in STOPWORDS]
@@ -286,7 +297,9 @@ def numbers(text: str) -> frozenset[str]:
 
 
 __all__ = [
+    "APOSTROPHES",
     "CJK_CHARS_PER_WORD",
+    "CLITICS",
     "STOPWORDS",
     "TOKENIZER_VERSION",
     "TRANSCRIPT_LINE",

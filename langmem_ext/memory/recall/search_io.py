@@ -19,6 +19,7 @@ from langmem_ext.memory.safety.facts import (
     USER,
     SafetyTopic,
     is_relation,
+    owner,
     persons,
     safety_facts,
     same_person,
@@ -224,7 +225,8 @@ class PersonPort:
     and a relation may be one person), nor is a memory whose wording names nobody;
     and a question naming someone by name may be about the user (whose name the
     profile may not hold), so only a relation ("my wife", "我妈妈") sets the user's
-    own facts apart."""
+    own facts apart. A relation of the person a question names ("Wu Lei's wife" for
+    "What is Wu Lei allergic to?") is someone else."""
 
     links: SafetyLinks | None
     scope: str
@@ -248,7 +250,16 @@ class PersonPort:
         """Ids of ``candidates`` about someone other than whom ``query`` asks about."""
         names = self._names()
         asked = persons(query, names)
-        if not asked or (asked[0] != USER and not is_relation(asked[0])):
+        if asked and asked[0] != USER and not is_relation(asked[0]):
+            # a name: only a relation of that person is surely someone else
+            # ("Wu Lei's wife" for a question about Wu Lei)
+            who = asked[0]
+            return {
+                c.id
+                for c in candidates
+                if (o := owner(c.text, names)) is not None and same_person(o, who)
+            }
+        if not asked:
             return set()
         mine = asked[0] == USER
         out: set[str] = set()

@@ -274,6 +274,22 @@ def persons(text: str, names: Iterable[str | None] = ()) -> tuple[str, ...]:
     return _persons(text[:_SUBJECT_PHRASE], _names(names))[0]
 
 
+def owner(text: str, names: Iterable[str | None] = ()) -> str | None:
+    """Whose relation the subject of ``text`` is, when a person is named as its owner:
+    ``wu lei`` for "Wu Lei's wife is allergic to shrimp" (the wife is not Wu Lei);
+    ``None`` otherwise.
+
+    Example:
+        >>> owner("Wu Lei's business partner Xiao Ma is allergic to peanuts")
+        'wu lei'
+        >>> owner("Wu Lei is allergic to celery"), owner("My wife is allergic to latex")
+        (None, None)
+    """
+    if not isinstance(text, str):
+        return None
+    return _persons(text[:_SUBJECT_PHRASE], _names(names))[3]
+
+
 def subject_phrase(text: str, names: Iterable[str | None] = ()) -> str:
     """The words of ``text`` that say whom it is about: the span of its first subject
     phrase, as :func:`persons` reads it ("my wife Xu Ting", "我男朋友", "Wu Lei's
@@ -295,7 +311,7 @@ def subject_phrase(text: str, names: Iterable[str | None] = ()) -> str:
     if not isinstance(text, str):
         return ""
     head = text[:_SUBJECT_PHRASE]
-    _keys, start, end = _persons(head, _names(names))
+    _keys, start, end, _owner = _persons(head, _names(names))
     return head[start:end]
 
 
@@ -305,10 +321,11 @@ _SUBJECT_PHRASE = 48
 
 
 @lru_cache(maxsize=1 << 14)
-def _persons(text: str, known: frozenset[str]) -> tuple[tuple[str, ...], int, int]:
-    """The keys of the first subject phrase of ``text``, and where the phrase is."""
+def _persons(text: str, known: frozenset[str]) -> tuple[tuple[str, ...], int, int, str | None]:
+    """The keys of the first subject phrase of ``text``, where the phrase is, and the
+    key of the person whose relation it is ("Wu Lei's wife": ``wu lei``; else ``None``)."""
     if speaker_of(text) is not None:
-        return (), 0, 0
+        return (), 0, 0, None
     found: list[tuple[int, int, str]] = []
     low = text.casefold()
     for name in known:
@@ -341,12 +358,13 @@ def _persons(text: str, known: frozenset[str]) -> tuple[tuple[str, ...], int, in
             (m.end() - len(" ".join(words)), m.end(), USER if _is_named(key, known) else key)
         )
     if not found:
-        return (), 0, 0
+        return (), 0, 0, None
     found.sort()
     start, end, key = found[0]
     if start > _SUBJECT_WITHIN:
-        return (), 0, 0  # the first person named is deep in the sentence: not its subject
+        return (), 0, 0, None  # the first person named is deep in the sentence: not its subject
     keys = [key]
+    owner: str | None = None
     for at, to, k in found[1:]:
         if at < end:  # overlapping markers of one phrase ("my wife" and "my")
             if k != USER and keys[-1] == USER and at == start:
@@ -355,6 +373,7 @@ def _persons(text: str, known: frozenset[str]) -> tuple[tuple[str, ...], int, in
             continue
         owned = v.POSSESSED.match(text[end:])
         if owned is not None:  # "Wu Lei's wife": the wife
+            owner = keys[0]
             keys = [_relation_key(owned.group(1))]
             end += owned.end()
             if at < end:
@@ -365,9 +384,10 @@ def _persons(text: str, known: frozenset[str]) -> tuple[tuple[str, ...], int, in
         end = to
     owned = v.POSSESSED.match(text[end:])
     if owned is not None:
+        owner = keys[0]
         keys = [_relation_key(owned.group(1))]
         end += owned.end()
-    return tuple(dict.fromkeys(keys)), start, end
+    return tuple(dict.fromkeys(keys)), start, end, owner
 
 
 _SUBJECT_WITHIN = 12

@@ -56,3 +56,25 @@ def test_a_job_title_is_no_relation() -> None:
     someone else."""
     assert persons("我是小学老师，对花生过敏") == ("user",)
     assert persons("我是产品经理") == ("user",)
+
+
+def test_a_named_persons_relation_is_not_that_person() -> None:
+    from langmem_ext.memory.safety.facts import owner
+
+    assert owner("Wu Lei's wife is allergic to shrimp") == "wu lei"
+    assert owner("Wu Lei is allergic to celery") is None
+    assert owner("我妈妈对花粉过敏") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "tokens"),
+    [
+        ("What is Wu Lei's signature dish?", ["wu", "lei", "signatur", "dish"]),
+        ("What’s my mom’s name?", ["mom", "name"]),
+        ("吴磊's 爱好", ["吴磊", "爱好"]),
+    ],
+)
+def test_the_clitic_of_a_possessive_is_no_word_of_a_query(query: str, tokens: list[str]) -> None:
+    from langmem_ext.language.text import query_tokens
+
+    assert query_tokens(query) == tokens
