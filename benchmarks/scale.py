@@ -25,7 +25,7 @@ p50 / p95 over ``--ops`` operations of each kind.
 
 Usage::
 
-    python benchmarks/scale.py --sizes 1000 100000 --ops 40
+    python benchmarks/scale.py --sizes 1000 100000 --ops 40 --runs 3
 """
 
 from __future__ import annotations
@@ -99,9 +99,16 @@ def build(
 
 
 def measure(
-    n: int, ops: int, databases: dict[str, Any], workdir: Path, batch: int, log: Any
+    n: int,
+    ops: int,
+    databases: dict[str, Any],
+    workdir: Path,
+    batch: int,
+    log: Any,
+    runs: int = 1,
 ) -> dict[str, Any]:
-    """Build ``n`` memories on each engine, then time every operation ``ops`` times."""
+    """Build ``n`` memories on each engine, then time every operation ``ops`` times in
+    each of ``runs`` runs (the background writer drained between runs)."""
     stores: dict[str, tuple[Memory, list[str]]] = {}
     build_s: dict[str, float] = {}
     graph_s: dict[str, float] = {}
@@ -113,28 +120,34 @@ def measure(
         stores[engine] = (memory, ids)
         build_s[engine] = time.perf_counter() - t0 - graph_s[engine]
     rng = np.random.default_rng(11)
-    samples: dict[str, dict[str, list[float]]] = {e: {o: [] for o in OPS} for e in ENGINES}
-    for i in range(ops):
-        query = _text(rng)
-        new = _text(rng)
-        changed = _text(rng)
-        a, b = (int(x) for x in rng.choice(n - 1, size=2, replace=False))
-        order = ENGINES if i % 2 == 0 else ENGINES[::-1]
-        for engine in order:
-            memory, alive = stores[engine]  # the current ids, in the same order on both
-            t = time.perf_counter()
-            memory.search(query, scope=SCOPE, k=10)
-            samples[engine]["search"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            alive.append(memory.add(new, scope=SCOPE))
-            samples[engine]["add"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            alive[a] = memory.update(alive[a], changed, scope=SCOPE).id
-            samples[engine]["update"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            memory.delete(alive[b], scope=SCOPE)
-            samples[engine]["delete"].append(time.perf_counter() - t)
-            alive[b] = alive.pop()
+    per_run: list[dict[str, dict[str, tuple[float, float]]]] = []
+    for run in range(runs):
+        samples: dict[str, dict[str, list[float]]] = {e: {o: [] for o in OPS} for e in ENGINES}
+        for i in range(ops):
+            query = _text(rng)
+            new = _text(rng)
+            changed = _text(rng)
+            a, b = (int(x) for x in rng.choice(n - 1, size=2, replace=False))
+            order = ENGINES if i % 2 == 0 else ENGINES[::-1]
+            for engine in order:
+                memory, alive = stores[engine]  # the current ids, in the same order on both
+                t = time.perf_counter()
+                memory.search(query, scope=SCOPE, k=10)
+                samples[engine]["search"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                alive.append(memory.add(new, scope=SCOPE))
+                samples[engine]["add"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                alive[a] = memory.update(alive[a], changed, scope=SCOPE).id
+                samples[engine]["update"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                memory.delete(alive[b], scope=SCOPE)
+                samples[engine]["delete"].append(time.perf_counter() - t)
+                alive[b] = alive.pop()
+        for memory, _ in stores.values():
+            memory.background.wait()
+        per_run.append({e: {o: _ms(samples[e][o]) for o in OPS} for e in ENGINES})
+        log(f"  {n}: run {run + 1}/{runs} done")
     for memory, _ in stores.values():
         memory.background.wait()
         memory.close()
@@ -142,18 +155,35 @@ def measure(
         "n": n,
         "build_s": build_s,
         "graph_s": graph_s,
-        "ms": {e: {o: _ms(samples[e][o]) for o in OPS} for e in ENGINES},
+        "runs": per_run,
+        "ms": {
+            e: {
+                o: (
+                    statistics.median(r[e][o][0] for r in per_run),
+                    statistics.median(r[e][o][1] for r in per_run),
+                )
+                for o in OPS
+            }
+            for e in ENGINES
+        },
     }
 
 
 def render(results: list[dict[str, Any]], command: str, load: str) -> str:
-    """One Markdown table: size × engine, p50 / p95 per operation."""
+    """One Markdown table: size × engine, p50 / p95 per operation (with several runs:
+    each run's row, then the median of the runs' p50 and of their p95)."""
     out = [f"Command: `{command}`; {load}\n",
            "| memories | engine | build (s) | graph catch-up (s) | search | single add | update | delete |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for r in results:
+        many = len(r["runs"]) > 1
         for e in ENGINES:
+            if many:
+                for k, one in enumerate(r["runs"], 1):
+                    cells = [f"{one[e][o][0]:.1f} / {one[e][o][1]:.1f}" for o in OPS]
+                    out.append(f"| {r['n']:,} | {e}, run {k} | | | " + " | ".join(cells) + " |")
             cells = [f"{r['ms'][e][o][0]:.1f} / {r['ms'][e][o][1]:.1f}" for o in OPS]
+            e = f"{e}, median of {len(r['runs'])}" if many else e
             head = f"| {r['n']:,} | {e} | {r['build_s'][e]:.0f} | {r['graph_s'][e]:.0f} | "
             out.append(head + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -164,6 +194,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
     ap.add_argument("--ops", type=int, default=40, help="timed operations of each kind")
+    ap.add_argument(
+        "--runs", type=int, default=1, help="timed runs on each built store (median reported)"
+    )
     ap.add_argument(
         "--batch", type=int, default=0, help="memories per add_many call (0: all in one)"
     )
@@ -184,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
             dbs = {"embedded": embedded, "postgres": postgres}
             results = []
             for n in args.sizes:
-                results.append(measure(n, args.ops, dbs, tmp, args.batch, log))
+                results.append(measure(n, args.ops, dbs, tmp, args.batch, log, args.runs))
                 log(render(results[-1:], "(so far)", ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
