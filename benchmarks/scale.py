@@ -183,8 +183,8 @@ def render(results: list[dict[str, Any]], command: str, load: str) -> str:
                     cells = [f"{one[e][o][0]:.1f} / {one[e][o][1]:.1f}" for o in OPS]
                     out.append(f"| {r['n']:,} | {e}, run {k} | | | " + " | ".join(cells) + " |")
             cells = [f"{r['ms'][e][o][0]:.1f} / {r['ms'][e][o][1]:.1f}" for o in OPS]
-            e = f"{e}, median of {len(r['runs'])}" if many else e
-            head = f"| {r['n']:,} | {e} | {r['build_s'][e]:.0f} | {r['graph_s'][e]:.0f} | "
+            label = f"{e}, median of {len(r['runs'])}" if many else e
+            head = f"| {r['n']:,} | {label} | {r['build_s'][e]:.0f} | {r['graph_s'][e]:.0f} | "
             out.append(head + " | ".join(cells) + " |")
     return "\n".join(out)
 
