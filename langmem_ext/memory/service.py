@@ -602,6 +602,19 @@ class Memory:
         expired, _open = self._expire_due(self._scope(scope), ts)
         return [self._pending_item(replace(r, status="expired", resolved_at=ts)) for r in expired]
 
+    def stores(self, text: str, *, scope: str | None = None) -> bool:
+        """Whether the scope already stores exactly ``text`` (as written after
+        normalising), as a memory or as a note, marked unconfirmed or not.
+
+        Args:
+            text: The fact.
+            scope: Whose memory.
+
+        Returns:
+            ``True`` when writing it would write it twice.
+        """
+        return unconfirmed.holds(self, self._scope(scope), text)
+
     def save_found(
         self,
         text: str,

@@ -22,7 +22,8 @@ Extracted memories are written with ``source="extractor"`` and ``verified=False`
   proposed or stored, or one the turn's own ``memory_save`` or an open pending save
   already covers (the statement's value is in its text), is not proposed again. Unconfirmed notes are never shown to the model as
   memories to update.
-- ``direct``: written to long-term memory at once.
+- ``direct``: written to long-term memory at once (a fact the scope stores already
+  is not written again).
 - ``off``: nothing is extracted.
 
 Core and system memories are never deleted by the extractor.
@@ -83,6 +84,8 @@ class MemoryOps(PendingSaves, Protocol):
 
     @property
     def save_found(self) -> SaveCall[PendingItem | None]: ...
+
+    def stores(self, text: str, *, scope: str | None = ...) -> bool: ...
 
     def list_pending(
         self, *, scope: str | None = ..., thread_id: str | None = ...
@@ -440,6 +443,8 @@ class Extractor:
                     self._ignore(f"{text[:60]!r}: proposed or stored before")
                 else:
                     self.report.pending.append(item.id)
+            elif self.memory.stores(text, scope=self.scope):  # a turn extracted again
+                self._ignore(f"{text[:60]!r}: stored before")
             else:
                 self.report.added.append(self.memory.add(text, slot=slot, **said))
         except LangmemError as e:

@@ -13,7 +13,8 @@ Exactly once in effect: a claim is atomic (one process gets a job), and a turn i
 extracted under the scope's ``extract`` lease, claimed again there, so two
 processes never extract one turn side by side. A process that dies after the
 extraction's writes and before the row's deletion leaves the turn to be extracted
-again; the extractor does not propose a fact proposed or stored before (see
+again; the extractor neither proposes a fact proposed or stored before nor adds
+(``direct`` mode) one stored before (see
 :mod:`~langmem_ext.memory.extraction.extractor`), so the second run adds nothing.
 """
 

@@ -92,6 +92,26 @@ def test_model_actions_are_applied_and_foreign_ids_ignored(fake_memory: Memory) 
     assert texts == {"Alice has a cat named Mochi", "Alice likes green tea"}
 
 
+def test_a_turn_extracted_again_adds_nothing_twice(fake_memory: Memory) -> None:
+    """A turn extracted a second time (its process died after the writes and before the
+    turn's job was deleted) adds none of the model's facts again."""
+    fake_memory.settings.lifecycle.extract_mode = "direct"
+    model = _plan_model(
+        {"op": "ADD", "text": "Alice has a cat named Mochi", "category": "fact"},
+        {"op": "ADD", "text": "爱丽丝对猫毛过敏", "category": "core"},
+    )
+    turn = _turn("My cat is Mochi; 我对猫毛过敏")
+    first = fake_memory.extract(turn, scope="alice", model=model)
+    again = fake_memory.extract(turn, scope="alice", model=model)
+    assert len(first.added) == 2 and again.added == []
+    assert len(again.ignored) == 2 and all("stored before" in why for why in again.ignored)
+    assert sorted(e.text for e in fake_memory.list(scope="alice")) == sorted(
+        ["Alice has a cat named Mochi", "爱丽丝对猫毛过敏"]
+    )
+    other = fake_memory.extract(turn, scope="bob", model=model)  # another scope's own copy
+    assert len(other.added) == 2
+
+
 def test_invalid_model_answer_falls_back(fake_memory: Memory) -> None:
     fake_memory.settings.lifecycle.extract_mode = "direct"
     model = ScriptedChatModel(policy=lambda _m: AIMessage("I think you live in Paris"))
