@@ -28,7 +28,9 @@ from langmem_ext.memory.lifecycle.jobs import (
 from langmem_ext.memory.lifecycle.maintenance import MAINTAIN_AT_KEY
 from langmem_ext.memory.sessions.log import SessionLog
 
-LEASE_S = 2.0
+LEASE_S = 5.0
+"""Long enough that a renewal late by a loaded machine's scheduling never lets the lease lapse
+under a live replica; short enough to wait out in a test."""
 
 
 class SlowSummaries(BaseChatModel):
