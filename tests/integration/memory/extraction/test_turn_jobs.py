@@ -18,6 +18,10 @@ from langmem_ext import Memory, Settings
 from langmem_ext.memory.leases import EXTRACT_JOB
 
 LEASE_S = 1.0
+"""The lease of the memories that pick left turns up: their writers look every second."""
+CLAIM_S = 8.0
+"""The lease of the process that accepts the turn and dies: its claim outlives the time
+another memory takes to open on a loaded machine, so that memory sees the turn waiting."""
 FACT = "我住在青岛"
 
 _ACCEPTING_PROCESS = textwrap.dedent(
@@ -50,7 +54,7 @@ def _proposals(memory: Memory) -> list[str]:
 
 
 def _kill_after_accepting(root: Path, url: str | None) -> None:
-    args = (str(root), url or "", str(LEASE_S), FACT)
+    args = (str(root), url or "", str(CLAIM_S), FACT)
     with killed_after(_ACCEPTING_PROCESS, *args) as line:
         assert line.split() == ["accepted", "1"], f"the process did not accept the turn ({line!r})"
 
