@@ -49,7 +49,69 @@ from langmem_ext.workspace.sqlite.keyword_index import KeywordIndex
 from langmem_ext.workspace.sqlite.ledger import Ledger
 from langmem_ext.workspace.vector_index import VectorIndex
 
-WORDS = ["tea", "coffee", "climbing", "harbour", "morning", "garden", "bicycle", "ramen", "sister", "doctor", "allergy", "peanut", "shrimp", "meeting", "project", "deadline", "birthday", "flight", "hotel", "museum", "market", "fruit", "piano", "guitar", "novel", "train", "office", "kitchen", "recipe", "soup", "bread", "cheese", "running", "swimming", "yoga", "football", "painting", "camera", "holiday", "island", "mountain", "river", "winter", "summer", "spring", "autumn", "friday", "monday", "cat", "dog", "rabbit", "parrot", "lawyer", "teacher", "nurse", "engineer", "invoice", "budget", "salary", "rent", "car"]
+WORDS = [
+    "tea",
+    "coffee",
+    "climbing",
+    "harbour",
+    "morning",
+    "garden",
+    "bicycle",
+    "ramen",
+    "sister",
+    "doctor",
+    "allergy",
+    "peanut",
+    "shrimp",
+    "meeting",
+    "project",
+    "deadline",
+    "birthday",
+    "flight",
+    "hotel",
+    "museum",
+    "market",
+    "fruit",
+    "piano",
+    "guitar",
+    "novel",
+    "train",
+    "office",
+    "kitchen",
+    "recipe",
+    "soup",
+    "bread",
+    "cheese",
+    "running",
+    "swimming",
+    "yoga",
+    "football",
+    "painting",
+    "camera",
+    "holiday",
+    "island",
+    "mountain",
+    "river",
+    "winter",
+    "summer",
+    "spring",
+    "autumn",
+    "friday",
+    "monday",
+    "cat",
+    "dog",
+    "rabbit",
+    "parrot",
+    "lawyer",
+    "teacher",
+    "nurse",
+    "engineer",
+    "invoice",
+    "budget",
+    "salary",
+    "rent",
+    "car",
+]
 HANZI = "我喜欢喝茶早上去市场买水果妹妹在北京工作对花生过敏周末爬山看书弹钢琴坐火车出差"
 DIM = 512
 
@@ -170,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         if url is None:
             url, stop = _start_server(tmp)
         try:
-            print("| memories | engine | BM25 top 40 | vector top 40 | single add | ledger upsert |")
+            print(
+                "| memories | engine | BM25 top 40 | vector top 40 | single add | ledger upsert |"
+            )
             print("| --- | --- | --- | --- | --- | --- |")
             for n in args.sizes:
                 print(f"loading {n} ...", file=sys.stderr, flush=True)

@@ -42,11 +42,7 @@ def _refuse_unknown(model: type[BaseModel], data: Any) -> Any:
     for key in data:
         if isinstance(key, str) and key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-            hint = (
-                f"Did you mean {close[0]!r}?"
-                if close
-                else f"Valid: {', '.join(sorted(known))}."
-            )
+            hint = f"Did you mean {close[0]!r}?" if close else f"Valid: {', '.join(sorted(known))}."
             raise ValueError(f"{model.__name__} has no setting {key!r}. {hint}")
     return data
 
@@ -582,14 +578,17 @@ def settings_reference() -> str:
         "# Settings reference",
         "",
         "Generated from `langmem_ext.core.config.Settings` (`langmem-ext settings --reference`).",
-        "Set a value as a keyword argument (`Settings(retrieval={\"top_k\": 8})`), an",
+        'Set a value as a keyword argument (`Settings(retrieval={"top_k": 8})`), an',
         "environment variable (below) or a TOML file named by `LANGMEM_CONFIG_FILE`.",
         "Unknown names are refused with the closest valid one.",
         "",
     ]
 
     def rows(model: type[BaseModel], prefix: str) -> list[str]:
-        lines = ["| Setting | Environment variable | Default | What it does |", "| --- | --- | --- | --- |"]
+        lines = [
+            "| Setting | Environment variable | Default | What it does |",
+            "| --- | --- | --- | --- |",
+        ]
         for name, field in model.model_fields.items():
             annotation = field.annotation
             if isinstance(annotation, type) and issubclass(annotation, BaseModel):

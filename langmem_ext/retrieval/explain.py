@@ -76,7 +76,9 @@ def matched_words(query: str, text: str) -> list[str]:
         if is_cjk(low):
             grams = [low] if len(low) == 1 else [low[i : i + 2] for i in range(len(low) - 1)]
             out += [g for g in grams if g in own]
-        elif (not low.isdigit() and len(low) > 2 and stem(low) in own) or (low.isdigit() and low in own):
+        elif (not low.isdigit() and len(low) > 2 and stem(low) in own) or (
+            low.isdigit() and low in own
+        ):
             out.append(run)
     return list(dict.fromkeys(out))
 

@@ -218,7 +218,9 @@ async def run_stdio(memory: Memory, caller: callers.Caller) -> None:
 class _HttpEndpoint:
     """``/mcp``: decides the caller of each request, then hands it to the SDK."""
 
-    def __init__(self, state: callers.ServingState, authenticate: callers.Authenticate | None) -> None:
+    def __init__(
+        self, state: callers.ServingState, authenticate: callers.Authenticate | None
+    ) -> None:
         self.state = state
         self.authenticate = authenticate
         self.manager: Any = None

@@ -18,12 +18,6 @@ from langmem_ext.retrieval.pipeline import PipelineOptions, rank
 RS = RetrievalSettings()
 
 
-
-
-
-
-
-
 def test_neighbours_receive_decaying_shares_of_what_a_hit_scores_above_the_crowd() -> None:
     src = ListNeighbours(["a", "b", "q", "c", "d"])
     cands = [_fused("q", 1.0), *_crowd(3)]

@@ -13,7 +13,9 @@ import pytest
 
 from langmem_ext import Memory
 
-DATA = json.loads((Path(__file__).resolve().parents[2] / "data" / "bilingual_eval.json").read_text("utf-8"))
+DATA = json.loads(
+    (Path(__file__).resolve().parents[2] / "data" / "bilingual_eval.json").read_text("utf-8")
+)
 
 
 @pytest.fixture(scope="module")

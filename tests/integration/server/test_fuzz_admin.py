@@ -25,8 +25,23 @@ FIELDS = ("text", "category", "mode", "ids", "id_list", "q", "action", "field", 
 TEXTS = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=60),
     st.sampled_from(
-        ["", " ", "core", "fact", "ids", "filter", "confirm", "reject", "allergies",
-         "m-00000000", "../etc", "a\u2028b", "x\ny", "9" * 40, "花生, 青霉素"]
+        [
+            "",
+            " ",
+            "core",
+            "fact",
+            "ids",
+            "filter",
+            "confirm",
+            "reject",
+            "allergies",
+            "m-00000000",
+            "../etc",
+            "a\u2028b",
+            "x\ny",
+            "9" * 40,
+            "花生, 青霉素",
+        ]
     ),
     st.text(st.characters(blacklist_categories=("Cs",)), min_size=3000, max_size=5000),
 )

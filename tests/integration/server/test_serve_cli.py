@@ -24,10 +24,6 @@ ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 
 
-
-
-
-
 def _closed_port() -> int:
     """A loopback port nothing listens on (bound and released, never listened)."""
     return _free_port()
@@ -39,8 +35,6 @@ def readme_curl_body() -> dict[str, Any]:
     [body] = re.findall(r"curl -X POST localhost:8000/agent/invoke .*?-d '([^']+)'", readme, re.S)
     parsed: dict[str, Any] = json.loads(body)
     return parsed
-
-
 
 
 def test_readme_serve_command_answers_the_readme_curl_with_the_scripted_model(

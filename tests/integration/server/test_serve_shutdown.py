@@ -32,10 +32,6 @@ JSON = {"content-type": "application/json"}
 SECOND = "我住在上海，上海的夏天很热。"
 
 
-
-
-
-
 def _body(text: str) -> str:
     return json.dumps({"input": {"messages": [text]}, "config": CONFIG})
 

@@ -30,8 +30,6 @@ N = 20
 pytestmark = pytest.mark.slow
 
 
-
-
 async def _burst(url: str) -> list[httpx.Response]:
     config = {"configurable": {"thread_id": "t1", "user_id": "alice"}}
     async with httpx.AsyncClient(base_url=url, timeout=300) as client:
@@ -56,7 +54,11 @@ def test_concurrent_requests_on_one_thread_keep_every_turn_once(tmp_path: Path) 
         "LANGMEM_EMBEDDINGS__PROVIDER": "fake",
         "LANGMEM_LIFECYCLE__DAILY_JOBS": "false",
     }
-    cli = [sys.executable, "-c", "import sys; from langmem_ext.cli.app import main; sys.exit(main())"]
+    cli = [
+        sys.executable,
+        "-c",
+        "import sys; from langmem_ext.cli.app import main; sys.exit(main())",
+    ]
     with log.open("w") as out:
         proc = subprocess.Popen(
             [*cli, "--workspace", str(ws), "serve", "--port", str(port), "--scripted"],

@@ -278,7 +278,9 @@ def test_default_scope_serves_requests_without_a_user(tmp_path: Path) -> None:
 
 def test_agent_answers_503_until_the_app_has_started(fake_memory: Memory) -> None:
     app = create_app(fake_memory, ScriptedChatModel(policy=policy))
-    r = TestClient(app, base_url="http://127.0.0.1").post("/agent/invoke", json=body("hello there, how are you"))
+    r = TestClient(app, base_url="http://127.0.0.1").post(
+        "/agent/invoke", json=body("hello there, how are you")
+    )
     assert r.status_code == 503 and "lifespan" in r.json()["detail"]
     assert TestClient(app, base_url="http://127.0.0.1").get("/healthz").status_code == 503
     with TestClient(app, base_url="http://127.0.0.1") as c:

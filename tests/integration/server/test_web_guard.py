@@ -75,9 +75,7 @@ def test_same_origin_json_writes_work(client: TestClient, fake_memory: Memory) -
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/admin/login", "/admin/export.json"])
-def test_a_rebound_host_name_is_refused_without_authenticate(
-    client: TestClient, path: str
-) -> None:
+def test_a_rebound_host_name_is_refused_without_authenticate(client: TestClient, path: str) -> None:
     r = client.get(path, headers={"Host": "attacker.example:8000"})
     assert r.status_code == 421 and "host name" in r.json()["detail"]
     assert client.get("/healthz", headers={"Host": "localhost:8000"}).status_code == 200
@@ -125,6 +123,9 @@ def test_a_bodiless_delete_needs_no_content_type_but_a_bodiless_post_does(
     r = client.post("/v1/pending/p-1/confirm", headers=who)
     assert r.status_code == 415
     r = client.request(
-        "DELETE", f"/v1/memories/{entry}", content=b"x", headers={**who, "Content-Type": "text/plain"}
+        "DELETE",
+        f"/v1/memories/{entry}",
+        content=b"x",
+        headers={**who, "Content-Type": "text/plain"},
     )
     assert r.status_code == 415
