@@ -94,6 +94,13 @@ def _file_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
+def _version_id(version: int, size: int) -> str:
+    """The file-stamp hash of a stored document's ``version`` of ``size`` bytes (a
+    document store versions every write: the version names the text, no hash of the
+    whole text is needed). Never a sha256 hex digest nor :data:`_UNREADABLE`."""
+    return f"v:{version}:{size}"
+
+
 _TAIL_BYTES = 4096
 """Bytes at the end of a known file compared before appending to it (see :class:`_KnownFile`)."""
 
@@ -668,10 +675,17 @@ class Workspace:
             return path.is_file() and self.layout.link_problem(path) is None
         return self.documents.stamp(scope, self._rel_of(path)) is not None
 
-    def _hash_of(self, path: Path, content: str) -> str:
-        """The file hash of ``content`` just written to ``path`` (from its record if kept)."""
-        known = self._known.get(path)
-        return known.digest.hexdigest() if known is not None else _file_hash(content)
+    def _content_id(self, content: str, stamp: tuple[int, int]) -> str:
+        """The file-stamp hash naming ``content`` of a file whose stamp is ``stamp``: the
+        sha256 of a file's text (a person may edit the file by hand), the version of a
+        stored document (:func:`_version_id`: every write makes a new one)."""
+        return _file_hash(content) if self.files else _version_id(*stamp)
+
+    def _hash_of(self, path: Path, content: str, stamp: tuple[int, int]) -> str:
+        """:meth:`_content_id` of ``content`` just written to ``path`` with ``stamp``
+        (a file's from its record if kept)."""
+        known = self._known.get(path) if self.files else None
+        return known.digest.hexdigest() if known is not None else self._content_id(content, stamp)
 
     def _write_file(self, scope: str, path: Path, content: str) -> None:
         """Rewrite a memory file of ``scope`` atomically (through the document store)
@@ -727,9 +741,16 @@ class Workspace:
         self._sync_paths(scope, paths)
 
     def _indexed(self, scope: str, path: Path, content: str) -> bool:
-        """Whether the index holds exactly ``content`` for ``path`` (its hash matches)."""
-        stamp = self.keyword.file_stamps(scope).get(self.layout.rel(path))
-        return stamp is not None and stamp.hash == _file_hash(content)
+        """Whether the index holds exactly ``content`` for ``path`` (its hash matches;
+        a stored document's version, read after ``content`` under the lock, no hash)."""
+        rel = self.layout.rel(path)
+        stamp = self.keyword.file_stamps(scope).get(rel)
+        if stamp is None:
+            return False
+        if self.files:
+            return stamp.hash == _file_hash(content)
+        now = self.documents.stamp(scope, rel)
+        return now is not None and stamp.hash == _version_id(*now)
 
     def _insertion_docs(
         self, scope: str, path: Path, insertion: Insertion, entries: Sequence[NewEntry], now: float
@@ -749,9 +770,10 @@ class Workspace:
             if p.id is not None and p.id in new
         ]
         mtime_ns, size = self._stamp(scope, path)
+        digest = self._hash_of(path, insertion.content, (mtime_ns, size))
         return _Placed(
             upserts,
-            [FileStamp(rel, scope, self._hash_of(path, insertion.content), mtime_ns, size)],
+            [FileStamp(rel, scope, digest, mtime_ns, size)],
             shifts=[(rel, after, count) for after, count in insertion.shifts],
         )
 
@@ -777,7 +799,7 @@ class Workspace:
             elif old_lines.get(p.id, p.line) != p.line:
                 moved.append((p.line, p.id))
         mtime_ns, size = self._stamp(scope, path)
-        digest = _file_hash(content)
+        digest = self._content_id(content, (mtime_ns, size))
         return _Placed(
             upserts,
             [FileStamp(rel, scope, digest, mtime_ns, size)],
@@ -924,7 +946,7 @@ class Workspace:
             if (st := states.get(str(p.id))) is not None
         ]
         mtime_ns, size = self._stamp(scope, path)
-        digest = self._hash_of(path, content)
+        digest = self._hash_of(path, content, (mtime_ns, size))
         gen = self.keyword.apply(
             upserts=upserts,
             deletes=[(deleted, scope)] if deleted is not None else [],
@@ -1113,7 +1135,7 @@ class Workspace:
                 # on every search until the file changes.
                 self.keyword.apply(files=[FileStamp(rel, scope, _UNREADABLE, mtime_ns, size)])
                 continue
-            if st is not None and st.hash == _file_hash(content):
+            if st is not None and st.hash == self._content_id(content, (mtime_ns, size)):
                 self.keyword.apply(
                     files=[FileStamp(rel, scope, st.hash, mtime_ns, size)],
                     prose=(
@@ -1226,7 +1248,7 @@ class Workspace:
         prose: list[ProseFile] = []
         marked = self._present_stamp(scope, path)
         if marked is not None:
-            digest = _file_hash(content)
+            digest = self._content_id(content, marked)
             stamp.append(FileStamp(rel, scope, digest, *marked))
             prose.append(self._prose_file(scope, path, content, digest, now))
         else:
@@ -1266,7 +1288,8 @@ class Workspace:
         except LangmemError as e:
             logger.warning("prose of %s not indexed: %s", stamp.path, e)
             return
-        digest = _file_hash(content)
+        marked = self._present_stamp(scope, path)
+        digest = self._content_id(content, marked) if marked is not None else None
         if digest == stamp.hash:  # else it changed meanwhile: the next sync reads it
             self.keyword.apply(prose=[self._prose_file(scope, path, content, digest, time.time())])
 
