@@ -684,8 +684,17 @@ class Workspace:
     def _hash_of(self, path: Path, content: str, stamp: tuple[int, int]) -> str:
         """:meth:`_content_id` of ``content`` just written to ``path`` with ``stamp``
         (a file's from its record if kept)."""
-        known = self._known.get(path) if self.files else None
+        known = self._known.get(path)  # kept for files only
         return known.digest.hexdigest() if known is not None else self._content_id(content, stamp)
+
+    def _current_id(self, scope: str, path: Path, content: str) -> str | None:
+        """:meth:`_content_id` of ``content``, just read from ``path``, as the file is
+        now: a file's hash, or the stored document's version read after ``content``
+        under the lock (``None``: the document is gone)."""
+        if self.files:
+            return _file_hash(content)
+        now = self.documents.stamp(scope, self.layout.rel(path))
+        return None if now is None else _version_id(*now)
 
     def _write_file(self, scope: str, path: Path, content: str) -> None:
         """Rewrite a memory file of ``scope`` atomically (through the document store)
@@ -743,14 +752,8 @@ class Workspace:
     def _indexed(self, scope: str, path: Path, content: str) -> bool:
         """Whether the index holds exactly ``content`` for ``path`` (its hash matches;
         a stored document's version, read after ``content`` under the lock, no hash)."""
-        rel = self.layout.rel(path)
-        stamp = self.keyword.file_stamps(scope).get(rel)
-        if stamp is None:
-            return False
-        if self.files:
-            return stamp.hash == _file_hash(content)
-        now = self.documents.stamp(scope, rel)
-        return now is not None and stamp.hash == _version_id(*now)
+        stamp = self.keyword.file_stamps(scope).get(self.layout.rel(path))
+        return stamp is not None and stamp.hash == self._current_id(scope, path, content)
 
     def _insertion_docs(
         self, scope: str, path: Path, insertion: Insertion, entries: Sequence[NewEntry], now: float
@@ -1288,9 +1291,9 @@ class Workspace:
         except LangmemError as e:
             logger.warning("prose of %s not indexed: %s", stamp.path, e)
             return
-        marked = self._present_stamp(scope, path)
-        digest = self._content_id(content, marked) if marked is not None else None
-        if digest == stamp.hash:  # else it changed meanwhile: the next sync reads it
+        digest = self._current_id(scope, path, content)
+        # another digest (or none): it changed meanwhile, and the next sync reads it
+        if digest is not None and digest == stamp.hash:
             self.keyword.apply(prose=[self._prose_file(scope, path, content, digest, time.time())])
 
     def _slot_of(self, entry_id: str | None) -> str | None:
