@@ -424,7 +424,12 @@ def append_entries(before: Outline, items: Iterable[tuple[str, str, str]]) -> Ap
 
 
 def replace_entry(
-    content: str, entry_id: str, new_text: str | None, *, at: ParsedEntry | None = None
+    content: str,
+    entry_id: str,
+    new_text: str | None,
+    *,
+    at: ParsedEntry | None = None,
+    lines: list[str] | None = None,
 ) -> tuple[str, bool]:
     """Replace (or with ``new_text=None`` remove) the bullet carrying ``entry_id``.
 
@@ -436,11 +441,13 @@ def replace_entry(
         new_text: Its new text, or ``None`` to remove it.
         at: The bullet as parsed in ``content`` when the caller located it already
             (:func:`entry_at`): the file is then not parsed again.
+        lines: ``content.splitlines()`` when the caller split it already; it is edited
+            in place into the lines of the new content.
 
     Returns:
         ``(new content, found)``.
     """
-    lines = content.splitlines()
+    lines = content.splitlines() if lines is None else lines
     entry = _located(content, entry_id, at)
     if entry is None:
         return content, False
@@ -484,7 +491,13 @@ def move_entry(
 
 
 def supersede_entry(
-    content: str, old_id: str, new_id: str, new_text: str, *, at: ParsedEntry | None = None
+    content: str,
+    old_id: str,
+    new_id: str,
+    new_text: str,
+    *,
+    at: ParsedEntry | None = None,
+    lines: list[str] | None = None,
 ) -> tuple[str, ParsedEntry | None]:
     """Strike the bullet ``old_id`` through and write ``new_text`` (as ``new_id``)
     right below it, in the same section.
@@ -496,12 +509,14 @@ def supersede_entry(
         new_text: The new version's text.
         at: The bullet ``old_id`` as parsed in ``content`` when the caller located it
             already (:func:`entry_at`): the file is then not parsed at all.
+        lines: ``content.splitlines()`` when the caller split it already; it is edited
+            in place into the lines of the new content.
 
     Returns:
         ``(new content, the new entry as parsed)``; ``(content, None)`` when
         ``old_id`` is not in the file.
     """
-    lines = content.splitlines()
+    lines = content.splitlines() if lines is None else lines
     entry = _located(content, old_id, at)
     if entry is None:
         return content, None

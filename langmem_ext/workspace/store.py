@@ -822,8 +822,8 @@ class Workspace:
             KeyError: The entry is not in the file.
         """
         with self.one_commit():
-            content, old, indexed = self._entry_in(scope, path, entry_id)
-            new_content, _found = replace_entry(content, entry_id, new_text, at=old)
+            content, old, lines = self._entry_in(scope, path, entry_id)
+            new_content, _found = replace_entry(content, entry_id, new_text, at=old, lines=lines)
             self._write_file(scope, path, new_content)
             now = time.time()
             if new_text is None:
@@ -831,11 +831,11 @@ class Workspace:
             else:
                 changes = {"text_hash": text_hash(new_text), "updated_at": now}
                 self._record_edit(scope, entry_id, "update", old.text, new_text, now, **changes)
-            known = old if indexed else None
+            known = old if lines is not None else None
             if new_text is None:
-                self._after_edit(scope, path, new_content, known, [], deleted=entry_id)
+                self._after_edit(scope, path, new_content, known, [], deleted=entry_id, lines=lines)
             else:
-                self._after_edit(scope, path, new_content, known, [entry_id])
+                self._after_edit(scope, path, new_content, known, [entry_id], lines=lines)
             return old.text
 
     def _record_edit(
@@ -857,12 +857,15 @@ class Workspace:
                 entries.upsert(replace(st, **changes))
             entries.record_history(HistoryRow(entry_id, scope, op, before, after, at))
 
-    def _entry_in(self, scope: str, path: Path, entry_id: str) -> tuple[str, ParsedEntry, bool]:
+    def _entry_in(
+        self, scope: str, path: Path, entry_id: str
+    ) -> tuple[str, ParsedEntry, list[str] | None]:
         """The file's text (synced first), the entry ``entry_id`` as parsed in it, and
-        whether the index holds exactly that text.
+        the text's lines when the index holds exactly that text (else ``None``).
 
         When it does, the entry is read at the line its index row gives (the file is
-        not parsed), and :meth:`_after_edit` can follow an edit of it in O(the edit).
+        not parsed, only split once: the edit and :meth:`_after_edit` use those lines),
+        and :meth:`_after_edit` can follow an edit of it in O(the edit).
 
         Raises:
             KeyError: The entry is not in the file.
@@ -872,13 +875,14 @@ class Workspace:
         if self._indexed(scope, path, content):
             doc = self.keyword.docs([entry_id]).get(entry_id)
             if doc is not None and doc.path == self.layout.rel(path):
-                found = entry_at(content.splitlines(), doc.line, doc.category)
+                lines = content.splitlines()
+                found = entry_at(lines, doc.line, doc.category)
                 if found is not None and found.id == entry_id:
-                    return content, found, True
+                    return content, found, lines
         entry = next((e for e in parse_entries(content) if e.id == entry_id), None)
         if entry is None:
             raise KeyError(entry_id)
-        return content, entry, False
+        return content, entry, None
 
     def _after_edit(
         self,
@@ -889,6 +893,7 @@ class Workspace:
         now_there: Sequence[str],
         *,
         deleted: str | None = None,
+        lines: list[str] | None = None,
     ) -> None:
         """Bring the index in step with ``content``, just written over one bullet.
 
@@ -898,12 +903,15 @@ class Workspace:
         (``deleted`` names the entry it removed). Their docs, the lines below them
         moved, the file's stamp and the generation are written in one transaction, in
         O(the edit): an update in a 100k-entry file used to parse it four times and
-        read its whole ledger and index (4 s).
+        read its whole ledger and index (4 s). ``lines`` are ``content``'s when the
+        edit made them (a list joined into ``content``, trailing blank lines included).
         """
         if old is None:
             self._reconcile(scope, path, content)
             return
-        text_lines = content.splitlines()
+        text_lines = content.splitlines() if lines is None else lines
+        while text_lines and not text_lines[-1]:  # as ``content.splitlines()`` reads them
+            text_lines.pop()
         placed: list[ParsedEntry] = []
         line = old.line
         for entry_id in now_there:
@@ -975,8 +983,10 @@ class Workspace:
             The old version's text.
         """
         with self.one_commit():
-            content, old, indexed = self._entry_in(scope, path, old_id)
-            new_content, parsed = supersede_entry(content, old_id, new.id, new.text, at=old)
+            content, old, lines = self._entry_in(scope, path, old_id)
+            new_content, parsed = supersede_entry(
+                content, old_id, new.id, new.text, at=old, lines=lines
+            )
             intact = parsed is not None and parsed.text == new.text and not parsed.superseded
             self.ledger.meta.set(_SUPERSEDE_INTENT + new.id, old_id)
             self._write_checked(
@@ -994,8 +1004,8 @@ class Workspace:
                     [_new_state(scope, rel, new, now)],
                     [HistoryRow(new.id, scope, "add", None, new.text, now)],
                 )
-            known = old if indexed else None
-            self._after_edit(scope, path, new_content, known, [old_id, new.id])
+            known = old if lines is not None else None
+            self._after_edit(scope, path, new_content, known, [old_id, new.id], lines=lines)
             return old.text
 
     def move_entry(
@@ -1015,7 +1025,7 @@ class Workspace:
             KeyError: The entry is not in the file.
         """
         with self.one_commit():
-            content, entry, indexed = self._entry_in(scope, path, entry_id)
+            content, entry, lines = self._entry_in(scope, path, entry_id)
             moved = move_entry(content, entry_id, category, at=entry)
             if moved is None:
                 raise KeyError(entry_id)
@@ -1024,8 +1034,7 @@ class Workspace:
                 scope, entry_id, op, entry.text, entry.text, time.time(),
                 category=category, importance=importance,
             )  # fmt: skip
-            if indexed and [p.id for p in moved.entries] == [entry_id]:
-                lines = content.splitlines()
+            if lines is not None and [p.id for p in moved.entries] == [entry_id]:
                 rejoined = joins_prose(
                     lines[entry.line - 2] if entry.line >= 2 else None,
                     lines[entry.end_line] if entry.end_line < len(lines) else None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langmem_ext.workspace.postgres import doc_blocks
 from langmem_ext.workspace.postgres._base import PgConnections, check_url
 from langmem_ext.workspace.postgres.checkpoints import PgCheckpoints
 from langmem_ext.workspace.postgres.documents import PgDocuments
@@ -135,9 +136,13 @@ def open_postgres_engines(
 
     def discard_index() -> None:
         with db.transaction() as conn:
-            for table in ("docs", "doc_postings", "doc_files", "vec_deletes", "kept_vectors",
-                          "index_meta", "passages", "prose_files"):  # fmt: skip
-                if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is not None:
+            for table in ("docs", *doc_blocks.TABLES, "doc_postings", "doc_files",
+                          "vec_deletes", "kept_vectors", "index_meta", "passages",
+                          "prose_files"):  # fmt: skip
+                kind = conn.execute(
+                    "SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", (table,)
+                ).fetchone()
+                if kind is not None and kind[0] == "r":  # "docs" is a view of the doc rows
                     conn.execute(f"TRUNCATE {table}")
             if (
                 isinstance(vectors, PgVectorIndex)

@@ -89,10 +89,10 @@ def test_add_many_writes_a_batch_in_a_bounded_number_of_statements_and_finds_eac
     with psycopg.connect(pg_vector_url) as conn:  # the planner knows the tables' sizes
         sizes = dict(
             conn.execute(
-                "SELECT relname, reltuples FROM pg_class WHERE relname IN ('entries', 'docs')"
+                "SELECT relname, reltuples FROM pg_class WHERE relname IN ('entries', 'doc_rows')"
             ).fetchall()
         )
-    assert sizes == {"entries": n, "docs": n}
+    assert sizes == {"entries": n, "doc_rows": n}
     for k in rng.choice(n - 50, size=25, replace=False):  # each is found by its own words
         hits = memory.search(texts[50 + int(k)], scope="main", k=5)
         assert ids[int(k)] in [h.id for h in hits]
