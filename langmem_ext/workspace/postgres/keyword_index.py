@@ -2,10 +2,12 @@
 
 :class:`PgKeywordIndex` mirrors the doc side of
 :class:`~langmem_ext.workspace.sqlite.keyword_index.KeywordIndex` (its
-:class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`): ``docs`` mirrors every
-live entry, ``doc_files`` each Markdown file's stamp, ``vec_deletes`` the outbox of
-vector deletions, ``kept_vectors`` a copy of each written vector, ``index_meta`` the
-index's own settings. A doc's keyword tokens (:mod:`langmem_ext.language.text`) are a
+:class:`~langmem_ext.workspace.sqlite.doc_table.DocTable`): ``doc_rows`` mirrors
+every live entry (read through the ``docs`` view, which adds each row's line from its
+block of lines, :mod:`~langmem_ext.workspace.postgres.doc_blocks`), ``doc_files`` each
+Markdown file's stamp, ``vec_deletes`` the outbox of vector deletions,
+``kept_vectors`` a copy of each written vector, ``index_meta`` the index's own
+settings. A doc's keyword tokens (:mod:`langmem_ext.language.text`) are a
 column of its row (``tokens``) and its postings in ``doc_postings`` (one row per
 token of a doc: its count and the doc's length, under a covering index on
 ``(term, scope)``), written in the same transaction. BM25 is FTS5's
