@@ -451,11 +451,24 @@ def replace_entry(
     entry = _located(content, entry_id, at)
     if entry is None:
         return content, False
-    repl = (
-        [] if new_text is None else render_bullet(new_text, entry_id, superseded=entry.superseded)
-    )
-    lines[entry.line - 1 : entry.end_line] = repl
+    lines[entry.line - 1 : entry.end_line] = replacing_lines(entry, new_text)
     return "\n".join(lines).rstrip("\n") + "\n", True
+
+
+def replacing_lines(entry: ParsedEntry, new_text: str | None) -> list[str]:
+    """The lines that replace the bullet ``entry`` when its text becomes ``new_text``
+    (none: ``None`` removes it); it keeps its struck-through state."""
+    if new_text is None:
+        return []
+    return render_bullet(new_text, str(entry.id), superseded=entry.superseded)
+
+
+def superseding_lines(entry: ParsedEntry, new_id: str, new_text: str) -> list[str]:
+    """The lines that replace the bullet ``entry`` when ``new_text`` (as ``new_id``)
+    supersedes it: the old one struck through, the new one right below it."""
+    return render_bullet(entry.text, str(entry.id), superseded=True) + render_bullet(
+        new_text, new_id
+    )
 
 
 def move_entry(
@@ -520,10 +533,11 @@ def supersede_entry(
     entry = _located(content, old_id, at)
     if entry is None:
         return content, None
-    old = render_bullet(entry.text, old_id, superseded=True)
-    lines[entry.line - 1 : entry.end_line] = old + render_bullet(new_text, new_id)
+    repl = superseding_lines(entry, new_id, new_text)
+    lines[entry.line - 1 : entry.end_line] = repl
     new_content = "\n".join(lines).rstrip("\n") + "\n"
-    return new_content, entry_at(lines, entry.line + len(old), entry.category)
+    struck = len(render_bullet(entry.text, old_id, superseded=True))
+    return new_content, entry_at(lines, entry.line + struck, entry.category)
 
 
 def entry_at(lines: list[str], line: int, category: str) -> ParsedEntry | None:
@@ -622,6 +636,8 @@ __all__ = [
     "parse_entries",
     "render_bullet",
     "replace_entry",
+    "replacing_lines",
     "split_block_id",
     "supersede_entry",
+    "superseding_lines",
 ]

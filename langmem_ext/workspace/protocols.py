@@ -138,6 +138,33 @@ class DocumentStore(Protocol):
 
 
 @runtime_checkable
+class LineDocuments(DocumentStore, Protocol):
+    """A document store that edits a file's lines in place (the PostgreSQL one): an
+    edit of one bullet neither joins nor compares the whole text, so its cost does not
+    grow with the file. The workspace uses it when the store offers it."""
+
+    def lines(self, scope: str, rel: str) -> builtins.list[str] | None:
+        """The file's text split at ``\\n`` (``None`` when it does not exist), a new
+        list the caller may change.
+
+        Raises:
+            InvalidPathError: ``rel`` is not a file of ``scope``.
+        """
+        ...
+
+    def splice(self, scope: str, rel: str, at: int, removed: int, added: Sequence[str]) -> None:
+        """Replace ``removed`` lines from line ``at`` (counted from 0) by ``added``, as
+        one write.
+
+        Raises:
+            InvalidPathError: ``rel`` is not a file of ``scope``.
+            MemoryFileError: The file does not exist.
+            ValueError: The lines named are not all in the file.
+        """
+        ...
+
+
+@runtime_checkable
 class WorkspaceLock(Protocol):
     """The re-entrant lock every write of a workspace holds (threads and processes)."""
 
@@ -523,6 +550,7 @@ __all__ = [
     "KeywordIndex",
     "Leases",
     "Ledger",
+    "LineDocuments",
     "VectorIndex",
     "WorkspaceLock",
 ]

@@ -57,8 +57,11 @@ from langmem_ext.workspace.markdown import (
     move_entry,
     outline,
     parse_entries,
+    render_bullet,
     replace_entry,
+    replacing_lines,
     supersede_entry,
+    superseding_lines,
 )
 from langmem_ext.workspace.prose import joins_prose, parse_prose
 from langmem_ext.workspace.protocols import (
@@ -66,6 +69,7 @@ from langmem_ext.workspace.protocols import (
     KeywordIndex,
     Leases,
     Ledger,
+    LineDocuments,
     VectorIndex,
     WorkspaceLock,
 )
@@ -675,24 +679,27 @@ class Workspace:
             return path.is_file() and self.layout.link_problem(path) is None
         return self.documents.stamp(scope, self._rel_of(path)) is not None
 
-    def _content_id(self, content: str, stamp: tuple[int, int]) -> str:
-        """The file-stamp hash naming ``content`` of a file whose stamp is ``stamp``: the
-        sha256 of a file's text (a person may edit the file by hand), the version of a
-        stored document (:func:`_version_id`: every write makes a new one)."""
-        return _file_hash(content) if self.files else _version_id(*stamp)
+    def _content_id(self, content: str | Callable[[], str], stamp: tuple[int, int]) -> str:
+        """The file-stamp hash naming ``content`` (or the text ``content()`` gives, asked
+        for only when needed) of a file whose stamp is ``stamp``: the sha256 of a
+        file's text (a person may edit the file by hand), the version of a stored
+        document (:func:`_version_id`: every write makes a new one)."""
+        if not self.files:
+            return _version_id(*stamp)
+        return _file_hash(content if isinstance(content, str) else content())
 
-    def _hash_of(self, path: Path, content: str, stamp: tuple[int, int]) -> str:
+    def _hash_of(self, path: Path, content: str | Callable[[], str], stamp: tuple[int, int]) -> str:
         """:meth:`_content_id` of ``content`` just written to ``path`` with ``stamp``
         (a file's from its record if kept)."""
         known = self._known.get(path)  # kept for files only
         return known.digest.hexdigest() if known is not None else self._content_id(content, stamp)
 
-    def _current_id(self, scope: str, path: Path, content: str) -> str | None:
+    def _current_id(self, scope: str, path: Path, content: str | None) -> str | None:
         """:meth:`_content_id` of ``content``, just read from ``path``, as the file is
         now: a file's hash, or the stored document's version read after ``content``
         under the lock (``None``: the document is gone)."""
         if self.files:
-            return _file_hash(content)
+            return None if content is None else _file_hash(content)
         now = self.documents.stamp(scope, self.layout.rel(path))
         return None if now is None else _version_id(*now)
 
@@ -749,9 +756,10 @@ class Workspace:
         """
         self._sync_paths(scope, paths)
 
-    def _indexed(self, scope: str, path: Path, content: str) -> bool:
+    def _indexed(self, scope: str, path: Path, content: str | None) -> bool:
         """Whether the index holds exactly ``content`` for ``path`` (its hash matches;
-        a stored document's version, read after ``content`` under the lock, no hash)."""
+        a stored document's version, read after ``content`` under the lock, no hash:
+        ``None`` asks of the stored document as it is)."""
         stamp = self.keyword.file_stamps(scope).get(self.layout.rel(path))
         return stamp is not None and stamp.hash == self._current_id(scope, path, content)
 
@@ -822,9 +830,20 @@ class Workspace:
             KeyError: The entry is not in the file.
         """
         with self.one_commit():
-            content, old, lines = self._entry_in(scope, path, entry_id)
-            new_content, _found = replace_entry(content, entry_id, new_text, at=old, lines=lines)
-            self._write_file(scope, path, new_content)
+            new_content: str | None = None
+            located = self._entry_lines(
+                scope, path, entry_id, lambda e: replacing_lines(e, new_text)
+            )
+            lines: list[str] | None
+            if located is not None:
+                old, lines, repl = located
+                self._splice(scope, path, old, lines, repl)
+            else:
+                content, old, lines = self._entry_in(scope, path, entry_id)
+                new_content, _found = replace_entry(
+                    content, entry_id, new_text, at=old, lines=lines
+                )
+                self._write_file(scope, path, new_content)
             now = time.time()
             if new_text is None:
                 self._record_edit(scope, entry_id, "delete", old.text, None, now, deleted_at=now)
@@ -832,10 +851,9 @@ class Workspace:
                 changes = {"text_hash": text_hash(new_text), "updated_at": now}
                 self._record_edit(scope, entry_id, "update", old.text, new_text, now, **changes)
             known = old if lines is not None else None
-            if new_text is None:
-                self._after_edit(scope, path, new_content, known, [], deleted=entry_id, lines=lines)
-            else:
-                self._after_edit(scope, path, new_content, known, [entry_id], lines=lines)
+            now_there = [] if new_text is None else [entry_id]
+            gone = entry_id if new_text is None else None
+            self._after_edit(scope, path, new_content, known, now_there, deleted=gone, lines=lines)
             return old.text
 
     def _record_edit(
@@ -856,6 +874,52 @@ class Workspace:
             if st is not None:
                 entries.upsert(replace(st, **changes))
             entries.record_history(HistoryRow(entry_id, scope, op, before, after, at))
+
+    def _entry_lines(
+        self, scope: str, path: Path, entry_id: str, lines_for: Callable[[ParsedEntry], list[str]]
+    ) -> tuple[ParsedEntry, list[str], list[str]] | None:
+        """The bullet ``entry_id``, the file's lines and the lines that are to replace
+        the bullet (``lines_for(bullet)``), read in O(the edit) from a document store
+        that edits lines (:class:`LineDocuments`) while the index holds the file as it
+        is: the bullet is read at its index row's line, and the whole text is never
+        split, joined or compared (:meth:`_splice` writes the edit).
+
+        Returns:
+            ``None`` when the edit must go through the whole text: another store, an
+            index not in step, or line breaks around the bullet that only
+            :meth:`str.splitlines` reads (the parser would count those lines otherwise).
+        """
+        docs = self.documents
+        if self.files or not isinstance(docs, LineDocuments):
+            return None
+        self._sync_paths(scope, [path])
+        rel = self.layout.rel(path)
+        if not self._indexed(scope, path, None):
+            return None
+        doc = self.keyword.docs([entry_id]).get(entry_id)
+        lines = docs.lines(scope, rel) if doc is not None and doc.path == rel else None
+        if doc is None or lines is None:
+            return None
+        old = entry_at(lines, doc.line, doc.category)
+        if old is None or old.id != entry_id:
+            return None
+        repl = lines_for(old)
+        around = lines[max(old.line - 2, 0) : old.end_line + 1]
+        if not all(t.splitlines() == [t] for t in (*around, *repl) if t):
+            return None
+        return old, lines, repl
+
+    def _splice(
+        self, scope: str, path: Path, old: ParsedEntry, lines: list[str], repl: list[str]
+    ) -> None:
+        """Write ``repl`` over the bullet ``old`` (from :meth:`_entry_lines`), in the
+        document store and in ``lines``."""
+        docs = self.documents
+        if not isinstance(docs, LineDocuments):
+            raise TypeError("this document store does not edit lines in place")
+        at, removed = old.line - 1, old.end_line - old.line + 1
+        docs.splice(scope, self.layout.rel(path), at, removed, repl)
+        lines[at : at + removed] = repl
 
     def _entry_in(
         self, scope: str, path: Path, entry_id: str
@@ -888,7 +952,7 @@ class Workspace:
         self,
         scope: str,
         path: Path,
-        content: str,
+        content: str | None,
         old: ParsedEntry | None,
         now_there: Sequence[str],
         *,
@@ -904,12 +968,21 @@ class Workspace:
         moved, the file's stamp and the generation are written in one transaction, in
         O(the edit): an update in a 100k-entry file used to parse it four times and
         read its whole ledger and index (4 s). ``lines`` are ``content``'s when the
-        edit made them (a list joined into ``content``, trailing blank lines included).
+        edit made them (a list joined into ``content``, trailing blank lines included);
+        ``content`` is ``None`` when the edit wrote only lines (:meth:`_splice_entry`):
+        the text is joined from ``lines`` if it is needed.
         """
+        pieces = lines
+        if content is None and pieces is None:
+            raise ValueError("an edit's text or lines are needed")
+
+        def text() -> str:
+            return content if content is not None else "\n".join(pieces or [])
+
         if old is None:
-            self._reconcile(scope, path, content)
+            self._reconcile(scope, path, text())
             return
-        text_lines = content.splitlines() if lines is None else lines
+        text_lines = text().splitlines() if pieces is None else pieces[:]
         while text_lines and not text_lines[-1]:  # as ``content.splitlines()`` reads them
             text_lines.pop()
         placed: list[ParsedEntry] = []
@@ -921,7 +994,7 @@ class Workspace:
             placed.append(found)
             line = found.end_line + 1
         if len(placed) != len(now_there):
-            self._reconcile(scope, path, content)
+            self._reconcile(scope, path, text())
             return
         moved = (line - old.line) - (old.end_line - old.line + 1)
         shifts = [(old.end_line, moved)] if moved else []
@@ -930,13 +1003,13 @@ class Workspace:
             text_lines[at - 1] if at >= 1 else None,
             text_lines[at] if at < len(text_lines) else None,
         )
-        self._index_edit(scope, path, content, placed, shifts, deleted=deleted, prose=rejoined)
+        self._index_edit(scope, path, text, placed, shifts, deleted=deleted, prose=rejoined)
 
     def _index_edit(
         self,
         scope: str,
         path: Path,
-        content: str,
+        text: Callable[[], str],
         placed: Sequence[ParsedEntry],
         shifts: Sequence[tuple[int, int]],
         *,
@@ -948,7 +1021,8 @@ class Workspace:
         ``placed`` bullets (dates and importance from the ledger), the ``deleted``
         entry, the file's stamp and the generation. The file's prose moves with its
         lines; with ``prose`` (a bullet between two paragraphs went: they may read
-        as one now) it is read again from ``content``."""
+        as one now) it is read again from the file's ``text()`` (asked for only when
+        needed: a stored document's stamp names it by its version)."""
         rel = self.layout.rel(path)
         states = self.ledger.entries.many([str(p.id) for p in placed])
         upserts = [
@@ -957,14 +1031,15 @@ class Workspace:
             if (st := states.get(str(p.id))) is not None
         ]
         mtime_ns, size = self._stamp(scope, path)
-        digest = self._hash_of(path, content, (mtime_ns, size))
+        stamp = (mtime_ns, size)
+        digest = self._hash_of(path, text, stamp)
         gen = self.keyword.apply(
             upserts=upserts,
             deletes=[(deleted, scope)] if deleted is not None else [],
             files=[FileStamp(rel, scope, digest, mtime_ns, size)],
             shifts=[(rel, after, count) for after, count in shifts],
             generation=True,
-            prose=[self._prose_file(scope, path, content, digest, time.time())] if prose else [],
+            prose=[self._prose_file(scope, path, text(), digest, time.time())] if prose else [],
         )
         self._generation = gen if gen is not None else self._generation
 
@@ -983,15 +1058,33 @@ class Workspace:
             The old version's text.
         """
         with self.one_commit():
-            content, old, lines = self._entry_in(scope, path, old_id)
-            new_content, parsed = supersede_entry(
-                content, old_id, new.id, new.text, at=old, lines=lines
+            new_content: str | None = None
+            located = self._entry_lines(
+                scope, path, old_id, lambda e: superseding_lines(e, new.id, new.text)
             )
+            lines: list[str] | None
+            if located is not None:
+                old, lines, repl = located
+                after = lines[: old.line - 1] + repl  # what the new bullet reads from
+                after += lines[old.end_line : old.end_line + len(repl) + 64]
+                struck = len(render_bullet(old.text, old_id, superseded=True))
+                parsed = entry_at(after, old.line + struck, old.category)
+            else:
+                content, old, lines = self._entry_in(scope, path, old_id)
+                new_content, parsed = supersede_entry(
+                    content, old_id, new.id, new.text, at=old, lines=lines
+                )
             intact = parsed is not None and parsed.text == new.text and not parsed.superseded
             self.ledger.meta.set(_SUPERSEDE_INTENT + new.id, old_id)
-            self._write_checked(
-                scope, path, new_content, None if intact else f"the new version of {old_id}"
-            )
+            if located is not None and intact:
+                self._splice(scope, path, old, located[1], located[2])
+            else:
+                self._write_checked(
+                    scope,
+                    path,
+                    new_content if new_content is not None else "",
+                    None if intact else f"the new version of {old_id}",
+                )
             rel = self.layout.rel(path)
             now = time.time()
             with self.ledger.transaction():
@@ -1040,7 +1133,7 @@ class Workspace:
                     lines[entry.end_line] if entry.end_line < len(lines) else None,
                 )
                 self._index_edit(
-                    scope, path, moved.content, moved.entries, moved.shifts, prose=rejoined
+                    scope, path, lambda: moved.content, moved.entries, moved.shifts, prose=rejoined
                 )
             else:
                 self._reconcile(scope, path, moved.content)

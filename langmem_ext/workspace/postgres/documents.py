@@ -20,6 +20,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -91,13 +92,27 @@ _PLACES = Layout(Path("/workspace"))
 
 @dataclass(frozen=True)
 class _Held:
-    """The text of one file at one write, its size in bytes and its lines' ordering
-    keys."""
+    """The lines of one file at one write (its text split at ``\n``), their ordering
+    keys and the text's size in bytes. The text is joined when first asked for."""
 
     token: str
     keys: builtins.list[str]
-    text: str
+    lines: builtins.list[str]
     size: int
+
+    @cached_property
+    def text(self) -> str:
+        """The file's text."""
+        return "\n".join(self.lines)
+
+    @classmethod
+    def of(
+        cls, token: str, keys: builtins.list[str], lines: builtins.list[str], size: int, text: str
+    ) -> _Held:
+        """A copy whose text is already known."""
+        held = cls(token, keys, lines, size)
+        held.__dict__["text"] = text
+        return held
 
 
 def _size(text: str | None) -> int:
@@ -298,7 +313,7 @@ class PgDocuments:
             if again is not None and again[0] == head[0]:  # no write in between
                 keys = [str(r[0]) for r in rows]
                 lines = [str(r[1]) for r in rows]
-                held = _Held(head[0], keys, "\n".join(lines), head[1])
+                held = _Held(head[0], keys, lines, head[1])
                 self._remember(scope, rel, held)
                 return held
         raise MemoryFileError(f"{rel} of scope {scope!r} kept changing while it was read")
@@ -337,63 +352,130 @@ class PgDocuments:
         rel = check_rel(scope, rel)
         return self._put(scope, rel, None)
 
+    def lines(self, scope: str, rel: str) -> builtins.list[str] | None:
+        """The lines of one file of ``scope``: its text split at ``\n`` (``None`` when it
+        does not exist). A new list the caller may change; no text is joined.
+
+        Raises:
+            InvalidPathError: ``rel`` is not a file of ``scope``.
+        """
+        rel = check_rel(scope, rel)
+        with self._db.connection() as conn:
+            held = self._load(conn, scope, rel)
+        return None if held is None else list(held.lines)
+
+    def splice(self, scope: str, rel: str, at: int, removed: int, added: Sequence[str]) -> None:
+        """Replace ``removed`` lines of one file from line ``at`` (counted from 0, lines
+        as :meth:`lines` gives them) by the lines ``added``: a new version, as
+        :meth:`write` makes, without the whole text being compared or joined.
+
+        Raises:
+            InvalidPathError: ``rel`` is not a file of ``scope``.
+            MemoryFileError: The file does not exist.
+            ValueError: The lines named are not all in the file.
+        """
+        rel = check_rel(scope, rel)
+        with self._db.transaction() as conn:
+            head = self._lock_head(conn, scope, rel)
+            old = self._load(conn, scope, rel) if head is not None and head[1] else None
+            if head is None or old is None:
+                raise MemoryFileError(f"{rel} of scope {scope!r} does not exist; nothing changed.")
+            if at < 0 or removed < 0 or at + removed > len(old.lines):
+                raise ValueError(f"lines {at}..{at + removed} are not all in {rel}")
+            gone = old.lines[at : at + removed]
+            size = old.size - sum(map(_size, gone)) + sum(map(_size, added))
+            size += len(added) - len(gone)  # the line breaks between them
+            self._commit_change(conn, scope, rel, head, old, at, at + removed, list(added), size)
+
+    def _lock_head(self, conn: Any, scope: str, rel: str) -> tuple[int, bool] | None:
+        """Take the file's write lock (inside ``conn``'s transaction); its head's
+        ``(version, live)``, ``None`` when it was never written."""
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"document\x1f{scope}\x1f{rel}",),
+        )
+        head = conn.execute(
+            "SELECT version, live FROM document_heads WHERE scope = %s AND rel = %s",
+            (scope, rel),
+        ).fetchone()
+        return None if head is None else (int(head[0]), bool(head[1]))
+
     def _put(self, scope: str, rel: str, text: str | None) -> bool:
         """Write a version of ``rel``; returns whether the file existed before."""
         with self._db.transaction() as conn:
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"document\x1f{scope}\x1f{rel}",),
-            )
-            head = conn.execute(
-                "SELECT version, live FROM document_heads WHERE scope = %s AND rel = %s",
-                (scope, rel),
-            ).fetchone()
+            head = self._lock_head(conn, scope, rel)
             existed = bool(head and head[1])
             if text is None and not existed:
                 return False
             old = self._load(conn, scope, rel) if existed else None
-            old_keys = old.keys if old is not None else []
+            added: builtins.list[str] | None
             if old is None or text is None:
-                start, end_old, added = 0, len(old_keys), _pieces(text)
-                size = _size(text)
+                start, end_old, size = 0, len(old.keys) if old else 0, _size(text)
+                added = None if text is None else _pieces(text)
             else:
                 start, end_old, added, grown = _text_change(old.text, text)
                 size = old.size + grown
-            lines = len(old_keys) - (end_old - start) + len(added)
-            fresh = (
-                keys_between(
-                    old_keys[start - 1] if start > 0 else None,
-                    old_keys[end_old] if end_old < len(old_keys) else None,
-                    len(added),
-                )
-                if old_keys
-                else spread_keys(len(added))
-            )
-            if end_old > start:
-                conn.execute(
-                    "DELETE FROM document_lines WHERE scope = %s AND rel = %s "
-                    "AND pos BETWEEN %s AND %s",
-                    (scope, rel, old_keys[start], old_keys[end_old - 1]),
-                )
-            _insert_lines(conn, scope, rel, fresh, added)
-            version = (int(head[0]) if head else 0) + 1
-            token = uuid.uuid4().hex
-            conn.execute(
-                "INSERT INTO document_heads VALUES (%s, %s, %s, 0, %s, %s, %s, %s) "
-                "ON CONFLICT (scope, rel) DO UPDATE SET version = excluded.version, "
-                "token = excluded.token, lines = excluded.lines, size = excluded.size, "
-                "live = excluded.live",
-                (scope, rel, version, token, lines, size, text is not None),
-            )
-            conn.execute(
-                "INSERT INTO document_edits (scope, rel, version, at, removed, added) "
-                "VALUES (%s, %s, %s, %s, %s, %s)",
-                (scope, rel, version, start, end_old - start, None if text is None else added),
-            )
-            if text is not None:
-                keys = [*old_keys[:start], *fresh, *old_keys[end_old:]]
-                self._remember(scope, rel, _Held(token, keys, text, size))
+            self._commit_change(conn, scope, rel, head, old, start, end_old, added, size, text)
         return existed
+
+    def _commit_change(
+        self,
+        conn: Any,
+        scope: str,
+        rel: str,
+        head: tuple[int, bool] | None,
+        old: _Held | None,
+        start: int,
+        end_old: int,
+        added: builtins.list[str] | None,
+        size: int,
+        text: str | None = None,
+    ) -> None:
+        """Write the rows of one version: lines ``start`` to ``end_old`` of ``old``
+        became ``added`` (``None``: the file is deleted), the new size is ``size``;
+        the new copy is kept (with ``text`` when the caller has it)."""
+        old_keys = old.keys if old is not None else []
+        new_lines = [] if added is None else added
+        lines = len(old_keys) - (end_old - start) + len(new_lines)
+        fresh = (
+            keys_between(
+                old_keys[start - 1] if start > 0 else None,
+                old_keys[end_old] if end_old < len(old_keys) else None,
+                len(new_lines),
+            )
+            if old_keys
+            else spread_keys(len(new_lines))
+        )
+        if end_old > start:
+            conn.execute(
+                "DELETE FROM document_lines WHERE scope = %s AND rel = %s "
+                "AND pos BETWEEN %s AND %s",
+                (scope, rel, old_keys[start], old_keys[end_old - 1]),
+            )
+        _insert_lines(conn, scope, rel, fresh, new_lines)
+        version = (head[0] if head else 0) + 1
+        token = uuid.uuid4().hex
+        conn.execute(
+            "INSERT INTO document_heads VALUES (%s, %s, %s, 0, %s, %s, %s, %s) "
+            "ON CONFLICT (scope, rel) DO UPDATE SET version = excluded.version, "
+            "token = excluded.token, lines = excluded.lines, size = excluded.size, "
+            "live = excluded.live",
+            (scope, rel, version, token, lines, size, added is not None),
+        )
+        conn.execute(
+            "INSERT INTO document_edits (scope, rel, version, at, removed, added) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            (scope, rel, version, start, end_old - start, added),
+        )
+        if added is not None:
+            keys = [*old_keys[:start], *fresh, *old_keys[end_old:]]
+            kept = [*old.lines[:start], *added, *old.lines[end_old:]] if old else list(added)
+            held = (
+                _Held(token, keys, kept, size)
+                if text is None
+                else _Held.of(token, keys, kept, size, text)
+            )
+            self._remember(scope, rel, held)
 
     def stamp(self, scope: str, rel: str) -> tuple[int, int] | None:
         """``(version, size in bytes)`` of one file of ``scope`` (``None`` when it does
