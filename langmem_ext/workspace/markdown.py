@@ -249,15 +249,23 @@ def insert_entries(content: str, items: Iterable[tuple[str, str, str]], *, title
 
 
 def insert_entries_tracked(
-    content: str, items: Iterable[tuple[str, str, str]], *, title: str
+    content: str,
+    items: Iterable[tuple[str, str, str]],
+    *,
+    title: str,
+    lines: list[str] | None = None,
 ) -> Insertion:
     """:func:`insert_entries`, also telling where the new entries went and which lines moved.
 
     Lets a caller index an append without parsing the whole file again: only the
     inserted bullets are parsed (a bullet ends at the next bullet, blank line or
-    heading, so they parse the same alone as in the file).
+    heading, so they parse the same alone as in the file). ``lines`` are
+    ``content.splitlines()`` when the caller has them (``content`` is then not read).
     """
-    lines = content.splitlines() if content else [f"# {title}", ""]
+    if lines is None:
+        lines = content.splitlines() if content else [f"# {title}", ""]
+    elif not lines:
+        lines = [f"# {title}", ""]
     by_cat: dict[str, list[str]] = {}
     for entry_id, text, category in items:
         by_cat.setdefault(category, []).extend(render_bullet(text, entry_id))

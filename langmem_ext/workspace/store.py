@@ -496,20 +496,25 @@ class Workspace:
     ) -> _Placed:
         """Write entries by rewriting the file (a middle section grows, or the file is
         not known in step with the index); returns the doc rows to store."""
-        content = self._read_own(scope, path)
-        indexed = self._indexed(scope, path, content)
+        lines = self._plain_lines(scope, path)  # a stored document's: nothing split
+        content = self._read_own(scope, path) if lines is None else ""
+        indexed = self._indexed(scope, path, content if lines is None else None)
         # Block ids are parsed, never substring-matched: a text may quote any id. When
         # the index holds exactly this text, its rows are the parse (no O(file) parse).
         present = (
             set(self._present(self.layout.rel(path), entries))
             if indexed
-            else {p.id for p in parse_entries(content) if p.id is not None}
+            else {
+                p.id
+                for p in parse_entries(content if lines is None else "\n".join(lines))
+                if p.id is not None
+            }
         )
         todo = [e for e in entries if e.id not in present]
         insertion: Insertion | None = None
         if todo:
             insertion = insert_entries_tracked(
-                content, [(e.id, e.text, e.category) for e in todo], title=title
+                content, [(e.id, e.text, e.category) for e in todo], title=title, lines=lines
             )
             content = insertion.content
             written = {p.id for p in insertion.entries}
@@ -519,6 +524,8 @@ class Workspace:
             )
         if indexed and insertion is not None and len(todo) == len(entries):
             return self._insertion_docs(scope, path, insertion, entries, now)
+        if insertion is None and lines is not None:
+            content = self._read_own(scope, path)
         return self._reconciled_docs(scope, path, content, entries, now)
 
     def _append_entries(
@@ -874,6 +881,17 @@ class Workspace:
             if st is not None:
                 entries.upsert(replace(st, **changes))
             entries.record_history(HistoryRow(entry_id, scope, op, before, after, at))
+
+    def _plain_lines(self, scope: str, path: Path) -> list[str] | None:
+        """The file's lines as :meth:`str.splitlines` reads them, from a document store
+        that keeps them (:class:`LineDocuments`; no split of the text), else ``None``."""
+        docs = self.documents
+        if self.files or not isinstance(docs, LineDocuments):
+            return None
+        lines = docs.lines(scope, self.layout.rel(path))
+        if lines and not lines[-1]:
+            lines.pop()  # the text's last line break ends a line, as splitlines reads it
+        return lines
 
     def _entry_lines(
         self, scope: str, path: Path, entry_id: str, lines_for: Callable[[ParsedEntry], list[str]]

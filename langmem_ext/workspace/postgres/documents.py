@@ -15,6 +15,7 @@ ledger rows commit together.
 from __future__ import annotations
 
 import builtins
+import re
 import threading
 import uuid
 from collections import OrderedDict
@@ -99,6 +100,9 @@ class _Held:
     keys: builtins.list[str]
     lines: builtins.list[str]
     size: int
+    odd: bool
+    """Whether a line may hold a line break other than ``\\n`` (what
+    :meth:`str.splitlines` also splits at: the parser would count lines otherwise)."""
 
     @cached_property
     def text(self) -> str:
@@ -107,12 +111,26 @@ class _Held:
 
     @classmethod
     def of(
-        cls, token: str, keys: builtins.list[str], lines: builtins.list[str], size: int, text: str
+        cls,
+        token: str,
+        keys: builtins.list[str],
+        lines: builtins.list[str],
+        size: int,
+        odd: bool,
+        text: str,
     ) -> _Held:
         """A copy whose text is already known."""
-        held = cls(token, keys, lines, size)
+        held = cls(token, keys, lines, size, odd)
         held.__dict__["text"] = text
         return held
+
+
+_ODD_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""The line breaks :meth:`str.splitlines` reads besides ``\\n``."""
+
+
+def _has_odd_break(text: str) -> bool:
+    return _ODD_BREAK.search(text) is not None
 
 
 def _size(text: str | None) -> int:
@@ -313,7 +331,8 @@ class PgDocuments:
             if again is not None and again[0] == head[0]:  # no write in between
                 keys = [str(r[0]) for r in rows]
                 lines = [str(r[1]) for r in rows]
-                held = _Held(head[0], keys, lines, head[1])
+                text = "\n".join(lines)
+                held = _Held.of(head[0], keys, lines, head[1], _has_odd_break(text), text)
                 self._remember(scope, rel, held)
                 return held
         raise MemoryFileError(f"{rel} of scope {scope!r} kept changing while it was read")
@@ -353,8 +372,10 @@ class PgDocuments:
         return self._put(scope, rel, None)
 
     def lines(self, scope: str, rel: str) -> builtins.list[str] | None:
-        """The lines of one file of ``scope``: its text split at ``\n`` (``None`` when it
-        does not exist). A new list the caller may change; no text is joined.
+        """The lines of one file of ``scope``: its text split at ``\n``, a new list the
+        caller may change (no text is joined); ``None`` when it does not exist or when
+        a line may hold another line break that :meth:`str.splitlines` reads (a
+        carriage return, a line separator: the caller then reads the text).
 
         Raises:
             InvalidPathError: ``rel`` is not a file of ``scope``.
@@ -362,7 +383,7 @@ class PgDocuments:
         rel = check_rel(scope, rel)
         with self._db.connection() as conn:
             held = self._load(conn, scope, rel)
-        return None if held is None else list(held.lines)
+        return None if held is None or held.odd else list(held.lines)
 
     def splice(self, scope: str, rel: str, at: int, removed: int, added: Sequence[str]) -> None:
         """Replace ``removed`` lines of one file from line ``at`` (counted from 0, lines
@@ -470,10 +491,11 @@ class PgDocuments:
         if added is not None:
             keys = [*old_keys[:start], *fresh, *old_keys[end_old:]]
             kept = [*old.lines[:start], *added, *old.lines[end_old:]] if old else list(added)
+            odd = bool(old and old.odd) or any(map(_has_odd_break, added))
             held = (
-                _Held(token, keys, kept, size)
+                _Held(token, keys, kept, size, odd)
                 if text is None
-                else _Held.of(token, keys, kept, size, text)
+                else _Held.of(token, keys, kept, size, odd, text)
             )
             self._remember(scope, rel, held)
 

@@ -5,8 +5,6 @@ into blocks on open."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,15 +25,6 @@ def _doc(entry_id: str, path: str, line: int, text: str | None = None) -> Doc:
         entry_id, "main", path, line, "fact", text or f"note {entry_id}", f"h-{entry_id}",
         1.0, 1.0, 1.0,
     )  # fmt: skip
-
-
-@pytest.fixture
-def both(tmp_path: Path, pg_url: str) -> Iterator[tuple[KeywordIndex, PgKeywordIndex]]:
-    db = PgConnections(pg_url)
-    lite, pg = KeywordIndex(tmp_path / "index.db"), PgKeywordIndex(db)
-    yield lite, pg
-    lite.close()
-    db.close()
 
 
 class _File:

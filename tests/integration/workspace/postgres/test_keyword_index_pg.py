@@ -47,15 +47,6 @@ def _all_docs() -> list[Doc]:
     return [_doc(s, i, t) for s, texts in TEXTS.items() for i, t in enumerate(texts)]
 
 
-@pytest.fixture
-def both(tmp_path: Path, pg_url: str) -> Iterator[tuple[KeywordIndex, PgKeywordIndex]]:
-    db = PgConnections(pg_url)
-    lite, pg = KeywordIndex(tmp_path / "index.db"), PgKeywordIndex(db)
-    yield lite, pg
-    lite.close()
-    db.close()
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "sqlite":

@@ -144,3 +144,29 @@ def test_a_splice_names_lines_of_the_file(pg_url: str) -> None:
         docs.splice("main", "memory/2026-01-01.md", 0, 0, ["x"])
     assert docs.stamp("main", "MEMORY.md")[0] == 2  # nothing written by a refused splice
     db.close()
+
+
+def test_an_add_reads_the_kept_lines_and_follows_a_carriage_return(
+    tmp_path: Path, pg_url: str
+) -> None:
+    ws = _workspace(tmp_path / "pg", pg_url)
+    path = ws.layout.long_term("main")
+    rel = ws.layout.rel(path)
+    with ws.lock.hold():
+        ws.write_entries("main", path, [_entry(i, f"fact number {i}") for i in range(4)],
+                         title="Long-term memory")  # fmt: skip
+        ws.rewrite_entry("main", path, "m-edit0001", None)  # lines kept, no text
+        ws.write_entries("main", path, [_entry(10, "fact ten")], title="Long-term memory")
+    text = ws.documents.read("main", rel)
+    assert text.endswith("- fact number 3 ^m-edit0003\n- fact ten ^m-edit0010\n")
+    ws.documents.write("main", rel, text.replace("\n", "\r\n"))  # written on Windows
+    with ws.lock.hold():
+        ws.sync(["main"])
+        ws.write_entries("main", path, [_entry(11, "fact eleven")], title="Long-term memory")
+    after = ws.documents.read("main", rel).splitlines()
+    assert after.count("## Facts") == 1 and after[-1] == "- fact eleven ^m-edit0011"
+    docs = ws.keyword.scope_docs("main")
+    assert {d.id for d in docs} == {f"m-edit{i:04d}" for i in (0, 2, 3, 10, 11)}
+    for d in docs:
+        assert after[d.line - 1].endswith(f"^{d.id}"), d.id
+    ws.close()
