@@ -83,12 +83,15 @@ def ensure_schema(c: Any) -> None:
     """Create the tables and the ``docs`` view, moving a doc table of the layout with a
     ``line`` column into blocks first. Run under the index's schema lock."""
     kind = c.execute("SELECT relkind FROM pg_class WHERE oid = to_regclass('docs')").fetchone()
+    if kind is not None and kind[0] == "v":
+        # made whole with the view, in one transaction: no DDL now, whose table locks
+        # would deadlock with another replica's write taking the tables in its order
+        return
     if kind is not None and kind[0] == "r":
         _upgrade(c)
     for statement in SCHEMA:
         c.execute(statement)
-    if kind is None or kind[0] == "r":
-        c.execute(_VIEW)
+    c.execute(_VIEW)
 
 
 def _upgrade(c: Any) -> None:

@@ -206,3 +206,21 @@ def test_an_index_with_a_line_column_is_moved_into_blocks(pg_url: str) -> None:
         _check_blocks(pg_url)
     finally:
         db.close()
+
+
+def test_opening_again_waits_for_no_writer(pg_url: str) -> None:
+    """A replica starting again while another writes the doc rows takes no table lock
+    on them (its schema statements would deadlock with the writer's order)."""
+    db = PgConnections(pg_url)
+    try:
+        pg = PgKeywordIndex(db)
+        pg.apply(upserts=[_doc("d1", PATHS[0], 3)])
+        with psycopg.connect(pg_url) as writer:  # a write under way, not committed
+            writer.execute("UPDATE doc_rows SET base = base + 1")
+            writer.execute("UPDATE doc_blocks SET last = last + 1")
+            with psycopg.connect(pg_url, autocommit=True) as probe:
+                probe.execute("SET lock_timeout = '2s'")
+                doc_blocks.ensure_schema(probe)  # raised LockNotAvailable before
+            writer.rollback()
+    finally:
+        db.close()
