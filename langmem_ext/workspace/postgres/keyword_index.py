@@ -22,6 +22,7 @@ connections and thread, a write joins it, so the ledger and the index commit tog
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -138,9 +139,11 @@ class PgKeywordIndex(PgPassages):
         self._matrix_lock = threading.Lock()
         with db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('keyword index', 0))")
-            doc_blocks.ensure_schema(conn)
-            for statement in (*SCHEMA, *_PASSAGES_SCHEMA):
-                conn.execute(statement)
+            if not _schema_done(conn):
+                doc_blocks.ensure_schema(conn)
+                for statement in (*SCHEMA, *_PASSAGES_SCHEMA):
+                    conn.execute(statement)
+                conn.execute(_SET_META, (_SCHEMA_KEY, _SCHEMA_DIGEST))
             self._retokenize(conn)
 
     def close(self) -> None:
@@ -709,6 +712,23 @@ def _move_lines(c: Any, lines: Sequence[tuple[int, str]]) -> tuple[list[int], li
         ([str(r[0]) for r in rows], [b for b, _ in spots], [n for _, n in spots]),
     )
     return [b for b, _ in spots], [int(r[2]) for r in rows]
+
+
+_SCHEMA_KEY = "schema"
+_SCHEMA_DIGEST = hashlib.sha256(
+    "\n".join((*doc_blocks.SCHEMA, *SCHEMA, *_PASSAGES_SCHEMA)).encode()
+).hexdigest()
+"""Names the index's schema statements: an index that ran these runs none when opened
+again (a ``CREATE … IF NOT EXISTS`` still locks its table, and a replica starting while
+another writes would deadlock with the writer, which takes the tables in another order)."""
+
+
+def _schema_done(c: Any) -> bool:
+    """Whether the index's tables exist as :data:`_SCHEMA_DIGEST` names them."""
+    if c.execute("SELECT to_regclass('index_meta')").fetchone()[0] is None:
+        return False
+    row = c.execute("SELECT value FROM index_meta WHERE key = %s", (_SCHEMA_KEY,)).fetchone()
+    return row is not None and row[0] == _SCHEMA_DIGEST
 
 
 def _bump_generation(c: Any) -> int:

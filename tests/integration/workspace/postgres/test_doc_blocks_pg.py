@@ -216,11 +216,17 @@ def test_opening_again_waits_for_no_writer(pg_url: str) -> None:
         pg = PgKeywordIndex(db)
         pg.apply(upserts=[_doc("d1", PATHS[0], 3)])
         with psycopg.connect(pg_url) as writer:  # a write under way, not committed
-            writer.execute("UPDATE doc_rows SET base = base + 1")
-            writer.execute("UPDATE doc_blocks SET last = last + 1")
+            for table in ("doc_rows", "doc_blocks", "doc_postings", "doc_files", "passages"):
+                writer.execute(f"LOCK TABLE {table} IN ROW EXCLUSIVE MODE")
             with psycopg.connect(pg_url, autocommit=True) as probe:
                 probe.execute("SET lock_timeout = '2s'")
                 doc_blocks.ensure_schema(probe)  # raised LockNotAvailable before
+            sep = "&" if "?" in pg_url else "?"
+            again = PgConnections(f"{pg_url}{sep}options=-c%20lock_timeout%3D2s")
+            try:
+                PgKeywordIndex(again)  # another replica starting: no schema statement
+            finally:
+                again.close()
             writer.rollback()
     finally:
         db.close()
