@@ -882,11 +882,16 @@ class Workspace:
                 entries.upsert(replace(st, **changes))
             entries.record_history(HistoryRow(entry_id, scope, op, before, after, at))
 
+    def _line_documents(self) -> LineDocuments | None:
+        """The document store when it edits lines in place (:class:`LineDocuments`)."""
+        docs = self.documents
+        return docs if not self.files and isinstance(docs, LineDocuments) else None
+
     def _plain_lines(self, scope: str, path: Path) -> list[str] | None:
         """The file's lines as :meth:`str.splitlines` reads them, from a document store
         that keeps them (:class:`LineDocuments`; no split of the text), else ``None``."""
-        docs = self.documents
-        if self.files or not isinstance(docs, LineDocuments):
+        docs = self._line_documents()
+        if docs is None:
             return None
         lines = docs.lines(scope, self.layout.rel(path))
         if lines and not lines[-1]:
@@ -907,8 +912,8 @@ class Workspace:
             index not in step, or line breaks around the bullet that only
             :meth:`str.splitlines` reads (the parser would count those lines otherwise).
         """
-        docs = self.documents
-        if self.files or not isinstance(docs, LineDocuments):
+        docs = self._line_documents()
+        if docs is None:
             return None
         self._sync_paths(scope, [path])
         rel = self.layout.rel(path)
@@ -932,8 +937,8 @@ class Workspace:
     ) -> None:
         """Write ``repl`` over the bullet ``old`` (from :meth:`_entry_lines`), in the
         document store and in ``lines``."""
-        docs = self.documents
-        if not isinstance(docs, LineDocuments):
+        docs = self._line_documents()
+        if docs is None:
             raise TypeError("this document store does not edit lines in place")
         at, removed = old.line - 1, old.end_line - old.line + 1
         docs.splice(scope, self.layout.rel(path), at, removed, repl)
@@ -987,7 +992,7 @@ class Workspace:
         O(the edit): an update in a 100k-entry file used to parse it four times and
         read its whole ledger and index (4 s). ``lines`` are ``content``'s when the
         edit made them (a list joined into ``content``, trailing blank lines included);
-        ``content`` is ``None`` when the edit wrote only lines (:meth:`_splice_entry`):
+        ``content`` is ``None`` when the edit wrote only lines (:meth:`_splice`):
         the text is joined from ``lines`` if it is needed.
         """
         pieces = lines
@@ -1083,10 +1088,11 @@ class Workspace:
             lines: list[str] | None
             if located is not None:
                 old, lines, repl = located
-                after = lines[: old.line - 1] + repl  # what the new bullet reads from
-                after += lines[old.end_line : old.end_line + len(repl) + 64]
+                # the new bullet ends where the old one did (the next bullet, blank
+                # line or heading): it parses the same from its lines and the next one
                 struck = len(render_bullet(old.text, old_id, superseded=True))
-                parsed = entry_at(after, old.line + struck, old.category)
+                ahead = repl + lines[old.end_line : old.end_line + 1]
+                parsed = entry_at(ahead, struck + 1, old.category)
             else:
                 content, old, lines = self._entry_in(scope, path, old_id)
                 new_content, parsed = supersede_entry(

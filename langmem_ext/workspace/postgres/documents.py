@@ -93,7 +93,7 @@ _PLACES = Layout(Path("/workspace"))
 
 @dataclass(frozen=True)
 class _Held:
-    """The lines of one file at one write (its text split at ``\n``), their ordering
+    """The lines of one file at one write (its text split at ``\\n``), their ordering
     keys and the text's size in bytes. The text is joined when first asked for."""
 
     token: str
@@ -372,7 +372,7 @@ class PgDocuments:
         return self._put(scope, rel, None)
 
     def lines(self, scope: str, rel: str) -> builtins.list[str] | None:
-        """The lines of one file of ``scope``: its text split at ``\n``, a new list the
+        """The lines of one file of ``scope``: its text split at ``\\n``, a new list the
         caller may change (no text is joined); ``None`` when it does not exist or when
         a line may hold another line break that :meth:`str.splitlines` reads (a
         carriage return, a line separator: the caller then reads the text).

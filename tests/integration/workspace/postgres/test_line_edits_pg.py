@@ -28,6 +28,15 @@ def _entry(n: int, text: str) -> NewEntry:
     return NewEntry(f"m-edit{n:04d}", text, "fact", 0.5, 1.7e9 + n, "user")
 
 
+def _facts(ws: Workspace, n: int) -> tuple[Path, str]:
+    """Write ``n`` facts to the long-term file; its path and relative path."""
+    path = ws.layout.long_term("main")
+    with ws.lock.hold():
+        ws.write_entries("main", path, [_entry(i, f"fact number {i}") for i in range(n)],
+                         title="Long-term memory")  # fmt: skip
+    return path, ws.layout.rel(path)
+
+
 def _edits(ws: Workspace) -> str:
     """The same edits on any engine; returns the file's text after them."""
     path = ws.layout.long_term("main")
@@ -83,11 +92,7 @@ def test_a_line_break_only_splitlines_reads_edits_the_whole_text(
     tmp_path: Path, pg_url: str, odd: str
 ) -> None:
     ws = _workspace(tmp_path / "pg", pg_url)
-    path = ws.layout.long_term("main")
-    rel = ws.layout.rel(path)
-    with ws.lock.hold():
-        ws.write_entries("main", path, [_entry(i, f"fact number {i}") for i in range(6)],
-                         title="Long-term memory")  # fmt: skip
+    path, rel = _facts(ws, 6)
     text = ws.documents.read("main", rel)
     lines = text.split("\n")
     at = next(n for n, t in enumerate(lines) if t.endswith("^m-edit0002"))
@@ -110,11 +115,7 @@ def test_an_edit_after_another_process_wrote_reads_the_new_lines(
     tmp_path: Path, pg_url: str
 ) -> None:
     ws = _workspace(tmp_path / "a", pg_url)
-    path = ws.layout.long_term("main")
-    rel = ws.layout.rel(path)
-    with ws.lock.hold():
-        ws.write_entries("main", path, [_entry(i, f"fact number {i}") for i in range(5)],
-                         title="Long-term memory")  # fmt: skip
+    path, rel = _facts(ws, 5)
     other = _workspace(tmp_path / "b", pg_url)  # another replica adds a line by hand
     text = other.documents.read("main", rel)
     other.documents.write("main", rel, "A note written by hand.\n\n" + text)
@@ -150,11 +151,8 @@ def test_an_add_reads_the_kept_lines_and_follows_a_carriage_return(
     tmp_path: Path, pg_url: str
 ) -> None:
     ws = _workspace(tmp_path / "pg", pg_url)
-    path = ws.layout.long_term("main")
-    rel = ws.layout.rel(path)
+    path, rel = _facts(ws, 4)
     with ws.lock.hold():
-        ws.write_entries("main", path, [_entry(i, f"fact number {i}") for i in range(4)],
-                         title="Long-term memory")  # fmt: skip
         ws.rewrite_entry("main", path, "m-edit0001", None)  # lines kept, no text
         ws.write_entries("main", path, [_entry(10, "fact ten")], title="Long-term memory")
     text = ws.documents.read("main", rel)
