@@ -1,6 +1,6 @@
 """The session hot log: every user / assistant message and every summary.
 
-Each event is written twice under the workspace lock:
+Each event is written twice under the lock of its scope's writes:
 
 - one line appended (and fsynced) to the scope's daily transcript,
   ``memory/transcripts/YYYY-MM-DD.md`` for scope ``main`` and
@@ -560,7 +560,7 @@ class SessionLog:
         for i, path in enumerate(paths):
             by_file.setdefault(path, []).append(i)
         lines: list[int] = [0] * len(prepared)
-        with ws.lock.hold():
+        with ws.lock.hold_scope(scope):
             for path in by_file:  # refuse a symlinked transcript before writing any
                 layout.check_own(path, scope)
             for path, idxs in by_file.items():

@@ -15,6 +15,34 @@ from typing import Any
 
 from langmem_ext.core.errors import IndexUnavailableError, InvalidInputError, LangmemError
 
+CLIENT_CHECK_MS = 1000
+"""How often the server checks, while a statement of ours runs or waits for a lock,
+that our process is still connected."""
+
+_CLIENT_CHECK = "SELECT set_config('client_connection_check_interval', %s, false)"
+
+
+def watch_client(conn: Any) -> None:
+    """Have the server end ``conn``'s statement when its process is gone.
+
+    Without it, a statement of a killed process (e.g. one waiting for an advisory
+    lock) goes on until it ends or times out: a wait for an exclusive lock keeps
+    every later request for that lock queued behind it, so another replica's writes
+    stalled for up to the lock's timeout after a replica was killed. Servers before
+    PostgreSQL 14 lack the setting and are left as they are.
+
+    Args:
+        conn: An autocommit psycopg connection.
+    """
+    if conn.info.server_version >= 140000:
+        conn.execute(_CLIENT_CHECK, (f"{CLIENT_CHECK_MS}ms",))
+
+
+async def awatch_client(conn: Any) -> None:
+    """:func:`watch_client` on an async connection."""
+    if conn.info.server_version >= 140000:
+        await conn.execute(_CLIENT_CHECK, (f"{CLIENT_CHECK_MS}ms",))
+
 
 def _require_psycopg() -> None:
     """Raise the engine factory's error when the ``postgres`` extra is missing."""
@@ -104,6 +132,12 @@ class PgConnections:
         self.url = check_url(url)
         self._local = threading.local()
         self._on_close: list[Callable[[], None]] = []
+
+        def configured(conn: Any) -> None:
+            watch_client(conn)
+            if configure is not None:
+                configure(conn)
+
         self.pool = ConnectionPool(
             self.url,
             min_size=min_size,
@@ -112,7 +146,7 @@ class PgConnections:
             kwargs={"autocommit": True},
             open=True,
             name="langmem-ext",
-            configure=configure,
+            configure=configured,
         )
         from psycopg_pool import PoolTimeout
 
@@ -223,4 +257,12 @@ class PgRepo:
             yield conn
 
 
-__all__ = ["PgConnections", "PgRepo", "check_url", "describe", "unavailable"]
+__all__ = [
+    "PgConnections",
+    "PgRepo",
+    "awatch_client",
+    "check_url",
+    "describe",
+    "unavailable",
+    "watch_client",
+]

@@ -24,19 +24,29 @@ name per thread, on connections of their own.
 from __future__ import annotations
 
 import contextlib
+import logging
+import sys
 import threading
 import time
+import traceback
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langmem_ext.core.errors import WorkspaceLockTimeout
 from langmem_ext.workspace.held_lock import HeldLock
-from langmem_ext.workspace.postgres._base import PgConnections, check_url
+from langmem_ext.workspace.postgres._base import (
+    PgConnections,
+    awatch_client,
+    check_url,
+    watch_client,
+)
 
 _LOCK = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
 _WAIT = "SELECT set_config('lock_timeout', %s, false)"
 _WHOLE = None
 """The hold of the whole workspace (a scope's hold names its scope)."""
+
+logger = logging.getLogger(__name__)
 
 
 def lock_key(name: str) -> str:
@@ -118,6 +128,8 @@ class PgWorkspaceLock(HeldLock):
                 else:
                     self._scope_owners[scope] = me
         if not taken:
+            if timeout > 0:  # a try_hold finding it busy is no news
+                self._log_blockers(scope)
             yield "thread"
             return
         try:
@@ -135,6 +147,30 @@ class PgWorkspaceLock(HeldLock):
                 else:
                     del self._scope_owners[scope]
                 self._cond.notify_all()
+
+    def _log_blockers(self, scope: str | None) -> None:
+        """Log what the threads that kept ``scope`` from this one are doing (a hold
+        over the lock's timeout is worth finding)."""
+        with self._cond:
+            if self._whole_owner is not None:
+                owners = {self._whole_owner: "the whole workspace"}
+            elif scope is _WHOLE:
+                owners = {ident: f"scope {s!r}" for s, ident in self._scope_owners.items()}
+            else:
+                ident = self._scope_owners.get(scope)
+                owners = {} if ident is None else {ident: f"scope {scope!r}"}
+        frames = sys._current_frames()
+        names = {t.ident: t.name for t in threading.enumerate()}
+        for ident, held in owners.items():
+            frame = frames.get(ident)
+            stack = "".join(traceback.format_stack(frame)) if frame is not None else "(gone)\n"
+            logger.warning(
+                "workspace lock %r: thread %s held %s past the timeout, at:\n%s",
+                self.name,
+                names.get(ident, ident),
+                held,
+                stack,
+            )
 
     def _keys(self, scope: str | None) -> list[tuple[str, bool]]:
         """The server locks a hold takes, in order, as ``(key, shared)``."""
@@ -260,6 +296,7 @@ class PgRunLocks:
         import psycopg
 
         with psycopg.connect(self.url, autocommit=True) as conn:
+            watch_client(conn)
             conn.execute(_WAIT, (f"{int(self.timeout * 1000)}ms",))
             try:
                 conn.execute(_LOCK, (self._key(name),))
@@ -278,6 +315,7 @@ class PgRunLocks:
         import psycopg
 
         async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
+            await awatch_client(conn)
             await conn.execute(_WAIT, (f"{int(self.timeout * 1000)}ms",))
             try:
                 await conn.execute(_LOCK, (self._key(name),))

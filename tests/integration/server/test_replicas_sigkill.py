@@ -412,6 +412,21 @@ def _killer(cluster: Cluster, rng: random.Random, stop: threading.Event, kills: 
         victim.start()
 
 
+def _print_warnings(replicas: list[Replica]) -> None:
+    """Print the warnings and errors the replicas logged, with their indented lines
+    (a stack), so a failure shows what the servers saw."""
+    for r in replicas:
+        for log in r.logs:
+            keep = False
+            for line in log.read_text(errors="replace").splitlines():
+                if line.startswith(("WARNING", "ERROR", "CRITICAL", "Traceback")):
+                    keep = True
+                elif not line[:1].isspace():
+                    keep = False
+                if keep:
+                    print(f"{log.name}: {line}")
+
+
 @contextmanager
 def _replicas(tmp_path: Path, url: str) -> Iterator[list[Replica]]:
     env = {"LANGMEM_DATABASE_URL": url, "LANGMEM_LIFECYCLE__DAILY_JOBS": "false"}
@@ -510,6 +525,8 @@ def test_replicas_survive_sigkills_without_losing_acknowledged_writes(
         stop.set()
         for t in workers:
             t.join(timeout=180)
+        if errors:
+            _print_warnings(replicas)
         assert not errors, errors
 
         # every acknowledged write is there, once, with its latest text (both replicas)

@@ -116,6 +116,53 @@ def test_the_lock_excludes_another_process_and_times_out_with_the_typed_error(
         db.close()
 
 
+def _wait_for_whole_in_child(url: str) -> None:
+    db = PgConnections(url, max_size=2)
+    with PgWorkspaceLock(db, "main", timeout=120).hold():
+        pass  # never reached: killed while it waits
+
+
+def test_a_killed_process_waiting_for_the_lock_does_not_stall_the_others(pg_url: str) -> None:
+    """A whole-workspace wait of a process killed meanwhile would keep every later
+    scope hold queued behind it until its own timeout; the server ends it instead."""
+    db = PgConnections(pg_url, max_size=4)
+    ctx = multiprocessing.get_context("spawn")
+    child = ctx.Process(target=_wait_for_whole_in_child, args=(pg_url,))
+    try:
+        with PgWorkspaceLock(db, "main", timeout=5).hold_scope("s1"):
+            child.start()
+            deadline = time.monotonic() + 60
+            while not _waiting(pg_url):
+                assert time.monotonic() < deadline, "the child never waited for the lock"
+                time.sleep(0.05)
+            child.kill()
+            child.join(30)
+            other = PgConnections(pg_url, max_size=2)
+            try:
+                began = time.monotonic()
+                with PgWorkspaceLock(other, "main", timeout=15).hold_scope("s2"):
+                    took = time.monotonic() - began
+            finally:
+                other.close()
+        assert took < 10, took
+    finally:
+        if child.is_alive():
+            child.kill()
+        db.close()
+
+
+def _waiting(url: str) -> bool:
+    """Whether some session waits for an advisory lock."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        ).fetchone()
+    return bool(row and row[0])
+
+
 def test_the_lock_serialises_threads_and_is_released_after_an_error(pg_url: str) -> None:
     db = PgConnections(pg_url, max_size=4)
     lock = PgWorkspaceLock(db, "main", timeout=10)
