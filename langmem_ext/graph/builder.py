@@ -67,6 +67,7 @@ from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.window import is_window_mode, window_overflow
 from langmem_ext.tools import create_memory_tools
+from langmem_ext.workspace.protocols import WorkspaceLock as CommitLock
 
 
 def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
@@ -341,14 +342,20 @@ def build_memory_graph(
     saver = None if checkpointer is False else checkpointer or default_checkpointer(memory)
     compiled = g.compile(checkpointer=saver, store=store, name="memory_agent")
     # Thread commits of every process on the same storage wait for each other: a lock
-    # file beside the workspace's files, or the engines' own workspace lock (on a
-    # database, one lock for every replica).
-    lock = (
-        commit_lock(memory.root / COMMIT_LOCK_FILE, timeout=settings.lock_timeout_s)
-        if memory.workspace.files
-        else memory.workspace.lock
-    )
-    return SerializedGraph.of(compiled, lock, memory.workspace.engines.run_locks)
+    # file beside the workspace's files. Engines with run locks (PostgreSQL) need no
+    # other lock: a run holds its thread's lock across processes from its start to its
+    # commit. Taking the workspace lock there instead held every scope's writes, on
+    # every replica, while a commit awaited the database, and a lock owned by a thread
+    # cannot tell apart two coroutines of the event loop's thread.
+    run_locks = memory.workspace.engines.run_locks
+    lock: CommitLock | None
+    if memory.workspace.files:
+        lock = commit_lock(memory.root / COMMIT_LOCK_FILE, timeout=settings.lock_timeout_s)
+    elif run_locks is not None:
+        lock = None
+    else:
+        lock = memory.workspace.lock
+    return SerializedGraph.of(compiled, lock, run_locks)
 
 
 __all__ = ["build_memory_graph", "default_checkpointer", "resolve_model", "sqlite_checkpointer"]

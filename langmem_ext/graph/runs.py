@@ -17,7 +17,8 @@ with a checkpointer):
 * **Across replicas on one database** (engines with run locks, PostgreSQL) runs of
   one thread also wait for each other: each holds the database's lock of its
   thread id (``<scope>/<thread>`` in the server) from its start to its end, so a
-  run never starts from a checkpoint another replica is about to replace.
+  run never starts from a checkpoint another replica is about to replace. That lock
+  covers the run's commit too: no other lock is taken for it.
 * **Across processes** (or two checkpointer objects on one file) a run commits
   only on top of the checkpoint it started from: at its commit, with a short
   inter-process lock held (``.thread-commits.lock`` in the workspace), the

@@ -97,3 +97,32 @@ def test_a_replica_killed_mid_run_leaves_no_lock_behind(
     held.close()  # the replica dies: its connection, and so its lock, goes
     t.join(timeout=10)
     assert waited.is_set()
+
+
+def test_a_run_commits_while_another_thread_holds_the_whole_workspace(
+    replicas: tuple[Memory, Memory],
+) -> None:
+    """On a database a run's commit is covered by its thread's run lock: it does not
+    take the workspace lock, whose holders (a sync of every scope, an import) keep
+    every scope's writes out, and which a coroutine on the event loop's thread cannot
+    hold apart from the loop's other coroutines."""
+    a, _b = replicas
+    a.workspace.lock.timeout = 2.0  # a commit waiting for the holder would fail fast
+    graph = build_memory_graph(ScriptedChatModel(policy=lambda _m: AIMessage("Noted.")), a)
+    held, release = threading.Event(), threading.Event()
+
+    def hold_whole() -> None:
+        with a.workspace.lock.hold():
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold_whole)
+    holder.start()
+    try:
+        assert held.wait(30)
+        graph.invoke({"messages": [HumanMessage(SAID[0])]}, cfg("t1"))
+        said = [m.content for m in graph.get_state(cfg("t1")).values["messages"]]
+        assert SAID[0] in said
+    finally:
+        release.set()
+        holder.join(30)
