@@ -579,7 +579,7 @@ class ProfileBook:
         """The scope's ``PROFILE.md``."""
         return self.workspace.layout.profile(scope)
 
-    def read(self, scope: str) -> Profile:
+    def read(self, scope: str, *, wait: bool = True) -> Profile:
         """The scope's profile; a hand edit since the last read is recorded first.
 
         ``PROFILE.md`` is read the way memory files are
@@ -587,6 +587,15 @@ class ProfileBook:
         a file in a symlinked folder, is refused (it could show another scope's
         profile), and so is a file that is not UTF-8. A confirm a killed process left
         half done is settled first (see :meth:`confirm`).
+
+        Args:
+            scope: The scope.
+            wait: Wait for the scope's lock to record a hand edit (up to the lock's
+                timeout). ``False``: when another writer of the scope holds the lock,
+                return what the file says now, and leave the recording and settling
+                to the next read that gets the lock. The file is always replaced
+                whole, so it is never read half written; a search and the safety
+                block of a model call read this way and never wait for a long write.
 
         Raises:
             InvalidPathError: ``PROFILE.md`` is a symlink or in a symlinked folder.
@@ -608,17 +617,35 @@ class ProfileBook:
         cached = self._cache.get(scope)
         if cached is not None and cached[0] == key:
             return cached[1]
-        with ws.lock.hold_scope(scope):
-            text = (
-                layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
-                if ws.files
-                else ws.documents.read(scope, layout.rel(path))
-            )
-            profile = parse_profile(text, path=path.name)
-            self._settle(scope, profile)
-            if key is not None:  # a deleted file is not recorded as a hand edit
-                self._reconcile(scope, profile)
+        if not wait:
+            with ws.lock.try_hold_scope(scope) as held:
+                if not held:  # a writer of the scope is busy: the file as it is now
+                    return self._parse(scope, path)
+                profile = self._record(scope, path, key)
+        else:
+            with ws.lock.hold_scope(scope):
+                profile = self._record(scope, path, key)
         self._cache[scope] = (key, profile)
+        return profile
+
+    def _parse(self, scope: str, path: Path) -> Profile:
+        """The profile ``PROFILE.md`` (or its stored document) holds now."""
+        ws = self.workspace
+        layout = ws.layout
+        text = (
+            layout.read(path, scope, until=_UNTIL_FIXED)  # refuses links
+            if ws.files
+            else ws.documents.read(scope, layout.rel(path))
+        )
+        return parse_profile(text, path=path.name)
+
+    def _record(self, scope: str, path: Path, key: tuple[int, int, int] | None) -> Profile:
+        """Read the profile, settle an interrupted confirm and record a hand edit
+        (lock held)."""
+        profile = self._parse(scope, path)
+        self._settle(scope, profile)
+        if key is not None:  # a deleted file is not recorded as a hand edit
+            self._reconcile(scope, profile)
         return profile
 
     def _settle(self, scope: str, profile: Profile) -> list[str]:
@@ -918,8 +945,9 @@ class ProfileBook:
         ]
 
     def safety_block(self, scope: str, max_tokens: int) -> str:
-        """The safety block of the scope's profile (``""`` when it has none)."""
-        return render_safety(self.read(scope), max_tokens)
+        """The safety block of the scope's profile (``""`` when it has none); never
+        waits for a writer (see :meth:`read`)."""
+        return render_safety(self.read(scope, wait=False), max_tokens)
 
 
 __all__ = [

@@ -1746,7 +1746,7 @@ class Memory:
         docs = self.workspace.keyword.docs(builtins.list(linked))
         states = self.workspace.ledger.entries.many(builtins.list(docs))
         entries = [_to_entry(docs[i], states.get(i)) for i in linked if i in docs]
-        profile = self.profiles.read(scope) if topic.subject == USER else None
+        profile = self.profiles.read(scope, wait=False) if topic.subject == USER else None
         sections = []
         for field in topic.fields:
             value = getattr(profile, field) if profile is not None else None

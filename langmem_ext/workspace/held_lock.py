@@ -72,7 +72,23 @@ class HeldLock(ABC):
 
     @contextlib.contextmanager
     def try_hold(self) -> Iterator[bool]:
+        """Hold the whole workspace for a ``with`` block only if it is free now.
+
+        Yields:
+            Whether it is held.
+        """
         with self._held(0) as holder:
+            yield holder is None
+
+    @contextlib.contextmanager
+    def try_hold_scope(self, scope: str) -> Iterator[bool]:
+        """Hold the lock of one scope's writes for a ``with`` block only if it is free
+        now (a reader that can do without the lock never waits for a long write).
+
+        Yields:
+            Whether it is held.
+        """
+        with self._held_scope(scope, 0) as holder:
             yield holder is None
 
 

@@ -193,6 +193,11 @@ class WorkspaceLock(Protocol):
         """Hold the lock for a ``with`` block only if it is free now (yields whether held)."""
         ...
 
+    def try_hold_scope(self, scope: str) -> AbstractContextManager[bool]:
+        """Hold the lock of one scope's writes for a ``with`` block only if it is free
+        now (yields whether held; nested in this thread's hold, it is held)."""
+        ...
+
 
 @runtime_checkable
 class VectorIndex(Protocol):

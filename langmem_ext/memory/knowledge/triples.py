@@ -373,7 +373,7 @@ class KnowledgeGraph:
     def user_names(self, scope: str) -> tuple[str, ...]:
         """Names of the scope's user from its profile (they resolve to ``user``)."""
         try:
-            profile = self.profiles.read(scope)
+            profile = self.profiles.read(scope, wait=False)
         except Exception:  # a broken PROFILE.md must not stop extraction
             logger.warning("profile of %s unreadable; extracting without user names", scope)
             return ()

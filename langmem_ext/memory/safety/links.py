@@ -118,7 +118,7 @@ class SafetyLinks:
         kept = self._names
         if kept is not None and scope in kept:
             return kept[scope]
-        p = self.profiles.read(scope)
+        p = self.profiles.read(scope, wait=False)
         names = tuple(n for n in (p.name, p.preferred_name) if n)
         if kept is not None:
             kept[scope] = names
@@ -214,7 +214,7 @@ class SafetyLinks:
     def stated(self, scope: str, profile: Profile | None = None) -> dict[str, Stated]:
         """Per safety field, what the user's current memories state of it: their ids,
         the items the profile lacks, the items they deny."""
-        profile = profile if profile is not None else self.profiles.read(scope)
+        profile = profile if profile is not None else self.profiles.read(scope, wait=False)
         subjects = [USER, *(n.casefold() for n in self.names(scope))]
         ids: dict[str, list[str]] = {}
         missing: dict[str, list[str]] = {}
@@ -239,7 +239,7 @@ class SafetyLinks:
 
     def block(self, scope: str, max_tokens: int) -> str:
         """The safety block: the profile's safety fields with the memories stating them."""
-        profile = self.profiles.read(scope)
+        profile = self.profiles.read(scope, wait=False)
         return render_safety(profile, max_tokens, self.stated(scope, profile))
 
     def topic(self, scope: str, query: str) -> SafetyTopic | None:

@@ -223,8 +223,8 @@ def test_a_search_reads_the_profile_once_and_the_next_one_sees_a_change(
 
     searching = threading.get_ident()
 
-    def spy(scope: str) -> Any:
-        profile = read(scope)
+    def spy(scope: str, *, wait: bool = True) -> Any:
+        profile = read(scope, wait=wait)
         if threading.get_ident() == searching:  # not the background writers' reads
             names.append(profile.name)
         return profile

@@ -172,3 +172,27 @@ def test_one_scopes_writes_take_turns_and_a_whole_workspace_hold_excludes_them(
 def test_a_scope_hold_nested_in_a_whole_workspace_hold_is_part_of_it(lock: WorkspaceLock) -> None:
     with lock.hold(), lock.hold_scope("u1"), lock.try_hold() as held:
         assert held
+
+
+@pytest.mark.parametrize("across", [False, True], ids=["threads", "openings"])
+def test_try_hold_scope_takes_a_free_scope_and_never_waits_for_a_held_one(
+    open_engines: Callable[..., Engines], across: bool
+) -> None:
+    first = open_engines(lock_timeout=5).lock
+    second = open_engines(lock_timeout=5).lock if across else first
+    with second.try_hold_scope("u1") as held:
+        assert held
+    with second.hold_scope("u1"), second.try_hold_scope("u1") as again:
+        assert again  # nested in this thread's hold: part of it
+    for hold in (lambda: first.hold_scope("u1"), first.hold):
+        release, thread = _hold_in_thread_as(hold)
+        try:
+            start = time.monotonic()
+            with second.try_hold_scope("u1") as held:
+                assert not held
+            assert time.monotonic() - start < 2  # not the lock's 5 s
+        finally:
+            release.set()
+            thread.join()
+    with second.try_hold_scope("u1") as held:
+        assert held
