@@ -153,8 +153,11 @@ class PgVectorIndex(VectorIndexBase):
             self._dim = int(row[0])
         return self._dim
 
-    def _create(self, conn: Any, dim: int) -> None:
-        with conn.transaction():
+    def _create(self, dim: int) -> None:
+        """Create the table (and its HNSW index) in a transaction of its own, on a
+        connection of its own: made inside a write's transaction, the table would go
+        when that write rolls back, while this index remembers its dimension."""
+        with self._db.pool.connection() as conn, conn.transaction():
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"create {self.table}",)
             )
@@ -265,7 +268,7 @@ class PgVectorIndex(VectorIndexBase):
             with self._db.connection() as conn:
                 dim = self._dimension(conn)
                 if dim is None:
-                    self._create(conn, int(matrix.shape[1]))
+                    self._create(int(matrix.shape[1]))
                     dim = self._dimension(conn)
                 if matrix.shape[1] != dim:
                     raise InvalidInputError(

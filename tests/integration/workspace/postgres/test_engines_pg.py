@@ -313,3 +313,23 @@ def test_an_index_dropped_by_a_load_that_stopped_is_built_on_the_next_open(
         assert _has_index(again)
     finally:
         db.close()
+
+
+def test_a_table_first_made_inside_a_write_that_rolls_back_is_still_there_after(
+    vectors: PgVectorIndex,
+) -> None:
+    """The first vectors of an embedder can come inside a write's transaction; when
+    that write fails, its rows go, but the table stays (the index remembered its
+    dimension: every later write and search would fail on a missing table)."""
+    m = _unit(np.random.default_rng(11), 2)
+
+    class Failed(Exception):
+        pass
+
+    with pytest.raises(Failed), vectors._db.transaction():
+        vectors.upsert("main", ["a"], m[:1], [{}])
+        raise Failed
+    assert vectors.count("main") == 0  # the write's rows went with it
+    vectors.upsert("main", ["b"], m[1:], [{}])
+    assert [h.id for h in vectors.query("main", m[1].tolist(), 2)] == ["b"]
+    assert _has_index(vectors)
