@@ -95,6 +95,12 @@ class IndexSettings(_Section):
     auto_sync: bool = True
     """Before a search, pick up hand edits of the scope's Markdown (checked by
     mtime and size, re-read by hash)."""
+    read_sync_wait_s: float = Field(default=5.0, ge=0)
+    """How long a read (search, list, get) that finds hand edits waits for another
+    writer holding the lock before it reads the index as it is; the first read after
+    that writer picks the edits up. A short background job finishes within it; a long
+    import does not hold every read up to ``lock_timeout_s``. An update or delete
+    waits up to ``lock_timeout_s`` (its write needs the lock anyway)."""
     cache_max_entries: int = Field(default=50_000, ge=0)
     """Scopes of at most this many memories have their docs and kept vectors held in
     memory after their first search (about 2.5 KB a memory with the 512-d default

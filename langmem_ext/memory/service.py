@@ -1075,9 +1075,16 @@ class Memory:
 
     # -- reads -------------------------------------------------------------
 
-    def _maybe_sync(self, scope: str) -> None:
+    def _maybe_sync(self, scope: str, *, read: bool = False) -> None:
+        """Pick up hand edits of the scope's files (``index.auto_sync``). A ``read``
+        waits for another writer at most ``index.read_sync_wait_s``, then reads the
+        index as it is; a later read picks the edits up once the writer is done."""
         if self.settings.index.auto_sync and self.workspace.scope_needs_sync(scope):
-            self._schedule_after_sync(self.workspace.sync([scope]))
+            wait = self.settings.index.read_sync_wait_s if read else None
+            report = self.workspace.sync([scope], wait=wait)
+            if report.deferred:
+                logger.info("hand edits of %s not read yet: another writer holds the lock", scope)
+            self._schedule_after_sync(report)
 
     def _schedule_after_sync(self, report: SyncReport) -> SyncReport:
         if report.files_changed or report.added or report.updated or report.removed:
@@ -1110,7 +1117,7 @@ class Memory:
         scope = self._scope(scope)
         ref = str(entry_id).strip()
         anchored = _PATH_ANCHOR_RE.match(ref)
-        self._maybe_sync(scope)
+        self._maybe_sync(scope, read=True)
         if anchored is None:
             return self._entry(ref, scope)
         entry = self._entry(anchored.group(2), scope)
@@ -1147,7 +1154,7 @@ class Memory:
         """
         scope = self._scope(scope)
         cat = self._category(category) if category else None
-        self._maybe_sync(scope)
+        self._maybe_sync(scope, read=True)
         docs = self.workspace.keyword.scope_docs(scope, cat)
         states = self.workspace.ledger.entries.many([d.id for d in docs])
         out = [_to_entry(d, states.get(d.id)) for d in docs]
@@ -1188,7 +1195,7 @@ class Memory:
             raise InvalidInputError(f"sort must be one of {', '.join(PAGE_SORTS)}; got {sort!r}.")
         scope = self._scope(scope)
         cat = self._category(category) if category else None
-        self._maybe_sync(scope)
+        self._maybe_sync(scope, read=True)
         ws = self.workspace
         docs = ws.keyword.scope_docs(scope, cat)
         table = ws.ledger.entries.table_of_scope(scope)
@@ -1274,7 +1281,7 @@ class Memory:
                 if isinstance(query, str)
                 else None
             )
-        self._maybe_sync(scope)
+        self._maybe_sync(scope, read=True)
         return self.engine.search(
             query, scope=scope, k=k, mode=mode, category=cat, intent=intent, now=ts,
             as_of=None if as_of is None else to_epoch_or_none(as_of),
@@ -1509,7 +1516,7 @@ class Memory:
         scope = self._scope(scope)
         if hops not in (1, 2):
             raise InvalidInputError("hops must be 1 or 2.")
-        self._maybe_sync(scope)
+        self._maybe_sync(scope, read=True)
         self.knowledge.ensure(scope)
         self.background.wait(scope, timeout=5.0)
         key = normalise_entity(entity, user_names=self.knowledge.user_names(scope))
@@ -1548,7 +1555,7 @@ class Memory:
         window = [today - timedelta(days=n) for n in range(max(1, int(days)) - 1, -1, -1)]
         since = datetime.combine(window[0], datetime.min.time(), tzinfo=UTC).timestamp()
         for s in scopes:
-            self._maybe_sync(s)
+            self._maybe_sync(s, read=True)
             cats = {c: 0 for c in CATEGORIES}
             cats.update(ws.keyword.category_counts(s))
             superseded = ws.keyword.docs(list(ws.ledger.entries.closed_of_scope(s)))
@@ -1741,7 +1748,7 @@ class Memory:
         topic = self.safety.topic(scope, query) if isinstance(query, str) else None
         if topic is None:
             return []
-        self._maybe_sync(scope)
+        self._maybe_sync(scope, read=True)
         linked = self.safety.linked(scope, topic)
         docs = self.workspace.keyword.docs(builtins.list(linked))
         states = self.workspace.ledger.entries.many(builtins.list(docs))

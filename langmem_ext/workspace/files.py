@@ -299,7 +299,7 @@ class WorkspaceLock(HeldLock):
         return str(self.path)
 
     @contextlib.contextmanager
-    def _held(self, timeout: float) -> Iterator[str | None]:
+    def _held(self, timeout: float, quiet: bool = False) -> Iterator[str | None]:
         """Hold the lock for the block if it frees within ``timeout`` seconds (0: free
         now). Yields ``None`` when held, else who holds it: ``"thread"`` or ``"process"``."""
         if not self._thread_lock.acquire(timeout=timeout):

@@ -22,19 +22,23 @@ class HeldLock(ABC):
         self.timeout = timeout
 
     @abstractmethod
-    def _held(self, timeout: float) -> AbstractContextManager[str | None]:
+    def _held(self, timeout: float, quiet: bool = False) -> AbstractContextManager[str | None]:
         """Hold the lock for the block if it frees within ``timeout`` seconds (0: free
-        now). Yields ``None`` when held, else who holds it: ``"thread"`` or ``"process"``."""
+        now). Yields ``None`` when held, else who holds it: ``"thread"`` or ``"process"``.
+        ``quiet``: a wait that times out is expected (an engine that logs what the
+        holder does leaves it out)."""
 
     @abstractmethod
     def _shown(self) -> str:
         """The lock as an error message names it."""
 
-    def _held_scope(self, scope: str, timeout: float) -> AbstractContextManager[str | None]:
+    def _held_scope(
+        self, scope: str, timeout: float, quiet: bool = False
+    ) -> AbstractContextManager[str | None]:
         """:meth:`_held` for the writes of one scope. This default holds the whole
         workspace (an engine whose storage takes one writer at a time gains nothing
         from a lock per scope)."""
-        return self._held(timeout)
+        return self._held(timeout, quiet)
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
@@ -71,24 +75,26 @@ class HeldLock(ABC):
             raise WorkspaceLockTimeout(msg)
 
     @contextlib.contextmanager
-    def try_hold(self) -> Iterator[bool]:
-        """Hold the whole workspace for a ``with`` block only if it is free now.
+    def try_hold(self, timeout: float = 0.0) -> Iterator[bool]:
+        """Hold the whole workspace for a ``with`` block if it frees within ``timeout``
+        seconds (0: only if it is free now); no error when it does not.
 
         Yields:
             Whether it is held.
         """
-        with self._held(0) as holder:
+        with self._held(timeout, True) as holder:
             yield holder is None
 
     @contextlib.contextmanager
-    def try_hold_scope(self, scope: str) -> Iterator[bool]:
-        """Hold the lock of one scope's writes for a ``with`` block only if it is free
-        now (a reader that can do without the lock never waits for a long write).
+    def try_hold_scope(self, scope: str, timeout: float = 0.0) -> Iterator[bool]:
+        """Hold the lock of one scope's writes for a ``with`` block if it frees within
+        ``timeout`` seconds (0: only if it is free now): a reader that can do without
+        the lock does not wait for a long write.
 
         Yields:
             Whether it is held.
         """
-        with self._held_scope(scope, 0) as holder:
+        with self._held_scope(scope, timeout, True) as holder:
             yield holder is None
 
 

@@ -189,13 +189,15 @@ class WorkspaceLock(Protocol):
         """
         ...
 
-    def try_hold(self) -> AbstractContextManager[bool]:
-        """Hold the lock for a ``with`` block only if it is free now (yields whether held)."""
+    def try_hold(self, timeout: float = 0.0) -> AbstractContextManager[bool]:
+        """Hold the lock for a ``with`` block if it frees within ``timeout`` seconds (0:
+        only if it is free now); yields whether held, never raises a timeout."""
         ...
 
-    def try_hold_scope(self, scope: str) -> AbstractContextManager[bool]:
-        """Hold the lock of one scope's writes for a ``with`` block only if it is free
-        now (yields whether held; nested in this thread's hold, it is held)."""
+    def try_hold_scope(self, scope: str, timeout: float = 0.0) -> AbstractContextManager[bool]:
+        """Hold the lock of one scope's writes for a ``with`` block if it frees within
+        ``timeout`` seconds (0: only if it is free now); yields whether held (nested in
+        this thread's hold, it is held), never raises a timeout."""
         ...
 
 

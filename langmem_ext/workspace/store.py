@@ -266,6 +266,9 @@ class SyncReport:
     scopes: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     """Files left out, workspace-relative path → why (not UTF-8, a symlink, ...)."""
+    deferred: bool = False
+    """Another writer held the lock longer than the sync was asked to wait: nothing
+    was read (a later sync picks the changes up)."""
 
 
 class Workspace:
@@ -1166,16 +1169,36 @@ class Workspace:
     # -- sync --------------------------------------------------------------
 
     def sync(
-        self, scopes: Iterable[str] | None = None, *, progress: Progress | None = None
+        self,
+        scopes: Iterable[str] | None = None,
+        *,
+        progress: Progress | None = None,
+        wait: float | None = None,
     ) -> SyncReport:
         """Pick up changed files of the given scopes (all when ``None``).
 
         Files are compared by mtime and size, then by hash; changed files are
         re-parsed (new bullets get ids, edits re-embed, removed bullets are
         deleted), and the vector outbox is flushed.
+
+        Args:
+            scopes: The scopes (``None``: every scope).
+            progress: Called as the vectors are written.
+            wait: Seconds to wait for the workspace lock; past them, do nothing and
+                say so (``report.deferred``): a read goes on with the index as it
+                is rather than wait for a long write. ``None``: up to the lock's
+                timeout, then :class:`~langmem_ext.core.errors.WorkspaceLockTimeout`.
+
+        Returns:
+            What the sync did.
         """
         report = SyncReport()
-        with self.lock.hold():
+        with contextlib.ExitStack() as stack:
+            if wait is None:
+                stack.enter_context(self.lock.hold())
+            elif not stack.enter_context(self.lock.try_hold(wait)):
+                report.deferred = True
+                return report
             self.refresh_if_stale()
             scope_list = list(scopes) if scopes is not None else self._known_scopes()
             report.scopes = scope_list

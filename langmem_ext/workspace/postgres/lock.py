@@ -92,13 +92,15 @@ class PgWorkspaceLock(HeldLock):
             holds = self._local.holds = _ThreadHolds()
         return holds
 
-    def _held(self, timeout: float) -> contextlib.AbstractContextManager[str | None]:
-        return self._holding(_WHOLE, timeout)
+    def _held(
+        self, timeout: float, quiet: bool = False
+    ) -> contextlib.AbstractContextManager[str | None]:
+        return self._holding(_WHOLE, timeout, quiet)
 
     def _held_scope(
-        self, scope: str, timeout: float
+        self, scope: str, timeout: float, quiet: bool = False
     ) -> contextlib.AbstractContextManager[str | None]:
-        return self._holding(scope, timeout)
+        return self._holding(scope, timeout, quiet)
 
     def _free(self, scope: str | None) -> bool:
         """Whether no other thread of this process keeps ``scope`` (or the whole
@@ -108,7 +110,7 @@ class PgWorkspaceLock(HeldLock):
         return not self._scope_owners if scope is _WHOLE else scope not in self._scope_owners
 
     @contextlib.contextmanager
-    def _holding(self, scope: str | None, timeout: float) -> Iterator[str | None]:
+    def _holding(self, scope: str | None, timeout: float, quiet: bool) -> Iterator[str | None]:
         mine = self._mine()
         if mine.whole or (scope is _WHOLE and mine.scopes) or (scope in mine.scopes):
             yield None  # nested in this thread's hold: part of it
@@ -128,7 +130,7 @@ class PgWorkspaceLock(HeldLock):
                 else:
                     self._scope_owners[scope] = me
         if not taken:
-            if timeout > 0:  # a try_hold finding it busy is no news
+            if not quiet:  # a try_hold finding it busy is no news
                 self._log_blockers(scope)
             yield "thread"
             return
