@@ -7,26 +7,33 @@ to ``/agent/invoke``, then stops the server with SIGTERM and checks it exits 0.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from _serve_helpers import _console_script, _free_port, langmem_serve
+from _serve_helpers import _console_script, langmem_serve
 
 ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.slow
 
 
-def _closed_port() -> int:
-    """A loopback port nothing listens on (bound and released, never listened)."""
-    return _free_port()
+@contextlib.contextmanager
+def _refusing_port() -> Iterator[int]:
+    """A loopback port that refuses connections for the block: bound, never listened
+    on, and kept bound (a port released at once could be handed to the server under
+    test, which would then answer its own model requests)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 def readme_curl_body() -> dict[str, Any]:
@@ -66,28 +73,29 @@ def test_readme_serve_command_answers_the_readme_curl_with_the_scripted_model(
 
 
 def test_serve_without_a_reachable_model_answers_503_naming_the_fix(tmp_path: Path) -> None:
-    closed = f"http://127.0.0.1:{_closed_port()}"
-    env = {
-        "LANGMEM_CHAT_MODEL": "ollama:qwen2.5:7b",
-        "LANGMEM_EMBEDDINGS__PROVIDER": "fake",
-        "LANGMEM_EMBEDDINGS__OLLAMA_BASE_URL": closed,
-        "OLLAMA_HOST": closed,
-    }
-    with langmem_serve(tmp_path, env=env) as (url, log):
-        r = httpx.post(f"{url}/agent/invoke", json=readme_curl_body(), timeout=120)
-        assert r.status_code == 503, r.text
-        detail = r.json()["detail"]
-        assert "ollama:qwen2.5:7b" in detail and "not reachable" in detail, detail
-        assert "ollama pull qwen2.5:7b" in detail, detail
-        assert "--scripted" in detail and "LANGMEM_CHAT_MODEL" in detail, detail
-        # the memory routes do not need the model
-        r = httpx.post(
-            f"{url}/memory/invoke",
-            json={"input": "拉面", "config": {"configurable": {"user_id": "alice"}}},
-            timeout=60,
-        )
-        assert r.status_code == 200 and r.json()["output"] == []
-        started = log.read_text()
+    with _refusing_port() as port:
+        closed = f"http://127.0.0.1:{port}"
+        env = {
+            "LANGMEM_CHAT_MODEL": "ollama:qwen2.5:7b",
+            "LANGMEM_EMBEDDINGS__PROVIDER": "fake",
+            "LANGMEM_EMBEDDINGS__OLLAMA_BASE_URL": closed,
+            "OLLAMA_HOST": closed,
+        }
+        with langmem_serve(tmp_path, env=env) as (url, log):
+            r = httpx.post(f"{url}/agent/invoke", json=readme_curl_body(), timeout=120)
+            assert r.status_code == 503, r.text
+            detail = r.json()["detail"]
+            assert "ollama:qwen2.5:7b" in detail and "not reachable" in detail, detail
+            assert "ollama pull qwen2.5:7b" in detail, detail
+            assert "--scripted" in detail and "LANGMEM_CHAT_MODEL" in detail, detail
+            # the memory routes do not need the model
+            r = httpx.post(
+                f"{url}/memory/invoke",
+                json={"input": "拉面", "config": {"configurable": {"user_id": "alice"}}},
+                timeout=60,
+            )
+            assert r.status_code == 200 and r.json()["output"] == []
+            started = log.read_text()
     assert "chat model: ollama:qwen2.5:7b" in started, started
     assert "not reachable" in started, started  # warned at start-up, too
 
