@@ -8,11 +8,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+from _lock_helpers import held_elsewhere
 
 from langmem_ext import Memory, Settings
+from langmem_ext.core.errors import WorkspaceLockTimeout
 
 
 @pytest.fixture
@@ -26,19 +29,9 @@ def memory(tmp_path: Path) -> Iterator[Memory]:
     mem.close()
 
 
-def _writer(memory: Memory, scope: str) -> tuple[threading.Event, threading.Thread]:
-    """A writer of ``scope`` in another thread, holding its lock until released."""
-    holding, release = threading.Event(), threading.Event()
-
-    def write() -> None:
-        with memory.workspace.lock.hold_scope(scope):
-            holding.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=write)
-    thread.start()
-    assert holding.wait(10)
-    return release, thread
+def _scope_held(memory: Memory) -> AbstractContextManager[threading.Event]:
+    """Another writer of ``main`` holds its lock for the block."""
+    return held_elsewhere(lambda: memory.workspace.lock.hold_scope("main"))
 
 
 def test_reads_do_not_wait_for_a_writer_and_the_next_one_picks_up_the_hand_edit(
@@ -46,8 +39,7 @@ def test_reads_do_not_wait_for_a_writer_and_the_next_one_picks_up_the_hand_edit(
 ) -> None:
     path = memory.root / "MEMORY.md"
     moved = "I moved to Shanghai last month"
-    release, thread = _writer(memory, "main")
-    try:
+    with _scope_held(memory):
         path.write_text(path.read_text(encoding="utf-8") + f"- {moved}\n", encoding="utf-8")
         with caplog.at_level(logging.WARNING):
             # the lock's 2 s timeout would raise WorkspaceLockTimeout here
@@ -59,9 +51,6 @@ def test_reads_do_not_wait_for_a_writer_and_the_next_one_picks_up_the_hand_edit(
         assert stats
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
         assert "^m-" not in path.read_text(encoding="utf-8").splitlines()[-1]  # untouched
-    finally:
-        release.set()
-        thread.join()
     assert moved in {h.text for h in memory.search("Shanghai", k=5)}
     assert "^m-" in path.read_text(encoding="utf-8").splitlines()[-1]  # the sync gave it an id
 
@@ -70,30 +59,20 @@ def test_a_read_waits_for_a_short_writer_and_reads_the_hand_edit(memory: Memory)
     memory.settings.index.read_sync_wait_s = 10.0
     path = memory.root / "MEMORY.md"
     moved = "I moved to Shanghai last month"
-    release, thread = _writer(memory, "main")
-    try:
+    with _scope_held(memory) as release:
         path.write_text(path.read_text(encoding="utf-8") + f"- {moved}\n", encoding="utf-8")
         threading.Timer(0.3, release.set).start()  # a background job's few moments
         hits = memory.search("Shanghai", k=5)
-    finally:
-        release.set()
-        thread.join()
     assert moved in {h.text for h in hits}
 
 
 def test_a_write_still_waits_for_the_lock_to_read_a_hand_edit_first(memory: Memory) -> None:
     """An update or delete syncs the scope first and so waits for the other writer (its
     own write needs the lock anyway)."""
-    from langmem_ext.core.errors import WorkspaceLockTimeout
-
     entry = memory.list()[0]
     path = memory.root / "MEMORY.md"
-    release, thread = _writer(memory, "main")
-    try:
+    with _scope_held(memory):
         path.write_text(path.read_text(encoding="utf-8") + "- I own a red bicycle\n", "utf-8")
         with pytest.raises(WorkspaceLockTimeout):
             memory.update(entry.id, "I am allergic to peanuts and cashews")
-    finally:
-        release.set()
-        thread.join()
     assert memory.update(entry.id, "I am allergic to peanuts and cashews").id

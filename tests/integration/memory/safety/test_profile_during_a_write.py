@@ -5,11 +5,11 @@ recorded in the profile's history by the first read that gets the lock."""
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _lock_helpers import held_elsewhere
 
 from langmem_ext import Memory, Settings
 
@@ -27,21 +27,6 @@ def lin_wei(tmp_path: Path) -> Iterator[Memory]:
     memory.close()
 
 
-def _hold_scope(memory: Memory, scope: str) -> tuple[threading.Event, threading.Thread]:
-    """A writer of ``scope`` in another thread, holding its lock until released."""
-    holding, release = threading.Event(), threading.Event()
-
-    def write() -> None:
-        with memory.workspace.lock.hold_scope(scope):
-            holding.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=write)
-    thread.start()
-    assert holding.wait(10)
-    return release, thread
-
-
 def test_a_hand_edit_reaches_search_and_the_safety_block_while_a_writer_holds_the_scope(
     lin_wei: Memory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -49,8 +34,7 @@ def test_a_hand_edit_reaches_search_and_the_safety_block_while_a_writer_holds_th
     assert memory.search("What am I allergic to?", k=3)[0].text == "I am allergic to peanuts"
     assert '- allergies: ["shellfish"]' in memory.safety_block()
     path = memory.root / "PROFILE.md"
-    release, thread = _hold_scope(memory, "main")
-    try:
+    with held_elsewhere(lambda: memory.workspace.lock.hold_scope("main")):
         text = path.read_text(encoding="utf-8")
         path.write_text(
             text.replace("- allergies: shellfish", "- allergies: shellfish, peanuts"),
@@ -67,9 +51,6 @@ def test_a_hand_edit_reaches_search_and_the_safety_block_while_a_writer_holds_th
         # nothing waited for the lock (its 1 s timeout would have logged and dropped
         # the safety stage)
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
-    finally:
-        release.set()
-        thread.join()
     history = memory.profile_history(field="allergies")
     assert [c.source for c in history] == ["app", "hand-edit"]
     assert history[-1].new == ["shellfish", "peanuts"]

@@ -9,27 +9,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import pytest
+from _lock_helpers import held_elsewhere
 
 from langmem_ext.core.errors import WorkspaceLockTimeout
 from langmem_ext.workspace.engines import Engines
 from langmem_ext.workspace.protocols import WorkspaceLock
-
-
-def _hold_in_thread(
-    lock: WorkspaceLock,
-) -> tuple[threading.Event, threading.Event, threading.Thread]:
-    """Hold ``lock`` in another thread until the returned ``release`` event is set."""
-    held, release = threading.Event(), threading.Event()
-
-    def run() -> None:
-        with lock.hold():
-            held.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    assert held.wait(10)
-    return held, release, thread
 
 
 def _count_overlap(locks: list[WorkspaceLock]) -> int:
@@ -79,15 +63,11 @@ def test_the_lock_is_reentrant(lock: WorkspaceLock) -> None:
 def test_a_busy_lock_times_out_with_a_typed_error(open_engines: Callable[..., Engines]) -> None:
     lock = open_engines(lock_timeout=0.2).lock
     assert lock.timeout == pytest.approx(0.2)
-    _held, release, thread = _hold_in_thread(lock)
-    try:
+    with held_elsewhere(lock.hold):
         start = time.monotonic()
         with pytest.raises(WorkspaceLockTimeout), lock.hold():
             pass
         assert 0.15 <= time.monotonic() - start < 5
-    finally:
-        release.set()
-        thread.join()
     with lock.hold():  # free again once released
         pass
 
@@ -95,13 +75,8 @@ def test_a_busy_lock_times_out_with_a_typed_error(open_engines: Callable[..., En
 def test_a_busy_lock_times_out_across_openings(open_engines: Callable[..., Engines]) -> None:
     holder = open_engines().lock
     waiter = open_engines(lock_timeout=0.2).lock
-    _held, release, thread = _hold_in_thread(holder)
-    try:
-        with pytest.raises(WorkspaceLockTimeout), waiter.hold():
-            pass
-    finally:
-        release.set()
-        thread.join()
+    with held_elsewhere(holder.hold), pytest.raises(WorkspaceLockTimeout), waiter.hold():
+        pass
     with waiter.hold():
         pass
 
@@ -109,32 +84,11 @@ def test_a_busy_lock_times_out_across_openings(open_engines: Callable[..., Engin
 def test_try_hold_does_not_wait(lock: WorkspaceLock) -> None:
     with lock.try_hold() as held:
         assert held
-    _held, release, thread = _hold_in_thread(lock)
-    try:
+    with held_elsewhere(lock.hold):
         start = time.monotonic()
         with lock.try_hold() as held:
             assert not held
         assert time.monotonic() - start < 1
-    finally:
-        release.set()
-        thread.join()
-
-
-def _hold_in_thread_as(
-    hold: Callable[[], AbstractContextManager[None]],
-) -> tuple[threading.Event, threading.Thread]:
-    """Run ``hold()`` in another thread until the returned ``release`` event is set."""
-    held, release = threading.Event(), threading.Event()
-
-    def run() -> None:
-        with hold():
-            held.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    assert held.wait(10)
-    return release, thread
 
 
 def _times_out(hold: Callable[[], AbstractContextManager[None]]) -> bool:
@@ -151,20 +105,12 @@ def test_one_scopes_writes_take_turns_and_a_whole_workspace_hold_excludes_them(
 ) -> None:
     first = open_engines(lock_timeout=0.2).lock
     second = open_engines(lock_timeout=0.2).lock if across else first
-    release, thread = _hold_in_thread_as(lambda: first.hold_scope("u1"))
-    try:
+    with held_elsewhere(lambda: first.hold_scope("u1")):
         assert _times_out(lambda: second.hold_scope("u1"))  # the same scope waits
         assert _times_out(second.hold)  # the whole workspace waits for every scope
-    finally:
-        release.set()
-        thread.join()
-    release, thread = _hold_in_thread_as(first.hold)
-    try:
+    with held_elsewhere(first.hold):
         assert _times_out(lambda: second.hold_scope("u1"))
         assert _times_out(lambda: second.hold_scope("u2"))  # and keeps them all out
-    finally:
-        release.set()
-        thread.join()
     with second.hold_scope("u1"), second.hold_scope("u2"), second.hold():
         pass  # free again; nested holds are part of the outer one
 
@@ -185,14 +131,10 @@ def test_try_hold_scope_takes_a_free_scope_and_never_waits_for_a_held_one(
     with second.hold_scope("u1"), second.try_hold_scope("u1") as again:
         assert again  # nested in this thread's hold: part of it
     for hold in (lambda: first.hold_scope("u1"), first.hold):
-        release, thread = _hold_in_thread_as(hold)
-        try:
+        with held_elsewhere(hold):
             start = time.monotonic()
             with second.try_hold_scope("u1") as held:
                 assert not held
             assert time.monotonic() - start < 2  # not the lock's 5 s
-        finally:
-            release.set()
-            thread.join()
     with second.try_hold_scope("u1") as held:
         assert held
