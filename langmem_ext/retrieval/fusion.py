@@ -130,10 +130,11 @@ from 0.88 to 0.77); nothing (0) left cross-language answers below any same-langu
 memory sharing one word with the question (BENCHMARKS.md §31)."""
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 16)
 def _text_words(text: str) -> frozenset[str]:
     """The keyword tokens of a memory's text (cached: the same memories come back
-    search after search)."""
+    search after search; room for a scope of tens of thousands of memories, as the
+    other per-text readings have, or a long-running process reads its texts again)."""
     return frozenset(query_tokens(text, drop_stopwords=False))
 
 

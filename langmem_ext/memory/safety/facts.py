@@ -546,7 +546,7 @@ def _surgery_items(lang: str, obj: str, groups: dict[str, str | None]) -> tuple[
     return _items(obj, lang)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1 << 16)  # room for a large scope's memories, read search after search
 def _facts_cached(text: str, names: frozenset[str]) -> tuple[SafetyFact, ...]:
     if not _open_fields(text.casefold()):
         return ()
