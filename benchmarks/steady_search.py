@@ -48,38 +48,27 @@ from langmem_ext.core.config import EmbeddingSettings, Settings
 from langmem_ext.memory.safety import facts
 from langmem_ext.retrieval import fusion
 
-CAPPED = {"_text_words": 4096, "_facts_cached": 8192}
-"""The baseline's sizes of the two per-text caches it caps."""
+CAPPED = [(fusion, "_text_words", 4096), (facts, "_facts_cached", 8192)]
+"""The per-text caches the baseline caps, and their former sizes."""
+
+_SHIPPED = {name: getattr(module, name) for module, name, _size in CAPPED}
 
 
 def questions() -> list[str]:
-    """Every distinct question ``ingest.make_queries`` can ask."""
-    qs = ["What am I allergic to?", "我对什么过敏？"]
-    for n in ingest._EN_NAMES:
-        qs += [f"What does {n} like to do?", f"When is {n}'s birthday?"]
-    qs += [f"Who works as a {j}?" for j in ingest._EN_JOBS]
-    qs += [f"Who is going to {c}?" for c in ingest._EN_CITIES]
-    for item in ingest._EN_ITEMS:
-        qs += [f"How much did I pay for {item}?", f"who borrowed {item}"]
-    for n in ingest._ZH_NAMES:
-        qs += [f"{n}喜欢做什么？", f"{n}的生日是哪天？", f"我什么时候要给{n}打电话？"]
-    qs += [f"谁在{c}工作？" for c in ingest._ZH_CITIES]
-    qs += [f"我买{item}花了多少钱？" for item in ingest._ZH_ITEMS]
-    return list(dict.fromkeys(qs))
-
-
-_SHIPPED: dict[str, Any] = {
-    "_text_words": fusion._text_words,
-    "_facts_cached": facts._facts_cached,
-}
-_MODULES = {"_text_words": fusion, "_facts_cached": facts}
+    """Every distinct question ``ingest.make_queries`` asks (5,000 draws cover all of
+    its templates and names)."""
+    return list(dict.fromkeys(ingest.make_queries(5000)))
 
 
 def _set_caches(capped: bool) -> None:
     """Put the shipped caches in place, or capped copies of the same functions."""
-    for name, shipped in _SHIPPED.items():
-        fn = functools.lru_cache(maxsize=CAPPED[name])(shipped.__wrapped__) if capped else shipped
-        setattr(_MODULES[name], name, fn)
+    for module, name, size in CAPPED:
+        shipped = _SHIPPED[name]
+        setattr(
+            module,
+            name,
+            functools.lru_cache(maxsize=size)(shipped.__wrapped__) if capped else shipped,
+        )
 
 
 def _clear_caches() -> None:

@@ -67,7 +67,7 @@ from langmem_ext.short_term.accounting import count_message_tokens, tool_schema_
 from langmem_ext.short_term.summarizer import summarizer_within
 from langmem_ext.short_term.window import is_window_mode, window_overflow
 from langmem_ext.tools import create_memory_tools
-from langmem_ext.workspace.protocols import WorkspaceLock as CommitLock
+from langmem_ext.workspace.protocols import WorkspaceLock
 
 
 def resolve_model(model: BaseChatModel | str) -> BaseChatModel:
@@ -348,7 +348,7 @@ def build_memory_graph(
     # every replica, while a commit awaited the database, and a lock owned by a thread
     # cannot tell apart two coroutines of the event loop's thread.
     run_locks = memory.workspace.engines.run_locks
-    lock: CommitLock | None
+    lock: WorkspaceLock | None
     if memory.workspace.files:
         lock = commit_lock(memory.root / COMMIT_LOCK_FILE, timeout=settings.lock_timeout_s)
     elif run_locks is not None:
